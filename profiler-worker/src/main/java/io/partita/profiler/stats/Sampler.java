@@ -1,0 +1,126 @@
+package io.partita.profiler.stats;
+
+import java.util.Arrays;
+import java.util.function.LongSupplier;
+
+/**
+ * The measuring loop: warm up, then time one trial after another until the median is stable or the
+ * time budget is spent.
+ *
+ * <p>It reads time only through the {@link LongSupplier} clock it is given (nanoseconds, monotonic),
+ * so tests drive it with a synthetic clock that the trial advances; nothing here sleeps. Stability
+ * is checked on a geometric schedule (each time the sample count has grown by a tenth) so that fast
+ * models with tens of thousands of samples do not spend their budget sorting.
+ *
+ * <p>It does not catch the trial's exceptions: a trial that fails is a failed measurement, and the
+ * caller records it as one.
+ */
+public final class Sampler {
+
+  /** One timed unit of work. */
+  @FunctionalInterface
+  public interface Trial {
+    void run() throws Exception;
+  }
+
+  /** Why sampling stopped. */
+  public enum StopReason { STABLE, BUDGET, MAX_SAMPLES }
+
+  /**
+   * @param warmupRuns untimed runs first (at least 1: the first run allocates and is never typical)
+   * @param budgetNanos time allowed for the timed runs, measured from the first timed run
+   * @param maxSamples hard cap on timed runs
+   * @param rule when the median counts as stable
+   * @param stopWhenStable false to use the whole budget (grouping mode, where partitions must overlap)
+   */
+  public record Settings(int warmupRuns, long budgetNanos, int maxSamples, StabilityRule rule, boolean stopWhenStable) {
+    public Settings {
+      if (warmupRuns < 1) {
+        throw new IllegalArgumentException("warmupRuns must be at least 1, got " + warmupRuns);
+      }
+      if (budgetNanos <= 0) {
+        throw new IllegalArgumentException("budgetNanos must be positive, got " + budgetNanos);
+      }
+      if (maxSamples < 1) {
+        throw new IllegalArgumentException("maxSamples must be at least 1, got " + maxSamples);
+      }
+      if (rule == null) {
+        throw new IllegalArgumentException("rule is required");
+      }
+    }
+
+    /** Defaults for one measurement point with the given budget in milliseconds. */
+    public static Settings ofBudgetMillis(long budgetMillis) {
+      return new Settings(3, budgetMillis * 1_000_000L, 1_000_000, StabilityRule.DEFAULT, true);
+    }
+
+    public Settings withStopWhenStable(boolean stop) {
+      return new Settings(warmupRuns, budgetNanos, maxSamples, rule, stop);
+    }
+  }
+
+  /**
+   * What one sampling run observed.
+   *
+   * @param samplesNanos the timed runs, in the order taken
+   * @param elapsedNanos wall time from the first timed run's start to the last one's end
+   */
+  public record Outcome(long[] samplesNanos, LatencySummary summary, StopReason reason, boolean stable, long elapsedNanos) {
+
+    /** Units of work per second when each run handles {@code itemsPerRun} items (the batch size). */
+    public double throughput(int itemsPerRun) {
+      return elapsedNanos <= 0 ? 0 : (double) itemsPerRun * samplesNanos.length * 1e9 / elapsedNanos;
+    }
+  }
+
+  private Sampler() {}
+
+  /** Warms up, then samples {@code trial} under {@code settings}, timing with {@code clock}. */
+  public static Outcome sample(Settings settings, LongSupplier clock, Trial trial) throws Exception {
+    for (int i = 0; i < settings.warmupRuns(); i++) {
+      trial.run();
+    }
+    long[] samples = new long[Math.min(settings.maxSamples(), 1024)];
+    int n = 0;
+    int nextCheck = settings.rule().minSamples();
+    boolean stable = false;
+    StopReason reason;
+    long start = clock.getAsLong();
+    long end = start;
+    while (true) {
+      long t0 = clock.getAsLong();
+      trial.run();
+      long t1 = clock.getAsLong();
+      end = t1;
+      if (n == samples.length) {
+        samples = Arrays.copyOf(samples, (int) Math.min(settings.maxSamples(), 2L * samples.length));
+      }
+      samples[n++] = t1 - t0;
+      if (settings.stopWhenStable() && n >= nextCheck) {
+        long[] sorted = Arrays.copyOf(samples, n);
+        Arrays.sort(sorted);
+        if (settings.rule().isStable(sorted)) {
+          stable = true;
+          reason = StopReason.STABLE;
+          break;
+        }
+        nextCheck = n + Math.max(1, n / 10);
+      }
+      if (n >= settings.maxSamples()) {
+        reason = StopReason.MAX_SAMPLES;
+        break;
+      }
+      if (t1 - start >= settings.budgetNanos()) {
+        reason = StopReason.BUDGET;
+        break;
+      }
+    }
+    long[] taken = Arrays.copyOf(samples, n);
+    long[] sorted = taken.clone();
+    Arrays.sort(sorted);
+    if (!stable && n >= settings.rule().minSamples()) {
+      stable = settings.rule().isStable(sorted);
+    }
+    return new Outcome(taken, LatencySummary.ofSorted(sorted), reason, stable, end - start);
+  }
+}

@@ -1,0 +1,103 @@
+package io.partita.profiler.stats;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntToLongFunction;
+import org.junit.jupiter.api.Test;
+
+class SamplerTest {
+
+  /** A clock that only moves when a trial "runs", by the duration the script gives for that run. */
+  private static final class ScriptedWork {
+    long now;
+    final AtomicInteger runs = new AtomicInteger();
+    final IntToLongFunction durationOfRun;
+
+    ScriptedWork(IntToLongFunction durationOfRun) {
+      this.durationOfRun = durationOfRun;
+    }
+
+    long clock() {
+      return now;
+    }
+
+    void run() {
+      now += durationOfRun.applyAsLong(runs.getAndIncrement());
+    }
+  }
+
+  private static final long MS = 1_000_000L;
+
+  @Test
+  void shouldStopAsSoonAsTheMedianIsStable() throws Exception {
+    ScriptedWork work = new ScriptedWork(i -> 2 * MS);
+    Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(1000), work::clock, work::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.STABLE);
+    assertThat(out.stable()).isTrue();
+    assertThat(out.samplesNanos()).hasSize(10);
+    assertThat(work.runs.get()).isEqualTo(13); // 3 warm-up runs are not timed
+    assertThat(out.summary().p50Nanos()).isEqualTo(2 * MS);
+    assertThat(out.elapsedNanos()).isEqualTo(20 * MS);
+    assertThat(out.throughput(4)).isEqualTo(2000.0); // 4 items per 2 ms
+  }
+
+  @Test
+  void shouldExcludeSlowWarmUpRunsFromTheSamples() throws Exception {
+    ScriptedWork work = new ScriptedWork(i -> i < 3 ? 500 * MS : MS);
+    Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(1000), work::clock, work::run);
+    assertThat(out.summary().maxNanos()).isEqualTo(MS);
+  }
+
+  @Test
+  void shouldStopAtTheBudgetWhenTheMedianNeverSettles() throws Exception {
+    ScriptedWork work = new ScriptedWork(i -> i % 2 == 0 ? MS : 3 * MS);
+    Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(100), work::clock, work::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.BUDGET);
+    assertThat(out.stable()).isFalse();
+    assertThat(out.elapsedNanos()).isGreaterThanOrEqualTo(100 * MS);
+    assertThat(out.elapsedNanos()).isLessThan(104 * MS); // stops after the run that crossed the budget
+    assertThat(out.summary().p50Nanos()).isLessThanOrEqualTo(out.summary().p90Nanos());
+    assertThat(out.summary().p90Nanos()).isLessThanOrEqualTo(out.summary().p99Nanos());
+  }
+
+  @Test
+  void shouldKeepSamplingUntilTheBudgetWhenAskedNotToStopEarly() throws Exception {
+    ScriptedWork work = new ScriptedWork(i -> MS);
+    Sampler.Settings settings = Sampler.Settings.ofBudgetMillis(50).withStopWhenStable(false);
+    Sampler.Outcome out = Sampler.sample(settings, work::clock, work::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.BUDGET);
+    assertThat(out.samplesNanos()).hasSize(50);
+    assertThat(out.stable()).isTrue(); // still judged, just not used to stop
+  }
+
+  @Test
+  void shouldStopAtTheSampleCap() throws Exception {
+    ScriptedWork work = new ScriptedWork(i -> i % 2 == 0 ? 1 : 1000);
+    Sampler.Settings settings = new Sampler.Settings(1, 1_000 * MS, 2500, StabilityRule.DEFAULT, true);
+    Sampler.Outcome out = Sampler.sample(settings, work::clock, work::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.MAX_SAMPLES);
+    assertThat(out.samplesNanos()).hasSize(2500);
+  }
+
+  @Test
+  void shouldSettleOnceANoisyStartGivesWayToSteadyTimes() throws Exception {
+    // 30 erratic runs, then steady 10 ms: stops stable, the median is the steady time
+    ScriptedWork work = new ScriptedWork(i -> i < 33 ? (i % 3 + 1) * 7 * MS : 10 * MS);
+    Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(10_000), work::clock, work::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.STABLE);
+    assertThat(out.summary().p50Nanos()).isEqualTo(10 * MS);
+    assertThat(out.summary().p99Nanos()).isEqualTo(21 * MS);
+  }
+
+  @Test
+  void shouldPropagateTheTrialsFailure() {
+    ScriptedWork work = new ScriptedWork(i -> MS);
+    Sampler.Trial failing = () -> {
+      throw new IllegalStateException("boom");
+    };
+    assertThatThrownBy(() -> Sampler.sample(Sampler.Settings.ofBudgetMillis(10), work::clock, failing))
+        .hasMessage("boom");
+  }
+}
