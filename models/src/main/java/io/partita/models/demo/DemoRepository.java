@@ -98,19 +98,19 @@ public final class DemoRepository {
     y.append("    providers: [CPU]\n");
     y.append("    accuracy: 1.0\n");
     y.append("    memoryBytes: ").append(MEMORY_FP32).append('\n');
-    y.append("    sha256: ").append(shas.get(m + "/1/model.onnx")).append('\n');
+    y.append("    sha256: \"").append(shas.get(m + "/1/model.onnx")).append("\"\n");
     y.append("  \"2\":\n");
     y.append("    precision: fp16\n");
     y.append("    providers: [CPU]\n");
     y.append("    accuracy: 0.99\n");
     y.append("    memoryBytes: ").append(MEMORY_FP16).append('\n');
-    y.append("    sha256: ").append(shas.get(m + "/2/model.onnx")).append('\n');
+    y.append("    sha256: \"").append(shas.get(m + "/2/model.onnx")).append("\"\n");
     y.append("serviceModels:\n");
     y.append("  ").append(DemoMlp.BASE_SERVICE_MODEL).append(": {}\n");
     for (String a : DemoMlp.ADAPTERS) {
       y.append("  ").append(DemoMlp.serviceModelFor(a)).append(":\n");
       y.append("    weightFile: ").append(adapterPath(a)).append('\n');
-      y.append("    sha256: ").append(shas.get(adapterPath(a))).append('\n');
+      y.append("    sha256: \"").append(shas.get(adapterPath(a))).append("\"\n");
     }
     return y.toString();
   }

@@ -208,6 +208,10 @@ public final class ManifestReader {
 
   private static String sha256(Path file, String field, JsonNode node) {
     String s = node == null ? "null" : node.asText();
+    if (node != null && node.isNumber()) {
+      throw new RepositoryException(
+          file, field, "'" + s + "' was read as a number; quote the sha256 in YAML (\"...\")");
+    }
     if (node == null || !node.isTextual() || !Sha256.isValid(s)) {
       throw new RepositoryException(
           file, field, "'" + s + "' is not a sha256 (expected 64 lowercase hex characters)");

@@ -27,8 +27,8 @@ class DemoRepositoryTest {
     }
     String manifest = Files.readString(root.resolve("demo-mlp/model.yaml"));
     assertThat(manifest)
-        .contains("sha256: " + Sha256.of(root.resolve("demo-mlp/2/model.onnx")))
-        .contains("sha256: " + Sha256.of(root.resolve("demo-mlp/adapters/c.onnx_adapter")));
+        .contains("sha256: \"" + Sha256.of(root.resolve("demo-mlp/2/model.onnx")) + "\"")
+        .contains("sha256: \"" + Sha256.of(root.resolve("demo-mlp/adapters/c.onnx_adapter")) + "\"");
   }
 
   @Test
