@@ -53,6 +53,27 @@ public enum ElementType {
     }
   }
 
+  /** Maps an ONNX {@code TensorProto.DataType} number; anything unlisted is {@link #OTHER}. */
+  public static ElementType fromOnnxDataType(int dataType) {
+    return switch (dataType) {
+      case 1 -> FLOAT;
+      case 2 -> UINT8;
+      case 3 -> INT8;
+      case 4 -> UINT16;
+      case 5 -> INT16;
+      case 6 -> INT32;
+      case 7 -> INT64;
+      case 8 -> STRING;
+      case 9 -> BOOL;
+      case 10 -> FLOAT16;
+      case 11 -> DOUBLE;
+      case 12 -> UINT32;
+      case 13 -> UINT64;
+      case 16 -> BFLOAT16;
+      default -> OTHER;
+    };
+  }
+
   /** Looks up an Open Inference Protocol datatype name, case-sensitive as the protocol is. */
   public static java.util.Optional<ElementType> fromOipDatatype(String datatype) {
     for (ElementType t : values()) {

@@ -1,7 +1,11 @@
 package io.partita.models.repo;
 
 import ai.onnxruntime.OrtException;
+import io.partita.models.lora.LoraAdapter;
+import io.partita.models.lora.LoraAdapterFormat;
+import io.partita.models.lora.LoraAdapterReader;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,13 +23,15 @@ import org.slf4j.LoggerFactory;
  * Scans a model repository laid out as {@code <repo>/<model>/<version>/model.onnx}, with an optional
  * manifest {@code <repo>/<model>/model.yaml} (see {@link ManifestReader}).
  *
- * <p>What the scan guarantees about the index it returns: every version's {@code model.onnx} loads in
- * ONNX Runtime and all versions of a model have the same signature; every version the manifest
+ * <p>What the scan guarantees about the index it returns: every version's {@code model.onnx} loads
+ * in ONNX Runtime and all versions of a model have the same signature; every version the manifest
  * declares exists; every weight file is inside the root (symlinks included), exists and has the
- * declared sha256; service model names are unique across the repository. Anything else is a {@link
- * RepositoryException} naming the file and field. Directories starting with '.' are ignored, and so
- * is a directory holding neither versions nor a manifest; a subdirectory of a model without a {@code
- * model.onnx} (such as {@code adapters/}) is not a version.
+ * declared sha256; a weight file in ONNX Runtime's LoRA adapter format names only overridable
+ * parameters of the model, with fitting shapes; service model names are unique across the
+ * repository. Anything else is a {@link RepositoryException} naming the file and field.
+ * Directories starting with '.' are ignored, and so is a directory holding neither versions nor a
+ * manifest; a subdirectory of a model without a {@code model.onnx} (such as {@code adapters/}) is
+ * not a version.
  *
  * <p>Every version is opened in ONNX Runtime once to read its signature, so a scan costs roughly a
  * session load per version.
@@ -136,11 +142,12 @@ public final class ModelRepository {
       services.add(new ServiceModelEntry(name, name, Optional.empty()));
     } else {
       Path file = manifest.get().file();
+      ModelSignature signature = first.signature();
       declaredServices.forEach(
           (serviceName, spec) ->
               services.add(
                   new ServiceModelEntry(
-                      serviceName, name, weightFile(root, file, serviceName, spec))));
+                      serviceName, name, weightFile(root, file, serviceName, spec, signature))));
     }
     return Optional.of(
         new ModelEntry(name, dir, manifest.map(ModelManifest::file), versions, services));
@@ -171,7 +178,8 @@ public final class ModelRepository {
   }
 
   private static Optional<WeightFile> weightFile(
-      Path root, Path manifestFile, String serviceName, ModelManifest.ServiceModel spec) {
+      Path root, Path manifestFile, String serviceName, ModelManifest.ServiceModel spec,
+      ModelSignature signature) {
     if (spec.weightFile().isEmpty()) {
       return Optional.empty();
     }
@@ -195,7 +203,41 @@ public final class ModelRepository {
           manifestFile, field + ".sha256",
           "declared " + want + " but " + path + " has sha256 " + sha);
     }
+    checkAdapterFits(manifestFile, field + ".weightFile", path, signature);
     return Optional.of(new WeightFile(rel, path, sha));
+  }
+
+  /**
+   * A weight file in ONNX Runtime's adapter format is read and checked against the model's
+   * overridable parameters now, because ONNX Runtime would only fail on the first request.
+   */
+  private static void checkAdapterFits(
+      Path manifestFile, String field, Path path, ModelSignature signature) {
+    byte[] bytes;
+    try {
+      bytes = Files.readAllBytes(path);
+    } catch (IOException e) {
+      throw new RepositoryException(path, null, "cannot be read: " + e, e);
+    }
+    if (bytes.length < 8
+        || !LoraAdapterFormat.FILE_IDENTIFIER.equals(
+            new String(bytes, 4, 4, StandardCharsets.US_ASCII))) {
+      return;
+    }
+    LoraAdapter adapter;
+    try {
+      adapter = LoraAdapterReader.fromBytes(bytes);
+    } catch (IllegalArgumentException e) {
+      throw new RepositoryException(
+          manifestFile, field, path + " is not a valid LoRA adapter: " + e.getMessage(), e);
+    }
+    signature
+        .checkAdapter(adapter)
+        .ifPresent(
+            problem -> {
+              throw new RepositoryException(
+                  manifestFile, field, path + " does not fit the model: " + problem);
+            });
   }
 
   private static String hash(Path file) {

@@ -43,6 +43,10 @@ class ModelRepositoryScanTest {
     assertThat(model.signature().outputs())
         .containsExactly(TensorSpec.of(DemoMlp.OUTPUT, ElementType.FLOAT, -1, 4));
 
+    assertThat(model.signature().parameters())
+        .containsExactly(
+            TensorSpec.of(DemoMlp.LORA_A, ElementType.FLOAT, 8, -1),
+            TensorSpec.of(DemoMlp.LORA_B, ElementType.FLOAT, -1, 16));
     assertThat(index.serviceModels()).containsOnlyKeys("demo", "demo-a", "demo-b", "demo-c");
     assertThat(index.serviceModel("demo").orElseThrow().weightFile()).isEmpty();
     ServiceModelEntry a = index.serviceModel("demo-a").orElseThrow();
