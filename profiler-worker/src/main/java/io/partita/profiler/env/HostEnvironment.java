@@ -1,0 +1,64 @@
+package io.partita.profiler.env;
+
+import java.util.List;
+
+/**
+ * Everything about a host that a planner needs to compare it with others: the processor, the cores
+ * this process can really use, memory, GPUs, the ONNX Runtime providers that load, software versions
+ * and the baseline benchmark.
+ *
+ * @param cpuFlags inference-relevant instruction-set flags ({@link CpuInfo#INFERENCE_FLAGS})
+ * @param logicalCores logical CPUs on the machine
+ * @param physicalCores physical cores on the machine
+ * @param usableCores CPUs this process can keep busy: allowed by affinity and within the cgroup quota
+ * @param usableCpuIds the CPU ids partitions are pinned to, {@code usableCores} of them
+ * @param cpuQuotaCores the cgroup CPU quota in CPUs, null when there is none
+ * @param memoryBytes the machine's memory (MemTotal)
+ * @param memoryLimitBytes the cgroup memory limit, null when there is none
+ * @param executionProviders providers that loaded a session (CPU always)
+ * @param baseline the baseline benchmark, null until it has run
+ */
+public record HostEnvironment(
+    String hostId,
+    String cpuModel,
+    List<String> cpuFlags,
+    int logicalCores,
+    int physicalCores,
+    int usableCores,
+    List<Integer> usableCpuIds,
+    Double cpuQuotaCores,
+    long memoryBytes,
+    Long memoryLimitBytes,
+    List<Gpu> gpus,
+    String onnxRuntimeVersion,
+    List<String> executionProviders,
+    String osName,
+    String osVersion,
+    String osArch,
+    String javaVersion,
+    BaselineScore baseline) {
+
+  public HostEnvironment {
+    cpuFlags = List.copyOf(cpuFlags);
+    usableCpuIds = List.copyOf(usableCpuIds);
+    gpus = List.copyOf(gpus);
+    executionProviders = List.copyOf(executionProviders);
+    if (usableCores != usableCpuIds.size()) {
+      throw new IllegalArgumentException("usableCores " + usableCores + " does not match usableCpuIds " + usableCpuIds);
+    }
+  }
+
+  public HostEnvironment withBaseline(BaselineScore score) {
+    return new HostEnvironment(hostId, cpuModel, cpuFlags, logicalCores, physicalCores, usableCores, usableCpuIds,
+        cpuQuotaCores, memoryBytes, memoryLimitBytes, gpus, onnxRuntimeVersion, executionProviders, osName,
+        osVersion, osArch, javaVersion, score);
+  }
+
+  /**
+   * Whether the host changed in a way that must be republished: everything but the baseline score,
+   * which varies a little from run to run.
+   */
+  public boolean sameHostAs(HostEnvironment other) {
+    return withBaseline(null).equals(other.withBaseline(null));
+  }
+}

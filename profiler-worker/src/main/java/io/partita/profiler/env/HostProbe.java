@@ -1,0 +1,170 @@
+package io.partita.profiler.env;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalLong;
+
+/**
+ * Reads the host's environment from /proc, the cgroup file system and nvidia-smi.
+ *
+ * <p>All files are read under a root directory ({@code /} live, a fixture directory in tests) and
+ * nvidia-smi runs through a {@link CommandRunner}, so every parser is exercised on recorded files.
+ * The process's own cgroup is found from /proc/self/cgroup; when its path does not exist under the
+ * mount (a container's namespaced view), the mount's root files are read instead. Only the
+ * process's own cgroup is read, not its ancestors: a tighter limit set on a parent is missed.
+ * A missing cgroup file means no limit; a missing nvidia-smi means no GPUs.
+ */
+public final class HostProbe {
+
+  private static final Duration NVIDIA_SMI_TIMEOUT = Duration.ofSeconds(10);
+
+  private final Path root;
+  private final CommandRunner commands;
+
+  public HostProbe(Path root, CommandRunner commands) {
+    this.root = root;
+    this.commands = commands;
+  }
+
+  /** The live host. */
+  public static HostProbe live() {
+    return new HostProbe(Path.of("/"), CommandRunner.processes());
+  }
+
+  /** Probes everything except ONNX Runtime, whose facts are passed in (see {@link ProviderProbe}). */
+  public HostEnvironment probe(String hostId, OrtInfo ort) {
+    CpuInfo cpu = CpuInfo.parse(read("proc/cpuinfo").orElseThrow(() -> missing("proc/cpuinfo")));
+    List<Integer> allowed = read("proc/self/status").map(ProcFiles::allowedCpus)
+        .orElseGet(() -> sequence(cpu.logicalCores()));
+    OptionalDouble quota = cpuQuota();
+    List<Integer> usable = ProcFiles.usableCpus(allowed, quota);
+    long memory = read("proc/meminfo").map(t -> ProcFiles.kibField(t, "MemTotal"))
+        .orElse(OptionalLong.empty())
+        .orElseThrow(() -> new IllegalStateException("no MemTotal in " + root.resolve("proc/meminfo")));
+    OptionalLong memoryLimit = memoryLimit(memory);
+    List<Gpu> gpus = commands.run(Gpu.NVIDIA_SMI_QUERY, NVIDIA_SMI_TIMEOUT).map(Gpu::parseNvidiaSmi).orElse(List.of());
+    return new HostEnvironment(
+        hostId,
+        cpu.model(),
+        cpu.flags(),
+        cpu.logicalCores(),
+        cpu.physicalCores(),
+        usable.size(),
+        usable,
+        quota.isPresent() ? quota.getAsDouble() : null,
+        memory,
+        memoryLimit.isPresent() ? memoryLimit.getAsLong() : null,
+        gpus,
+        ort.version(),
+        ort.providers(),
+        System.getProperty("os.name"),
+        System.getProperty("os.version"),
+        System.getProperty("os.arch"),
+        Runtime.version().toString(),
+        null);
+  }
+
+  /** The machine's host name: /proc/sys/kernel/hostname, else what Java resolves, else "localhost". */
+  public String hostname() {
+    Optional<String> fromProc = read("proc/sys/kernel/hostname").map(String::strip).filter(s -> !s.isEmpty());
+    if (fromProc.isPresent()) {
+      return fromProc.get();
+    }
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return "localhost";
+    }
+  }
+
+  /** The cgroup CPU quota in CPUs: v2 cpu.max first, then v1 CFS quota; empty when unlimited. */
+  OptionalDouble cpuQuota() {
+    for (String dir : cgroupDirs("")) {
+      Optional<String> max = read(dir + "/cpu.max");
+      if (max.isPresent()) {
+        return ProcFiles.cpuMaxV2(max.get());
+      }
+    }
+    for (String controller : List.of("cpu,cpuacct", "cpu")) {
+      for (String dir : cgroupDirs(controller)) {
+        Optional<String> quota = read(dir + "/cpu.cfs_quota_us");
+        Optional<String> period = read(dir + "/cpu.cfs_period_us");
+        if (quota.isPresent() && period.isPresent()) {
+          return ProcFiles.cfsQuotaV1(quota.get(), period.get());
+        }
+      }
+    }
+    return OptionalDouble.empty();
+  }
+
+  OptionalLong memoryLimit(long machineMemory) {
+    for (String dir : cgroupDirs("")) {
+      Optional<String> max = read(dir + "/memory.max");
+      if (max.isPresent()) {
+        return ProcFiles.memoryLimit(max.get(), machineMemory);
+      }
+    }
+    for (String dir : cgroupDirs("memory")) {
+      Optional<String> limit = read(dir + "/memory.limit_in_bytes");
+      if (limit.isPresent()) {
+        return ProcFiles.memoryLimit(limit.get(), machineMemory);
+      }
+    }
+    return OptionalLong.empty();
+  }
+
+  /**
+   * Candidate directories for a controller ("" for the v2 unified hierarchy): the process's own
+   * cgroup under the mount, then the mount's root.
+   */
+  private List<String> cgroupDirs(String controller) {
+    String mount = controller.isEmpty() ? "sys/fs/cgroup" : "sys/fs/cgroup/" + controller;
+    List<String> dirs = new ArrayList<>();
+    read("proc/self/cgroup").ifPresent(text -> {
+      for (String line : text.split("\n")) {
+        String[] parts = line.split(":", 3);
+        if (parts.length < 3) {
+          continue;
+        }
+        boolean matches = controller.isEmpty()
+            ? parts[0].equals("0") && parts[1].isEmpty()
+            : List.of(parts[1].split(",")).containsAll(List.of(controller.split(",")));
+        String path = parts[2].strip();
+        if (matches && !path.equals("/") && !path.isEmpty()) {
+          dirs.add(mount + path);
+        }
+      }
+    });
+    dirs.add(mount);
+    return dirs;
+  }
+
+  private Optional<String> read(String relative) {
+    Path file = root.resolve(relative);
+    try {
+      return Files.isRegularFile(file) ? Optional.of(Files.readString(file, StandardCharsets.UTF_8)) : Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  private IllegalStateException missing(String relative) {
+    return new IllegalStateException("cannot read " + root.resolve(relative));
+  }
+
+  private static List<Integer> sequence(int n) {
+    List<Integer> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      out.add(i);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,128 @@
+package io.partita.profiler.env;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalDouble;
+import java.util.OptionalLong;
+import java.util.TreeSet;
+
+/** Parsers for the small /proc and cgroup files the probe reads. Pure: they take the file's text. */
+public final class ProcFiles {
+
+  private ProcFiles() {}
+
+  /** Parses a CPU list such as {@code 0-3,8,10-11} into sorted, distinct CPU ids. */
+  public static List<Integer> parseCpuList(String list) {
+    TreeSet<Integer> cpus = new TreeSet<>();
+    String trimmed = list.trim();
+    if (trimmed.isEmpty()) {
+      return List.of();
+    }
+    for (String part : trimmed.split(",")) {
+      String p = part.trim();
+      try {
+        int dash = p.indexOf('-');
+        if (dash < 0) {
+          cpus.add(Integer.parseInt(p));
+        } else {
+          int from = Integer.parseInt(p.substring(0, dash));
+          int to = Integer.parseInt(p.substring(dash + 1));
+          if (to < from) {
+            throw new IllegalArgumentException("descending range '" + p + "' in CPU list '" + list + "'");
+          }
+          for (int c = from; c <= to; c++) {
+            cpus.add(c);
+          }
+        }
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("bad entry '" + p + "' in CPU list '" + list + "'", e);
+      }
+    }
+    return List.copyOf(new ArrayList<>(cpus));
+  }
+
+  /** The value of {@code key:} in a /proc status-style file, trimmed; empty if absent. */
+  static java.util.Optional<String> field(String text, String key) {
+    for (String line : text.split("\n")) {
+      int colon = line.indexOf(':');
+      if (colon > 0 && line.substring(0, colon).trim().equals(key)) {
+        return java.util.Optional.of(line.substring(colon + 1).trim());
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
+  /** {@code Cpus_allowed_list} of /proc/self/status: the CPUs this process may run on. */
+  public static List<Integer> allowedCpus(String procSelfStatus) {
+    return parseCpuList(field(procSelfStatus, "Cpus_allowed_list")
+        .orElseThrow(() -> new IllegalArgumentException("no Cpus_allowed_list in /proc/self/status")));
+  }
+
+  /** A {@code kB} field of /proc/meminfo or /proc/self/status, in bytes (e.g. MemTotal, VmRSS). */
+  public static OptionalLong kibField(String text, String key) {
+    return field(text, key)
+        .map(v -> v.replace("kB", "").trim())
+        .map(v -> OptionalLong.of(Long.parseLong(v) * 1024))
+        .orElse(OptionalLong.empty());
+  }
+
+  /**
+   * cgroup v2 {@code cpu.max}: {@code "max 100000"} is no limit, {@code "150000 100000"} is 1.5 CPUs.
+   */
+  public static OptionalDouble cpuMaxV2(String cpuMax) {
+    String[] parts = cpuMax.trim().split("\\s+");
+    if (parts.length == 0 || parts[0].isEmpty()) {
+      throw new IllegalArgumentException("empty cpu.max");
+    }
+    if (parts[0].equals("max")) {
+      return OptionalDouble.empty();
+    }
+    long quota = Long.parseLong(parts[0]);
+    long period = parts.length > 1 ? Long.parseLong(parts[1]) : 100_000L;
+    return quotaCores(quota, period);
+  }
+
+  /** cgroup v1 {@code cpu.cfs_quota_us} and {@code cpu.cfs_period_us}: a quota of -1 is no limit. */
+  public static OptionalDouble cfsQuotaV1(String quotaUs, String periodUs) {
+    long quota = Long.parseLong(quotaUs.trim());
+    long period = Long.parseLong(periodUs.trim());
+    return quota < 0 ? OptionalDouble.empty() : quotaCores(quota, period);
+  }
+
+  private static OptionalDouble quotaCores(long quota, long period) {
+    if (period <= 0) {
+      throw new IllegalArgumentException("cgroup CPU period must be positive, got " + period);
+    }
+    return OptionalDouble.of((double) quota / period);
+  }
+
+  /**
+   * A cgroup memory limit: v2 {@code memory.max} ("max" is none) or v1
+   * {@code memory.limit_in_bytes} (v1 writes a huge page-aligned number for none, so anything at
+   * or above the machine's memory counts as no limit).
+   */
+  public static OptionalLong memoryLimit(String value, long machineMemoryBytes) {
+    String v = value.trim();
+    if (v.equals("max")) {
+      return OptionalLong.empty();
+    }
+    long limit = Long.parseLong(v);
+    return limit >= machineMemoryBytes ? OptionalLong.empty() : OptionalLong.of(limit);
+  }
+
+  /**
+   * The CPUs a process can actually keep busy: the allowed CPUs, cut down to the CPU quota rounded
+   * down (a quota of 1.5 CPUs gives one whole core; pinning threads to a second core would only
+   * throttle them), never below one.
+   */
+  public static List<Integer> usableCpus(List<Integer> allowed, OptionalDouble quotaCores) {
+    if (allowed.isEmpty()) {
+      throw new IllegalArgumentException("no allowed CPUs");
+    }
+    int usable = allowed.size();
+    if (quotaCores.isPresent()) {
+      usable = (int) Math.max(1, Math.min(usable, Math.floor(quotaCores.getAsDouble() + 1e-9)));
+    }
+    return List.copyOf(allowed.subList(0, usable));
+  }
+}
