@@ -1,0 +1,25 @@
+package io.partita.planning;
+
+import java.util.Set;
+
+/**
+ * What a host publishes about itself that version choice needs.
+ *
+ * @param providers execution providers that actually load there ({@code CPU}, {@code CUDA})
+ * @param cpuFlags CPU feature flags ({@code avx2}, {@code avx512f}, ...)
+ * @param memoryBytes memory available to one model instance
+ * @param baselineScore the short benchmark's score, higher = faster; {@code > 0}
+ */
+public record HostEnvironment(
+    String hostId, Set<String> providers, Set<String> cpuFlags, long memoryBytes, double baselineScore) {
+  public HostEnvironment {
+    if (hostId == null || hostId.isBlank()) {
+      throw new IllegalArgumentException("hostId: must not be blank");
+    }
+    if (!(baselineScore > 0) || Double.isInfinite(baselineScore)) {
+      throw new IllegalArgumentException("baselineScore: must be a finite number > 0");
+    }
+    providers = Set.copyOf(providers);
+    cpuFlags = Set.copyOf(cpuFlags);
+  }
+}

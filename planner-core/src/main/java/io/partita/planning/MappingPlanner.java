@@ -1,0 +1,464 @@
+package io.partita.planning;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Maps the models of services onto resources of several kinds from a timing matrix
+ * (DESIGN.md, method 2).
+ *
+ * <p><b>Formula.</b> A mapping puts each (service, model) on one resource {@code r(m)} with
+ * {@code T[m][r(m)]} known. The load of a resource is {@code load_r = sum_{m on r} rate_m * T[m][r]}
+ * (busy ms per second; {@code > 1000} means it cannot keep up). The cost of a mapping is the
+ * bottleneck {@code max_r load_r}, the inverse of the sustainable throughput; ties (relative
+ * 1e-9) go to the lower {@code sum_m T[m][r(m)]} along the services' pipelines.
+ *
+ * <p><b>Order of services.</b> By demand {@code sum_m rate_m * min_r T[m][r]} descending, ties by
+ * service id; each service is mapped with the loads of the services before it already on the
+ * resources, and both schemes' costs count those loads.
+ *
+ * <p><b>Model-first</b>, per service: models by weight {@code rate_m * min_r T[m][r]} descending
+ * (ties by model id); each goes to the resource with the smallest finish time
+ * {@code load_r + rate_m * T[m][r]}, ties to the smaller {@code T[m][r]}, then the smaller
+ * resource id.
+ *
+ * <p><b>Hardware-first</b>, per service. DESIGN.md leaves two things open; this class decides:
+ * <ul>
+ *   <li>"Fastest resource" for a service means the lowest mean relative time
+ *       {@code mean_m T[m][r] / min_r' T[m][r']} over the service's models that can run on
+ *       {@code r} (1.0 = best for each of them); ties by resource id. Resources that run none of
+ *       them are not visited.
+ *   <li>A resource may take several models: the resources are visited fastest to slowest in rounds,
+ *       and in each round each resource takes at most one model, until every model is placed. A
+ *       resource takes, among the unplaced models for which it gives the smallest finish time
+ *       {@code load_r + rate_m * T[m][r]} right now, the one that gains most by running there: the
+ *       second-best time {@code min_{r' != r} T[m][r']} minus {@code T[m][r]} (infinite when
+ *       {@code r} is the only resource that can run it); ties to the heavier model, then the
+ *       model id. Each round places at least one model (the first visited resource that is some
+ *       model's best takes one), so the scheme ends.
+ * </ul>
+ *
+ * <p><b>Choice.</b> Per service, the scheme whose mapping has the lower cost, then the lower
+ * pipeline latency; on a full tie model-first. The exact optimum over all services at once
+ * (branch and bound, {@link #exact}) is computed when the problem has at most
+ * {@code exactMaxPlacements} placements and {@code exactMaxResources} resources, and the plan
+ * reports {@code gap = cost / optimal cost}.
+ *
+ * <p><b>Guarantees.</b> No model lands on a resource without a time for it; a model that can run
+ * nowhere is an error in the plan naming the model and service, not an exception; the result does
+ * not depend on the order of resources, services or matrix rows in the input (all ties are broken
+ * by ids). The heuristic is not optimal; the exact optimum is.
+ */
+public final class MappingPlanner {
+
+  private MappingPlanner() {}
+
+  /** One (service, model) to place. */
+  private record Item(String serviceId, String modelId, double rate, double[] time, double minTime,
+      double secondTime) {
+    boolean runs(int r) {
+      return !Double.isNaN(time[r]);
+    }
+
+    double work(int r) {
+      return rate * time[r];
+    }
+
+    double weight() {
+      return rate * minTime;
+    }
+  }
+
+  private record Service(String id, List<Item> items, double demand) {}
+
+  private record Prepared(List<ResourceSpec> resources, List<Service> services, List<String> errors) {
+    int resourceCount() {
+      return resources.size();
+    }
+
+    List<Item> allItems() {
+      List<Item> all = new ArrayList<>();
+      services.forEach(s -> all.addAll(s.items()));
+      return all;
+    }
+  }
+
+  /** Plans {@code problem}: both schemes per service, the choice, and the exact optimum if small. */
+  public static MappingPlan plan(MappingProblem problem) {
+    Prepared prepared = prepare(problem);
+    if (!prepared.errors().isEmpty()) {
+      return new MappingPlan(false, prepared.errors(), List.of(), List.of(), List.of(), 0, 0,
+          new ExactMapping(false, "not computed: the problem has errors", List.of(), 0, 0, 0, null));
+    }
+    int rc = prepared.resourceCount();
+    double[] load = new double[rc];
+    List<ServiceMapping> mappings = new ArrayList<>();
+    List<Assignment> chosen = new ArrayList<>();
+    for (Service s : prepared.services()) {
+      double[] mfLoad = load.clone();
+      int[] mf = modelFirst(s, mfLoad);
+      double[] hfLoad = load.clone();
+      int[] hf = hardwareFirst(s, hfLoad, rc);
+      SchemeMapping mfMapping = describe(MappingScheme.MODEL_FIRST, prepared, s, mf, mfLoad);
+      SchemeMapping hfMapping = describe(MappingScheme.HARDWARE_FIRST, prepared, s, hf, hfLoad);
+      int c = Tolerance.compare(mfMapping.costMsPerSecond(), hfMapping.costMsPerSecond());
+      MappingScheme pick;
+      String why;
+      if (c != 0) {
+        pick = c < 0 ? MappingScheme.MODEL_FIRST : MappingScheme.HARDWARE_FIRST;
+        why = "lower bottleneck load";
+      } else {
+        int l = Tolerance.compare(mfMapping.pipelineLatencyMs(), hfMapping.pipelineLatencyMs());
+        pick = l <= 0 ? MappingScheme.MODEL_FIRST : MappingScheme.HARDWARE_FIRST;
+        why = l != 0 ? "equal bottleneck load, lower pipeline latency"
+            : "equal bottleneck load and pipeline latency: model-first by rule";
+      }
+      mappings.add(new ServiceMapping(s.id(), s.demand(), mfMapping, hfMapping, pick, why));
+      if (pick == MappingScheme.MODEL_FIRST) {
+        load = mfLoad;
+        chosen.addAll(mfMapping.assignments());
+      } else {
+        load = hfLoad;
+        chosen.addAll(hfMapping.assignments());
+      }
+    }
+    double cost = max(load);
+    double latency = chosen.stream().mapToDouble(Assignment::latencyMs).sum();
+    ExactMapping exact = exact(problem);
+    if (exact.computed()) {
+      exact = exact.withGap(exact.costMsPerSecond() > 0 ? cost / exact.costMsPerSecond() : 1.0);
+    }
+    return new MappingPlan(true, List.of(), mappings, chosen, loads(prepared, load), cost, latency,
+        exact);
+  }
+
+  /**
+   * Maps all services with one scheme only (services in the same order, loads carried over).
+   * The plan never needs it; tests and the gap evaluation compare it with the exact optimum.
+   * Returns {@code null} when a model can run nowhere.
+   */
+  public static SchemeMapping runScheme(MappingProblem problem, MappingScheme scheme) {
+    Prepared prepared = prepare(problem);
+    if (!prepared.errors().isEmpty()) {
+      return null;
+    }
+    double[] load = new double[prepared.resourceCount()];
+    List<Assignment> all = new ArrayList<>();
+    for (Service s : prepared.services()) {
+      int[] where = scheme == MappingScheme.MODEL_FIRST ? modelFirst(s, load)
+          : hardwareFirst(s, load, prepared.resourceCount());
+      all.addAll(describe(scheme, prepared, s, where, load).assignments());
+    }
+    return new SchemeMapping(scheme, all, max(load),
+        all.stream().mapToDouble(Assignment::latencyMs).sum());
+  }
+
+  /**
+   * The exact optimum over all services at once: the assignment with the lowest
+   * {@code (max_r load_r, sum latency)}, by depth-first branch and bound. Items are branched
+   * heaviest first, each over its resources by increasing finish time; a node is cut when
+   * {@code max(current bottleneck, (sum_r load_r + sum_{unplaced} min_r w) / R,
+   * max_{unplaced} min_r (load_r + w))} already exceeds the best cost found (or equals it and
+   * the latency bound cannot beat it). Only for problems within the problem's bounds.
+   */
+  public static ExactMapping exact(MappingProblem problem) {
+    Prepared prepared = prepare(problem);
+    if (!prepared.errors().isEmpty()) {
+      return new ExactMapping(false, "not computed: the problem has errors", List.of(), 0, 0, 0, null);
+    }
+    List<Item> items = new ArrayList<>(prepared.allItems());
+    int rc = prepared.resourceCount();
+    if (items.size() > problem.exactMaxPlacements() || rc > problem.exactMaxResources()) {
+      return new ExactMapping(false, "not computed: " + items.size() + " placements on " + rc
+          + " resources exceeds the bound of " + problem.exactMaxPlacements() + " placements on "
+          + problem.exactMaxResources() + " resources", List.of(), 0, 0, 0, null);
+    }
+    items.sort(Comparator.comparingDouble(Item::weight).reversed()
+        .thenComparing(Item::serviceId).thenComparing(Item::modelId));
+    BranchAndBound search = new BranchAndBound(items, rc);
+    search.run();
+    List<Assignment> result = new ArrayList<>();
+    // Report in the services' planning order and pipeline order, like the heuristic.
+    for (Service s : prepared.services()) {
+      for (Item it : s.items()) {
+        int idx = items.indexOf(it);
+        int r = search.bestWhere[idx];
+        result.add(new Assignment(s.id(), it.modelId(), prepared.resources().get(r).id(), it.time()[r],
+            it.work(r)));
+      }
+    }
+    return new ExactMapping(true, null, result, search.bestCost, search.bestLatency, search.nodes,
+        null);
+  }
+
+  private static final class BranchAndBound {
+    private final List<Item> items;
+    private final int rc;
+    private final double[] suffixMinWork;
+    private final double[] suffixMinTime;
+    private final double[] load;
+    private final int[] where;
+    int[] bestWhere;
+    double bestCost = Double.POSITIVE_INFINITY;
+    double bestLatency = Double.POSITIVE_INFINITY;
+    long nodes;
+
+    BranchAndBound(List<Item> items, int rc) {
+      this.items = items;
+      this.rc = rc;
+      int n = items.size();
+      suffixMinWork = new double[n + 1];
+      suffixMinTime = new double[n + 1];
+      for (int i = n - 1; i >= 0; i--) {
+        Item it = items.get(i);
+        double minWork = Double.POSITIVE_INFINITY;
+        for (int r = 0; r < rc; r++) {
+          if (it.runs(r)) {
+            minWork = Math.min(minWork, it.work(r));
+          }
+        }
+        suffixMinWork[i] = suffixMinWork[i + 1] + minWork;
+        suffixMinTime[i] = suffixMinTime[i + 1] + it.minTime();
+      }
+      load = new double[rc];
+      where = new int[n];
+      bestWhere = new int[n];
+    }
+
+    void run() {
+      dfs(0, 0, 0, 0);
+    }
+
+    private void dfs(int i, double currentMax, double totalLoad, double latency) {
+      nodes++;
+      if (i == items.size()) {
+        int c = Tolerance.compare(currentMax, bestCost);
+        if (c < 0 || (c == 0 && Tolerance.compare(latency, bestLatency) < 0)) {
+          bestCost = currentMax;
+          bestLatency = latency;
+          bestWhere = where.clone();
+        }
+        return;
+      }
+      double bound = Math.max(currentMax, (totalLoad + suffixMinWork[i]) / rc);
+      Item it = items.get(i);
+      Integer[] order = new Integer[rc];
+      int count = 0;
+      double itemBound = Double.POSITIVE_INFINITY;
+      for (int r = 0; r < rc; r++) {
+        if (it.runs(r)) {
+          order[count++] = r;
+          itemBound = Math.min(itemBound, load[r] + it.work(r));
+        }
+      }
+      bound = Math.max(bound, itemBound);
+      if (cut(bound, latency + suffixMinTime[i])) {
+        return;
+      }
+      Integer[] candidates = Arrays.copyOf(order, count);
+      Arrays.sort(candidates, Comparator.<Integer>comparingDouble(r -> load[r] + it.work(r))
+          .thenComparingDouble(r -> it.time()[r]).thenComparingInt(r -> r));
+      for (int r : candidates) {
+        double w = it.work(r);
+        double newMax = Math.max(currentMax, load[r] + w);
+        if (cut(newMax, latency + it.time()[r] + suffixMinTime[i + 1])) {
+          continue;
+        }
+        load[r] += w;
+        where[i] = r;
+        dfs(i + 1, newMax, totalLoad + w, latency + it.time()[r]);
+        load[r] -= w;
+      }
+    }
+
+    private boolean cut(double costBound, double latencyBound) {
+      int c = Tolerance.compare(costBound, bestCost);
+      return c > 0 || (c == 0 && Tolerance.compare(latencyBound, bestLatency) >= 0);
+    }
+  }
+
+  private static Prepared prepare(MappingProblem problem) {
+    List<ResourceSpec> resources = problem.resources();
+    int rc = resources.size();
+    List<String> errors = new ArrayList<>();
+    List<Service> services = new ArrayList<>();
+    for (ServiceSpec spec : problem.services()) {
+      List<Item> items = new ArrayList<>();
+      double demand = 0;
+      for (ServiceStage stage : spec.stages()) {
+        Map<String, Double> row = problem.latencyMs().getOrDefault(stage.modelId(), Map.of());
+        double[] time = new double[rc];
+        double best = Double.POSITIVE_INFINITY;
+        double second = Double.POSITIVE_INFINITY;
+        for (int r = 0; r < rc; r++) {
+          Double t = row.get(resources.get(r).id());
+          time[r] = t == null ? Double.NaN : t;
+          if (t != null) {
+            if (t < best) {
+              second = best;
+              best = t;
+            } else if (t < second) {
+              second = t;
+            }
+          }
+        }
+        if (best == Double.POSITIVE_INFINITY) {
+          errors.add("model " + stage.modelId() + " of service " + spec.id()
+              + " can run on no resource: the timing matrix has no entry for it");
+          continue;
+        }
+        items.add(new Item(spec.id(), stage.modelId(), stage.requestsPerSecond(), time, best, second));
+        demand += stage.requestsPerSecond() * best;
+      }
+      services.add(new Service(spec.id(), items, demand));
+    }
+    services.sort(Comparator.comparingDouble(Service::demand).reversed().thenComparing(Service::id));
+    return new Prepared(resources, services, errors);
+  }
+
+  /** Model-first: heaviest first, each to its smallest finish time. Updates {@code load}. */
+  private static int[] modelFirst(Service s, double[] load) {
+    List<Item> items = s.items();
+    Integer[] order = new Integer[items.size()];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, Comparator.<Integer>comparingDouble(i -> -items.get(i).weight())
+        .thenComparing(i -> items.get(i).modelId()));
+    int[] where = new int[items.size()];
+    for (int i : order) {
+      Item it = items.get(i);
+      int best = -1;
+      for (int r = 0; r < load.length; r++) {
+        if (!it.runs(r)) {
+          continue;
+        }
+        if (best < 0) {
+          best = r;
+          continue;
+        }
+        int c = Tolerance.compare(load[r] + it.work(r), load[best] + it.work(best));
+        if (c < 0 || (c == 0 && it.time()[r] < it.time()[best])) {
+          best = r;
+        }
+      }
+      where[i] = best;
+      load[best] += it.work(best);
+    }
+    return where;
+  }
+
+  /** Hardware-first: resources fastest first, in rounds; see the class comment. Updates {@code load}. */
+  private static int[] hardwareFirst(Service s, double[] load, int rc) {
+    List<Item> items = s.items();
+    List<Integer> visit = new ArrayList<>();
+    double[] speed = new double[rc];
+    for (int r = 0; r < rc; r++) {
+      double sum = 0;
+      int count = 0;
+      for (Item it : items) {
+        if (it.runs(r)) {
+          sum += it.time()[r] / it.minTime();
+          count++;
+        }
+      }
+      if (count > 0) {
+        speed[r] = sum / count;
+        visit.add(r);
+      }
+    }
+    visit.sort(Comparator.<Integer>comparingDouble(r -> speed[r]).thenComparingInt(r -> r));
+    int[] where = new int[items.size()];
+    boolean[] placed = new boolean[items.size()];
+    int left = items.size();
+    while (left > 0) {
+      int placedThisRound = 0;
+      for (int r : visit) {
+        int pick = -1;
+        double pickGain = 0;
+        for (int i = 0; i < items.size(); i++) {
+          Item it = items.get(i);
+          if (placed[i] || !it.runs(r) || !isBestFinish(it, r, load)) {
+            continue;
+          }
+          double gain = secondBestElsewhere(it, r) - it.time()[r];
+          if (pick < 0 || gain > pickGain
+              || (gain == pickGain && (Tolerance.compare(it.weight(), items.get(pick).weight()) > 0
+                  || (Tolerance.compare(it.weight(), items.get(pick).weight()) == 0
+                      && it.modelId().compareTo(items.get(pick).modelId()) < 0)))) {
+            pick = i;
+            pickGain = gain;
+          }
+        }
+        if (pick >= 0) {
+          placed[pick] = true;
+          where[pick] = r;
+          load[r] += items.get(pick).work(r);
+          left--;
+          placedThisRound++;
+        }
+        if (left == 0) {
+          break;
+        }
+      }
+      if (placedThisRound == 0) {
+        throw new IllegalStateException("hardware-first made no progress in a round");
+      }
+    }
+    return where;
+  }
+
+  private static boolean isBestFinish(Item it, int r, double[] load) {
+    double here = load[r] + it.work(r);
+    for (int o = 0; o < load.length; o++) {
+      if (o != r && it.runs(o) && Tolerance.compare(load[o] + it.work(o), here) < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static double secondBestElsewhere(Item it, int r) {
+    double best = Double.POSITIVE_INFINITY;
+    for (int o = 0; o < it.time().length; o++) {
+      if (o != r && it.runs(o)) {
+        best = Math.min(best, it.time()[o]);
+      }
+    }
+    return best;
+  }
+
+  private static SchemeMapping describe(MappingScheme scheme, Prepared prepared, Service s, int[] where,
+      double[] loadAfter) {
+    List<Assignment> assignments = new ArrayList<>();
+    double latency = 0;
+    for (int i = 0; i < s.items().size(); i++) {
+      Item it = s.items().get(i);
+      int r = where[i];
+      assignments.add(new Assignment(s.id(), it.modelId(), prepared.resources().get(r).id(),
+          it.time()[r], it.work(r)));
+      latency += it.time()[r];
+    }
+    return new SchemeMapping(scheme, assignments, max(loadAfter), latency);
+  }
+
+  private static List<ResourceLoad> loads(Prepared prepared, double[] load) {
+    List<ResourceLoad> out = new ArrayList<>();
+    for (int r = 0; r < load.length; r++) {
+      ResourceSpec spec = prepared.resources().get(r);
+      out.add(new ResourceLoad(spec.id(), spec.kind(), load[r]));
+    }
+    return out;
+  }
+
+  private static double max(double[] values) {
+    double m = 0;
+    for (double v : values) {
+      m = Math.max(m, v);
+    }
+    return m;
+  }
+}
