@@ -128,6 +128,22 @@ class ManifestErrorsTest {
   }
 
   @Test
+  void shouldAcceptUnquotedNumericVersionIdsAndEmptyVersionEntries() throws IOException {
+    writeModel(model.resolve("10/model.onnx"), 3);
+    writeModel(model.resolve("2/model.onnx"), 3);
+    Files.writeString(model.resolve("model.yaml"), "versions:\n  1:\n  10: {precision: bf16}\n");
+
+    ModelEntry entry = ModelRepository.scan(root).model("tiny").orElseThrow();
+
+    assertThat(entry.versions()).containsOnlyKeys("1", "2", "10");
+    assertThat(entry.versions().keySet()).containsExactly("1", "2", "10");
+    assertThat(entry.latest().version()).isEqualTo("10");
+    assertThat(entry.latest().precision()).isEqualTo(Precision.BF16);
+    assertThat(entry.version("1").orElseThrow().precision()).isEqualTo(Precision.FP32);
+    assertThat(entry.serviceModels()).extracting(ServiceModelEntry::name).containsExactly("tiny");
+  }
+
+  @Test
   void shouldRefuseTwoManifests() throws IOException {
     Files.writeString(model.resolve("model.yaml"), "{}\n");
     Files.writeString(model.resolve("model.json"), "{}");
