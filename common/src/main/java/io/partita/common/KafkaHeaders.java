@@ -1,0 +1,32 @@
+package io.partita.common;
+
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+
+/** The names of the record headers Partita reads and writes, and how to read them. */
+public final class KafkaHeaders {
+  /** Correlates a reply with its request; a reply carries its request's value. */
+  public static final String CORRELATION_ID = "correlation-id";
+  /** The topic the reply goes to. */
+  public static final String REPLY_TO = "reply-to";
+  /** Epoch milliseconds after which the request is answered DEADLINE_EXCEEDED without running. */
+  public static final String DEADLINE = "deadline";
+  /** W3C trace context, carried from HTTP into Kafka and back. */
+  public static final String TRACEPARENT = "traceparent";
+
+  private KafkaHeaders() {}
+
+  /** The last value of a header as UTF-8, or null. */
+  public static String get(Headers headers, String name) {
+    Header header = headers.lastHeader(name);
+    return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+  }
+
+  public static void put(Headers headers, String name, String value) {
+    if (value != null) {
+      headers.remove(name);
+      headers.add(name, value.getBytes(StandardCharsets.UTF_8));
+    }
+  }
+}

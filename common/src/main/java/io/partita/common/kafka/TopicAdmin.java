@@ -1,0 +1,62 @@
+package io.partita.common.kafka;
+
+import io.partita.common.TopicSpec;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Creates the topics a component needs when they are missing; existing topics are left alone. */
+public final class TopicAdmin {
+  private static final Logger log = LoggerFactory.getLogger(TopicAdmin.class);
+
+  private TopicAdmin() {}
+
+  /**
+   * Creates the missing topics with the given replication factor (capped at the number of brokers,
+   * so one broker works). Infrastructure failures are thrown; an existing topic is not an error.
+   */
+  public static void ensure(Admin admin, Collection<TopicSpec> specs, short replication) {
+    try {
+      int brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();
+      short factor = (short) Math.max(1, Math.min(replication, brokers));
+      Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+      List<NewTopic> missing = new ArrayList<>();
+      for (TopicSpec spec : specs) {
+        if (!existing.contains(spec.name())) {
+          NewTopic topic = new NewTopic(spec.name(), spec.partitions(), factor);
+          if (spec.compacted()) {
+            topic.configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
+          }
+          missing.add(topic);
+        }
+      }
+      if (missing.isEmpty()) {
+        return;
+      }
+      try {
+        admin.createTopics(missing).all().get(30, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof TopicExistsException)) {
+          throw e;
+        }
+      }
+      log.info("Created {} topics: {}", missing.size(), missing.stream().map(NewTopic::name).toList());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while creating topics", e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("cannot create topics on the Kafka cluster: " + e.getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,154 @@
+package io.partita.gateway.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import io.partita.avro.Tensor;
+import io.partita.models.repo.ElementType;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Open Inference Protocol JSON tensors to wire tensors and back. The {@code data} array may be
+ * flat or nested (row-major). The number of elements is counted before anything is allocated and
+ * must equal the product of the declared shape, so a request cannot make the gateway allocate by
+ * a declared size it did not send.
+ */
+public final class JsonTensors {
+  private JsonTensors() {}
+
+  /** Parses one {@code inputs[i]} object; throws {@link HttpError} 400 naming the field. */
+  public static Tensor parse(JsonNode node, int index) {
+    String field = "inputs[" + index + "]";
+    if (node == null || !node.isObject()) {
+      throw HttpError.badRequest(field + ": must be an object with name, shape, datatype and data");
+    }
+    String name = text(node, "name", field);
+    field = "input '" + name + "'";
+    String datatype = text(node, "datatype", field);
+    ElementType type = ElementType.fromOipDatatype(datatype).orElse(null);
+    if (type == null || type.byteSize() == 0) {
+      throw HttpError.badRequest(field + ".datatype: '" + datatype + "' is not a supported datatype");
+    }
+    JsonNode shapeNode = node.get("shape");
+    if (shapeNode == null || !shapeNode.isArray()) {
+      throw HttpError.badRequest(field + ".shape: missing or not an array");
+    }
+    List<Long> shape = new ArrayList<>();
+    long declared = 1;
+    for (int i = 0; i < shapeNode.size(); i++) {
+      JsonNode d = shapeNode.get(i);
+      if (!d.canConvertToLong() || !d.isIntegralNumber() || d.asLong() < 0) {
+        throw HttpError.badRequest(field + ".shape[" + i + "]: must be a whole number >= 0");
+      }
+      shape.add(d.asLong());
+      try {
+        declared = Math.multiplyExact(declared, d.asLong());
+      } catch (ArithmeticException e) {
+        throw HttpError.badRequest(field + ".shape: too many elements");
+      }
+    }
+    JsonNode data = node.get("data");
+    if (data == null || !data.isArray()) {
+      throw HttpError.badRequest(field + ".data: missing or not an array");
+    }
+    List<JsonNode> flat = new ArrayList<>();
+    flatten(data, flat, field + ".data", 0);
+    if (flat.size() != declared) {
+      throw HttpError.badRequest(field + ".data: shape " + shape + " needs " + declared + " elements, got " + flat.size());
+    }
+    ByteBuffer bytes = ByteBuffer.allocate(Math.multiplyExact(flat.size(), type.byteSize())).order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < flat.size(); i++) {
+      put(bytes, type, flat.get(i), field + ".data[" + i + "]");
+    }
+    bytes.flip();
+    return Tensor.newBuilder().setName(name).setDatatype(type.oipDatatype()).setShape(shape).setData(bytes).build();
+  }
+
+  private static void flatten(JsonNode node, List<JsonNode> out, String field, int depth) {
+    if (depth > 32) {
+      throw HttpError.badRequest(field + ": nested too deeply");
+    }
+    for (JsonNode child : node) {
+      if (child.isArray()) {
+        flatten(child, out, field, depth + 1);
+      } else {
+        out.add(child);
+      }
+    }
+  }
+
+  private static void put(ByteBuffer bytes, ElementType type, JsonNode v, String field) {
+    boolean number = v.isNumber();
+    switch (type) {
+      case BOOL -> {
+        if (!v.isBoolean()) throw HttpError.badRequest(field + ": expected true or false");
+        bytes.put((byte) (v.booleanValue() ? 1 : 0));
+      }
+      case FLOAT -> { requireNumber(number, field); bytes.putFloat((float) v.doubleValue()); }
+      case DOUBLE -> { requireNumber(number, field); bytes.putDouble(v.doubleValue()); }
+      case FLOAT16 -> { requireNumber(number, field); bytes.putShort(Half.fromFloat((float) v.doubleValue())); }
+      case INT8 -> bytes.put((byte) integral(v, field, Byte.MIN_VALUE, Byte.MAX_VALUE));
+      case UINT8 -> bytes.put((byte) integral(v, field, 0, 255));
+      case INT16 -> bytes.putShort((short) integral(v, field, Short.MIN_VALUE, Short.MAX_VALUE));
+      case UINT16 -> bytes.putShort((short) integral(v, field, 0, 65535));
+      case INT32 -> bytes.putInt((int) integral(v, field, Integer.MIN_VALUE, Integer.MAX_VALUE));
+      case UINT32 -> bytes.putInt((int) integral(v, field, 0, 4294967295L));
+      case INT64, UINT64 -> bytes.putLong(integral(v, field, Long.MIN_VALUE, Long.MAX_VALUE));
+      default -> throw HttpError.badRequest(field + ": datatype " + type.oipDatatype() + " is not supported");
+    }
+  }
+
+  private static void requireNumber(boolean number, String field) {
+    if (!number) {
+      throw HttpError.badRequest(field + ": expected a number");
+    }
+  }
+
+  private static long integral(JsonNode v, String field, long min, long max) {
+    if (!v.isIntegralNumber() || !v.canConvertToLong() || v.longValue() < min || v.longValue() > max) {
+      throw HttpError.badRequest(field + ": expected a whole number between " + min + " and " + max);
+    }
+    return v.longValue();
+  }
+
+  /** A wire tensor as an OIP JSON output object with flat data. */
+  public static JsonNode toJson(Tensor tensor) {
+    JsonNodeFactory f = JsonNodeFactory.instance;
+    var out = f.objectNode();
+    out.put("name", tensor.getName());
+    out.put("datatype", tensor.getDatatype());
+    ArrayNode shape = out.putArray("shape");
+    tensor.getShape().forEach(shape::add);
+    ArrayNode data = out.putArray("data");
+    ByteBuffer b = tensor.getData().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    ElementType type = ElementType.fromOipDatatype(tensor.getDatatype()).orElse(ElementType.OTHER);
+    while (b.remaining() > 0 && type.byteSize() > 0 && b.remaining() >= type.byteSize()) {
+      switch (type) {
+        case BOOL -> data.add(b.get() != 0);
+        case FLOAT -> data.add(b.getFloat());
+        case DOUBLE -> data.add(b.getDouble());
+        case FLOAT16 -> data.add(Half.toFloat(b.getShort()));
+        case INT8 -> data.add(b.get());
+        case UINT8 -> data.add(b.get() & 0xff);
+        case INT16 -> data.add(b.getShort());
+        case UINT16 -> data.add(b.getShort() & 0xffff);
+        case INT32 -> data.add(b.getInt());
+        case UINT32 -> data.add(b.getInt() & 0xffffffffL);
+        case INT64, UINT64 -> data.add(b.getLong());
+        default -> b.position(b.limit());
+      }
+    }
+    return out;
+  }
+
+  private static String text(JsonNode node, String key, String field) {
+    JsonNode v = node.get(key);
+    if (v == null || !v.isTextual() || v.asText().isBlank()) {
+      throw HttpError.badRequest(field + "." + key + ": missing or not a string");
+    }
+    return v.asText();
+  }
+}

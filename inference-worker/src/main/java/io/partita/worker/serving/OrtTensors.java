@@ -1,0 +1,62 @@
+package io.partita.worker.serving;
+
+import ai.onnxruntime.OnnxJavaType;
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import ai.onnxruntime.TensorInfo;
+import io.partita.avro.Tensor;
+import io.partita.models.repo.ElementType;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Converts between the wire tensor (OIP datatype, shape, little-endian bytes) and ONNX Runtime
+ * tensors. Inputs must have been checked by the TensorValidator first; the byte length then
+ * matches the shape.
+ */
+public final class OrtTensors {
+  private OrtTensors() {}
+
+  public static OnnxTensor toOrt(OrtEnvironment env, Tensor tensor) throws OrtException {
+    ElementType type = ElementType.fromOipDatatype(tensor.getDatatype())
+        .orElseThrow(() -> new IllegalArgumentException("unknown datatype " + tensor.getDatatype()));
+    long[] shape = tensor.getShape().stream().mapToLong(Long::longValue).toArray();
+    ByteBuffer src = tensor.getData().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer direct = ByteBuffer.allocateDirect(src.remaining()).order(ByteOrder.nativeOrder());
+    direct.put(src).flip();
+    return OnnxTensor.createTensor(env, direct, shape, javaType(type));
+  }
+
+  public static Tensor fromOrt(String name, OnnxTensor value) {
+    TensorInfo info = value.getInfo();
+    ElementType type = ElementType.fromOrt(info.onnxType);
+    ByteBuffer bytes = value.getByteBuffer();
+    ByteBuffer out = ByteBuffer.allocate(bytes.remaining());
+    out.put(bytes.order(ByteOrder.nativeOrder()));
+    out.flip();
+    if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+      throw new IllegalStateException("Partita's wire format is little-endian; big-endian hosts are not supported");
+    }
+    List<Long> shape = Arrays.stream(info.getShape()).boxed().toList();
+    return Tensor.newBuilder().setName(name).setDatatype(type.oipDatatype()).setShape(shape).setData(out).build();
+  }
+
+  static OnnxJavaType javaType(ElementType type) {
+    return switch (type) {
+      case FLOAT -> OnnxJavaType.FLOAT;
+      case DOUBLE -> OnnxJavaType.DOUBLE;
+      case FLOAT16 -> OnnxJavaType.FLOAT16;
+      case BFLOAT16 -> OnnxJavaType.BFLOAT16;
+      case INT8 -> OnnxJavaType.INT8;
+      case INT16 -> OnnxJavaType.INT16;
+      case INT32 -> OnnxJavaType.INT32;
+      case INT64 -> OnnxJavaType.INT64;
+      case UINT8 -> OnnxJavaType.UINT8;
+      case BOOL -> OnnxJavaType.BOOL;
+      default -> throw new IllegalArgumentException(type.oipDatatype() + " tensors are not supported");
+    };
+  }
+}

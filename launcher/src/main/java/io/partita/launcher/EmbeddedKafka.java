@@ -1,0 +1,100 @@
+package io.partita.launcher;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import kafka.tools.StorageTool;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real single-node KRaft Kafka broker (combined broker and controller) inside this JVM, on a
+ * fixed port, with its data under a directory it owns. The first start formats the directory; a
+ * later start finds it formatted and reuses the data, so topics and offsets survive restarts.
+ */
+public final class EmbeddedKafka implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(EmbeddedKafka.class);
+
+  private final int port;
+  private final int controllerPort;
+  private final Path logDir;
+  private KafkaRaftServer server;
+
+  public EmbeddedKafka(int port, Path dataDir) {
+    this.port = port;
+    this.controllerPort = port + 1;
+    this.logDir = dataDir.resolve("kafka").toAbsolutePath();
+  }
+
+  public String bootstrapServers() {
+    return "localhost:" + port;
+  }
+
+  public synchronized void start() throws Exception {
+    Files.createDirectories(logDir);
+    Properties props = properties();
+    Path meta = logDir.resolve("meta.properties");
+    if (!Files.exists(meta)) {
+      format(props);
+    }
+    KafkaConfig config = KafkaConfig.fromProps(props, false);
+    server = new KafkaRaftServer(config, Time.SYSTEM);
+    server.startup();
+    log.info("Embedded Kafka broker listening on {} (data in {})", bootstrapServers(), logDir);
+  }
+
+  private void format(Properties props) throws Exception {
+    Path config = logDir.resolve("server.properties");
+    try (var out = Files.newBufferedWriter(config)) {
+      props.store(out, "Partita embedded broker");
+    }
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    int code = StorageTool.execute(
+        new String[] {"format", "-t", Uuid.randomUuid().toString(), "-c", config.toString(), "--ignore-formatted"},
+        new PrintStream(captured, true, StandardCharsets.UTF_8));
+    if (code != 0) {
+      throw new IllegalStateException("cannot format Kafka data directory " + logDir + ": "
+          + captured.toString(StandardCharsets.UTF_8).strip());
+    }
+  }
+
+  private Properties properties() {
+    Properties p = new Properties();
+    p.put("process.roles", "broker,controller");
+    p.put("node.id", "1");
+    p.put("controller.quorum.voters", "1@localhost:" + controllerPort);
+    p.put("listeners", "PLAINTEXT://localhost:" + port + ",CONTROLLER://localhost:" + controllerPort);
+    p.put("advertised.listeners", "PLAINTEXT://localhost:" + port);
+    p.put("controller.listener.names", "CONTROLLER");
+    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+    p.put("inter.broker.listener.name", "PLAINTEXT");
+    p.put("log.dirs", logDir.toString());
+    p.put("offsets.topic.replication.factor", "1");
+    p.put("offsets.topic.num.partitions", "4");
+    p.put("transaction.state.log.replication.factor", "1");
+    p.put("transaction.state.log.min.isr", "1");
+    p.put("transaction.state.log.num.partitions", "4");
+    p.put("group.initial.rebalance.delay.ms", "0");
+    p.put("num.partitions", "1");
+    p.put("auto.create.topics.enable", "true");
+    // Its default, 128 MiB, would sit on the heap for a demo that compacts a few records (FACTS.md).
+    p.put("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024));
+    return p;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (server != null) {
+      server.shutdown();
+      server.awaitShutdown();
+      server = null;
+    }
+  }
+}
