@@ -45,6 +45,9 @@ public final class PlanCli {
   static final int NO_PLAN = 1;
   static final int INVALID = 2;
 
+  /** The largest exact bound a problem file may ask for. */
+  static final int MAX_EXACT_PLACEMENTS = 14;
+
   private static final String USAGE = "usage: plan grouping --input FILE | plan mapping --input FILE";
 
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -249,6 +252,10 @@ public final class PlanCli {
           Fields.optionalInteger(exact, "maxPlacements", "exact.maxPlacements", 0, maxPlacements));
       maxResources = (int) Math.min(Integer.MAX_VALUE,
           Fields.optionalInteger(exact, "maxResources", "exact.maxResources", 0, maxResources));
+      if (maxPlacements > MAX_EXACT_PLACEMENTS) {
+        throw new ProblemException("exact.maxPlacements", "must be at most " + MAX_EXACT_PLACEMENTS
+            + " (the exact search is exponential in it)");
+      }
     }
     return new MappingProblem(resources, matrix, services, maxPlacements, maxResources);
   }
