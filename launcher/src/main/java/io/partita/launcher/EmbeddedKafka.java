@@ -38,6 +38,14 @@ public final class EmbeddedKafka implements AutoCloseable {
   }
 
   public synchronized void start() throws Exception {
+    // Kafka ends the whole JVM when it cannot bind; check first so the user gets a clear error.
+    for (int p : new int[] {port, controllerPort}) {
+      try (java.net.ServerSocket probe = new java.net.ServerSocket(p, 1, java.net.InetAddress.getByName("localhost"))) {
+        probe.setReuseAddress(true);
+      } catch (java.io.IOException e) {
+        throw new IllegalStateException("port " + p + " is in use (another Partita or Kafka?); choose another with --kafka-port");
+      }
+    }
     Files.createDirectories(logDir);
     Properties props = properties();
     Path meta = logDir.resolve("meta.properties");

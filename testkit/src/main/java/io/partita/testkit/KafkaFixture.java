@@ -39,7 +39,15 @@ public final class KafkaFixture implements BeforeAllCallback {
     start();
     // The root store closes the cluster once, when every test class of this JVM has run.
     context.getRoot().getStore(ExtensionContext.Namespace.GLOBAL)
-        .getOrComputeIfAbsent(KafkaFixture.class.getName(), k -> (ExtensionContext.Store.CloseableResource) KafkaFixture::stop);
+        .getOrComputeIfAbsent(KafkaFixture.class.getName(), k -> new Closer());
+  }
+
+  /** Closes the shared cluster when JUnit closes the root context (both interfaces, for JUnit 5 and 6). */
+  private static final class Closer implements ExtensionContext.Store.CloseableResource, AutoCloseable {
+    @Override
+    public void close() throws Exception {
+      stop();
+    }
   }
 
   /** Starts the shared cluster if it is not running yet. */

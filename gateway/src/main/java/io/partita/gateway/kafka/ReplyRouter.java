@@ -61,8 +61,16 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
   @Override
   public void run() {
     try {
-      List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+      List<TopicPartition> partitions = List.of();
+      long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      // A topic created a moment ago may not be in the metadata yet: ask again until it is.
+      while (partitions.isEmpty()) {
+        partitions = consumer.partitionsFor(topic, Duration.ofSeconds(5)).stream()
+            .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+        if (partitions.isEmpty() && System.nanoTime() > giveUp) {
+          throw new IllegalStateException("reply topic " + topic + " has no partitions after 30 s");
+        }
+      }
       consumer.assign(partitions);
       consumer.seekToEnd(partitions);
       partitions.forEach(consumer::position); // resolve the end offsets now, before requests go out

@@ -1,0 +1,97 @@
+package io.partita.launcher;
+
+import io.partita.common.config.Settings;
+import io.partita.gateway.Gateway;
+import io.partita.gateway.GatewayConfig;
+import io.partita.models.demo.DemoRepository;
+import io.partita.worker.InferenceWorker;
+import io.partita.worker.WorkerConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * The embedded default: a real KRaft broker in this JVM (unless {@code --bootstrap} names a
+ * cluster), the demo model repository (unless {@code --model-repo} names one), an inference worker
+ * and the gateway, all in one process. Ctrl-C stops everything; a second start reuses the data.
+ */
+@Command(name = "local", mixinStandardHelpOptions = true,
+    description = "Run Partita end to end in one process: embedded Kafka, demo models, worker and gateway.")
+final class LocalCommand implements Callable<Integer> {
+  private static final Logger log = LoggerFactory.getLogger(LocalCommand.class);
+
+  @Mixin CommonOptions common;
+
+  @Option(names = "--kafka-port", defaultValue = "19092", description = "Port of the embedded broker (default: ${DEFAULT-VALUE}).")
+  int kafkaPort;
+
+  @Option(names = "--data-dir", defaultValue = ".partita", description = "Where the embedded broker and demo models live (default: ${DEFAULT-VALUE}).")
+  Path dataDir;
+
+  @Option(names = "--http-port", defaultValue = "8080", description = "Gateway HTTP port (default: ${DEFAULT-VALUE}).")
+  int httpPort;
+
+  @Option(names = "--model-repo", paramLabel = "DIR", description = "Serve this model repository instead of the demo one.")
+  Path modelRepo;
+
+  @Option(names = "--threads", defaultValue = "0", description = "ONNX Runtime threads per session; 0 = all cores.")
+  int threads;
+
+  @Override
+  public Integer call() throws Exception {
+    Files.createDirectories(dataDir);
+    Services services = new Services();
+    String bootstrap = common.bootstrap;
+    if (bootstrap == null) {
+      EmbeddedKafka kafka = new EmbeddedKafka(kafkaPort, dataDir);
+      try {
+        kafka.start();
+      } catch (Exception e) {
+        kafka.close();
+        throw new IllegalStateException("the embedded Kafka broker could not start on port " + kafkaPort
+            + " (is another Partita or Kafka using it? try --kafka-port): " + e.getMessage(), e);
+      }
+      services.add(kafka);
+      bootstrap = kafka.bootstrapServers();
+    }
+    Path repo = modelRepo;
+    if (repo == null) {
+      repo = dataDir.resolve("models").toAbsolutePath();
+      if (DemoRepository.writeTo(repo)) {
+        log.info("Wrote the demo model repository to {}", repo);
+      }
+    }
+    Map<String, String> flags = new HashMap<>();
+    flags.put("kafka.bootstrap.servers", bootstrap);
+    flags.put("model.repo", repo.toString());
+    flags.put("http.port", Integer.toString(httpPort));
+    flags.put("worker.threads", Integer.toString(threads));
+    flags.put("gateway.id", "local");
+    flags.put("host.id", WorkerConfig.defaultHostId());
+    Settings settings = common.settings(Map.of(), flags);
+    Services.logSettings("local", settings);
+    try {
+      services.start(new InferenceWorker(WorkerConfig.from(settings)));
+      Gateway gateway = services.start(new Gateway(GatewayConfig.from(settings)));
+      System.out.printf("%nPartita is running.%n"
+              + "  Kafka bootstrap:  %s%n"
+              + "  HTTP (OIP v2):    http://localhost:%d/v2%n"
+              + "  Model repository: %s%n"
+              + "Try:%n"
+              + "  curl -s localhost:%d/v2/models/demo-a/infer -d '{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}'%n"
+              + "Stop with Ctrl-C.%n%n",
+          bootstrap, gateway.port(), repo, gateway.port());
+    } catch (Exception e) {
+      services.close();
+      throw e;
+    }
+    return services.awaitShutdown();
+  }
+}
