@@ -8,8 +8,12 @@ import java.util.function.LongSupplier;
  * time budget is spent.
  *
  * <p>It reads time only through the {@link LongSupplier} clock it is given (nanoseconds, monotonic),
- * so tests drive it with a synthetic clock that the trial advances; nothing here sleeps. Stability
- * is checked on a geometric schedule (each time the sample count has grown by a tenth) so that fast
+ * so tests drive it with a synthetic clock that the trial advances; nothing here sleeps.
+ *
+ * <p>Stopping early on a stable median waits for {@code samplesBeforeEarlyStop} samples (100 by
+ * default, so that the reported p99 is a 99th percentile and not simply the slowest run) or for a
+ * quarter of the budget, whichever comes first; slow models thus still stop early, with fewer
+ * samples. Stability is checked on a geometric schedule (each time the sample count has grown by a tenth) so that fast
  * models with tens of thousands of samples do not spend their budget sorting.
  *
  * <p>It does not catch the trial's exceptions: a trial that fails is a failed measurement, and the
@@ -27,16 +31,20 @@ public final class Sampler {
   public enum StopReason { STABLE, BUDGET, MAX_SAMPLES }
 
   /**
-   * @param warmupRuns untimed runs first (at least 1: the first run allocates and is never typical)
+   * @param warmupRuns untimed runs first; 0 only when the caller has already warmed up (the first
+   *     run allocates and is never typical)
    * @param budgetNanos time allowed for the timed runs, measured from the first timed run
    * @param maxSamples hard cap on timed runs
    * @param rule when the median counts as stable
    * @param stopWhenStable false to use the whole budget (grouping mode, where partitions must overlap)
+   * @param samplesBeforeEarlyStop samples needed before a stable median may stop sampling, unless a
+   *     quarter of the budget has passed
    */
-  public record Settings(int warmupRuns, long budgetNanos, int maxSamples, StabilityRule rule, boolean stopWhenStable) {
+  public record Settings(int warmupRuns, long budgetNanos, int maxSamples, StabilityRule rule, boolean stopWhenStable,
+                         int samplesBeforeEarlyStop) {
     public Settings {
-      if (warmupRuns < 1) {
-        throw new IllegalArgumentException("warmupRuns must be at least 1, got " + warmupRuns);
+      if (warmupRuns < 0) {
+        throw new IllegalArgumentException("warmupRuns must not be negative, got " + warmupRuns);
       }
       if (budgetNanos <= 0) {
         throw new IllegalArgumentException("budgetNanos must be positive, got " + budgetNanos);
@@ -47,15 +55,22 @@ public final class Sampler {
       if (rule == null) {
         throw new IllegalArgumentException("rule is required");
       }
+      if (samplesBeforeEarlyStop < 0) {
+        throw new IllegalArgumentException("samplesBeforeEarlyStop must not be negative, got " + samplesBeforeEarlyStop);
+      }
     }
 
     /** Defaults for one measurement point with the given budget in milliseconds. */
     public static Settings ofBudgetMillis(long budgetMillis) {
-      return new Settings(3, budgetMillis * 1_000_000L, 1_000_000, StabilityRule.DEFAULT, true);
+      return new Settings(3, budgetMillis * 1_000_000L, 1_000_000, StabilityRule.DEFAULT, true, 100);
     }
 
     public Settings withStopWhenStable(boolean stop) {
-      return new Settings(warmupRuns, budgetNanos, maxSamples, rule, stop);
+      return new Settings(warmupRuns, budgetNanos, maxSamples, rule, stop, samplesBeforeEarlyStop);
+    }
+
+    public Settings withWarmupRuns(int runs) {
+      return new Settings(runs, budgetNanos, maxSamples, rule, stopWhenStable, samplesBeforeEarlyStop);
     }
   }
 
@@ -96,7 +111,8 @@ public final class Sampler {
         samples = Arrays.copyOf(samples, (int) Math.min(settings.maxSamples(), 2L * samples.length));
       }
       samples[n++] = t1 - t0;
-      if (settings.stopWhenStable() && n >= nextCheck) {
+      boolean mayStop = n >= settings.samplesBeforeEarlyStop() || 4 * (t1 - start) >= settings.budgetNanos();
+      if (settings.stopWhenStable() && mayStop && n >= nextCheck) {
         long[] sorted = Arrays.copyOf(samples, n);
         Arrays.sort(sorted);
         if (settings.rule().isStable(sorted)) {

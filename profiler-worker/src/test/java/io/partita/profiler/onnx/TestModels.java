@@ -44,6 +44,28 @@ public final class TestModels {
         .toByteArray();
   }
 
+  /** {@code y = Relu(x)} with x [N, L], both dimensions dynamic and named. */
+  public static byte[] reluWithDynamicLength() {
+    OnnxMl.TensorShapeProto shape = OnnxMl.TensorShapeProto.newBuilder()
+        .addDim(OnnxMl.TensorShapeProto.Dimension.newBuilder().setDimParam("N"))
+        .addDim(OnnxMl.TensorShapeProto.Dimension.newBuilder().setDimParam("L"))
+        .build();
+    OnnxMl.TypeProto type = OnnxMl.TypeProto.newBuilder().setTensorType(OnnxMl.TypeProto.Tensor.newBuilder()
+        .setElemType(OnnxMl.TensorProto.DataType.FLOAT.getNumber()).setShape(shape)).build();
+    OnnxMl.GraphProto graph = OnnxMl.GraphProto.newBuilder()
+        .setName("test-relu")
+        .addNode(OnnxMl.NodeProto.newBuilder().setName("relu").setOpType("Relu").addInput("x").addOutput("y"))
+        .addInput(OnnxMl.ValueInfoProto.newBuilder().setName("x").setType(type))
+        .addOutput(OnnxMl.ValueInfoProto.newBuilder().setName("y").setType(type))
+        .build();
+    return OnnxMl.ModelProto.newBuilder()
+        .setIrVersion(8)
+        .addOpsetImport(OnnxMl.OperatorSetIdProto.newBuilder().setDomain("").setVersion(13))
+        .setGraph(graph)
+        .build()
+        .toByteArray();
+  }
+
   private static OnnxMl.ValueInfoProto floatValue(String name, long batchDim, long width) {
     OnnxMl.TensorShapeProto.Dimension.Builder batch = OnnxMl.TensorShapeProto.Dimension.newBuilder();
     if (batchDim < 0) {

@@ -31,16 +31,32 @@ class SamplerTest {
   private static final long MS = 1_000_000L;
 
   @Test
-  void shouldStopAsSoonAsTheMedianIsStable() throws Exception {
+  void shouldStopOnceTheMedianIsStableAndThereAreEnoughSamplesForP99() throws Exception {
     ScriptedWork work = new ScriptedWork(i -> 2 * MS);
     Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(1000), work::clock, work::run);
     assertThat(out.reason()).isEqualTo(Sampler.StopReason.STABLE);
     assertThat(out.stable()).isTrue();
-    assertThat(out.samplesNanos()).hasSize(10);
-    assertThat(work.runs.get()).isEqualTo(13); // 3 warm-up runs are not timed
+    assertThat(out.samplesNanos()).hasSize(100);
+    assertThat(work.runs.get()).isEqualTo(103); // 3 warm-up runs are not timed
     assertThat(out.summary().p50Nanos()).isEqualTo(2 * MS);
-    assertThat(out.elapsedNanos()).isEqualTo(20 * MS);
+    assertThat(out.elapsedNanos()).isEqualTo(200 * MS);
     assertThat(out.throughput(4)).isEqualTo(2000.0); // 4 items per 2 ms
+  }
+
+  @Test
+  void shouldStopASlowModelAtTheRulesMinimumOnceAQuarterOfTheBudgetHasPassed() throws Exception {
+    ScriptedWork work = new ScriptedWork(i -> 100 * MS);
+    Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(10_000), work::clock, work::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.STABLE);
+    assertThat(out.samplesNanos()).hasSize(25); // 25 x 100 ms = a quarter of 10 s
+  }
+
+  @Test
+  void shouldStopAtTheRulesMinimumWhenNoExtraSamplesAreAsked() throws Exception {
+    ScriptedWork work = new ScriptedWork(i -> 2 * MS);
+    Sampler.Settings settings = new Sampler.Settings(1, 1000 * MS, 1_000_000, StabilityRule.DEFAULT, true, 0);
+    Sampler.Outcome out = Sampler.sample(settings, work::clock, work::run);
+    assertThat(out.samplesNanos()).hasSize(10);
   }
 
   @Test
@@ -75,7 +91,7 @@ class SamplerTest {
   @Test
   void shouldStopAtTheSampleCap() throws Exception {
     ScriptedWork work = new ScriptedWork(i -> i % 2 == 0 ? 1 : 1000);
-    Sampler.Settings settings = new Sampler.Settings(1, 1_000 * MS, 2500, StabilityRule.DEFAULT, true);
+    Sampler.Settings settings = new Sampler.Settings(1, 1_000 * MS, 2500, StabilityRule.DEFAULT, true, 100);
     Sampler.Outcome out = Sampler.sample(settings, work::clock, work::run);
     assertThat(out.reason()).isEqualTo(Sampler.StopReason.MAX_SAMPLES);
     assertThat(out.samplesNanos()).hasSize(2500);
