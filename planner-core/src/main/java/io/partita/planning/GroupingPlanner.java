@@ -343,15 +343,17 @@ public final class GroupingPlanner {
       double[] prev = f[p - 1];
       double[] cur = f[p];
       boolean any = false;
-      for (int r = 1; r <= n; r++) {
-        double b = Double.NEGATIVE_INFINITY;
-        for (int i = 0; i < size.length; i++) {
-          int from = r - size[i];
-          if (from >= 0 && prev[from] != Double.NEGATIVE_INFINITY) {
-            b = Math.max(b, prev[from] + value[i]);
-          }
+      // Item-major, so that the inner loop is a straight pass the JIT can vectorise;
+      // -infinity + v stays -infinity, so unreachable states need no branch.
+      for (int i = 0; i < size.length; i++) {
+        int k = size[i];
+        double v = value[i];
+        for (int r = k; r <= n; r++) {
+          cur[r] = Math.max(cur[r], prev[r - k] + v);
         }
-        cur[r] = b;
+      }
+      for (int r = 1; r <= n; r++) {
+        double b = cur[r];
         if (b != Double.NEGATIVE_INFINITY) {
           any = true;
           if (bestP < 0 || compareValue(b, f[bestP][bestR]) > 0) {

@@ -8,7 +8,13 @@ import java.util.List;
  * @param planned false when a model can run nowhere; {@code errors} then names it
  * @param errors one line per model that can run nowhere
  * @param services one per service, in the order they were planned (highest demand first)
- * @param assignments the chosen mapping of every service model
+ * @param schemesCostMsPerSecond the bottleneck of the schemes' chosen mappings, before the
+ *     improvement pass
+ * @param improvedFrom the starting point of the improvement pass that gave the plan
+ *     ({@code per-service choice}, {@code model-first for every service} or
+ *     {@code hardware-first for every service})
+ * @param improvementSteps how many moves or swaps the improvement pass applied to it
+ * @param assignments the final mapping of every service model, in planning order
  * @param loads the resulting load on every resource
  * @param costMsPerSecond the bottleneck {@code max_r load_r}
  * @param pipelineLatencyMs summed latency along all services' pipelines
@@ -18,6 +24,9 @@ public record MappingPlan(
     boolean planned,
     List<String> errors,
     List<ServiceMapping> services,
+    double schemesCostMsPerSecond,
+    String improvedFrom,
+    int improvementSteps,
     List<Assignment> assignments,
     List<ResourceLoad> loads,
     double costMsPerSecond,

@@ -42,7 +42,13 @@ import java.util.Map;
  * </ul>
  *
  * <p><b>Choice.</b> Per service, the scheme whose mapping has the lower cost, then the lower
- * pipeline latency; on a full tie model-first. The exact optimum over all services at once
+ * pipeline latency; on a full tie model-first. Then an improvement pass (moves and swaps that lower
+ * the sorted load vector, see {@link #improve}) runs over all services together from three
+ * starting points: the per-service choice, model-first for every service and hardware-first for
+ * every service; the lowest (cost, latency) result is the plan, ties to the earlier start. The
+ * pass never makes a mapping worse, so the plan is at least as good as the per-service choice
+ * ({@code schemesCostMsPerSecond}). This pass is an addition to DESIGN.md (see docs/planning.md).
+ * The exact optimum over all services at once
  * (branch and bound, {@link #exact}) is computed when the problem has at most
  * {@code exactMaxPlacements} placements and {@code exactMaxResources} resources, and the plan
  * reports {@code gap = cost / optimal cost}.
@@ -90,13 +96,14 @@ public final class MappingPlanner {
   public static MappingPlan plan(MappingProblem problem) {
     Prepared prepared = prepare(problem);
     if (!prepared.errors().isEmpty()) {
-      return new MappingPlan(false, prepared.errors(), List.of(), List.of(), List.of(), 0, 0,
+      return new MappingPlan(false, prepared.errors(), List.of(), 0, "none", 0, List.of(), List.of(), 0, 0,
           new ExactMapping(false, "not computed: the problem has errors", List.of(), 0, 0, 0, null));
     }
     int rc = prepared.resourceCount();
     double[] load = new double[rc];
     List<ServiceMapping> mappings = new ArrayList<>();
-    List<Assignment> chosen = new ArrayList<>();
+    List<Item> placedItems = new ArrayList<>();
+    List<Integer> placedWhere = new ArrayList<>();
     for (Service s : prepared.services()) {
       double[] mfLoad = load.clone();
       int[] mf = modelFirst(s, mfLoad);
@@ -117,13 +124,38 @@ public final class MappingPlanner {
             : "equal bottleneck load and pipeline latency: model-first by rule";
       }
       mappings.add(new ServiceMapping(s.id(), s.demand(), mfMapping, hfMapping, pick, why));
-      if (pick == MappingScheme.MODEL_FIRST) {
-        load = mfLoad;
-        chosen.addAll(mfMapping.assignments());
-      } else {
-        load = hfLoad;
-        chosen.addAll(hfMapping.assignments());
+      int[] where = pick == MappingScheme.MODEL_FIRST ? mf : hf;
+      load = pick == MappingScheme.MODEL_FIRST ? mfLoad : hfLoad;
+      for (int i = 0; i < s.items().size(); i++) {
+        placedItems.add(s.items().get(i));
+        placedWhere.add(where[i]);
       }
+    }
+    double schemesCost = max(load);
+    int[] where = placedWhere.stream().mapToInt(Integer::intValue).toArray();
+    int steps = improve(placedItems, where, load);
+    String start = "per-service choice";
+    // Two more starting points for the improvement pass: each scheme alone for every service.
+    for (MappingScheme only : MappingScheme.values()) {
+      double[] otherLoad = new double[rc];
+      int[] other = schemeForAll(prepared, only, otherLoad);
+      int otherSteps = improve(placedItems, other, otherLoad);
+      int c = Tolerance.compare(max(otherLoad), max(load));
+      if (c < 0 || (c == 0
+          && Tolerance.compare(latencyOf(placedItems, other), latencyOf(placedItems, where)) < 0)) {
+        where = other;
+        load = otherLoad;
+        steps = otherSteps;
+        start = only == MappingScheme.MODEL_FIRST ? "model-first for every service"
+            : "hardware-first for every service";
+      }
+    }
+    List<Assignment> chosen = new ArrayList<>();
+    for (int i = 0; i < placedItems.size(); i++) {
+      Item it = placedItems.get(i);
+      int r = where[i];
+      chosen.add(new Assignment(it.serviceId(), it.modelId(), prepared.resources().get(r).id(),
+          it.time()[r], it.work(r)));
     }
     double cost = max(load);
     double latency = chosen.stream().mapToDouble(Assignment::latencyMs).sum();
@@ -131,8 +163,126 @@ public final class MappingPlanner {
     if (exact.computed()) {
       exact = exact.withGap(exact.costMsPerSecond() > 0 ? cost / exact.costMsPerSecond() : 1.0);
     }
-    return new MappingPlan(true, List.of(), mappings, chosen, loads(prepared, load), cost, latency,
-        exact);
+    return new MappingPlan(true, List.of(), mappings, schemesCost, start, steps, chosen,
+        loads(prepared, load), cost, latency, exact);
+  }
+
+  /** The improvement pass stops after this many steps per placed model, to bound its time. */
+  static final int IMPROVEMENT_STEPS_PER_MODEL = 10;
+
+  /**
+   * The improvement pass over the schemes' combined mapping (all services together). It lowers the
+   * sorted load vector (descending) lexicographically, the "leximax" order whose first term is the
+   * bottleneck, then the summed latency. A step moves one model to another resource that can run it,
+   * or swaps two models on different resources that can run each other; it changes two loads only,
+   * so it lowers the leximax order exactly when the larger of the two new loads is lower than the
+   * larger of the two old ones, or equal with a lower smaller one (common loads cancel out). Each
+   * step takes the candidate that lowers the larger of the two loads most (then the smaller, then
+   * the latency); ties go to the first in (model, resource) order. Every step lowers the order
+   * strictly, so the mapping never gets worse; the pass ends when no step improves or after
+   * {@link #IMPROVEMENT_STEPS_PER_MODEL} steps per model. Returns the number of steps.
+   */
+  private static int improve(List<Item> items, int[] where, double[] load) {
+    int rc = load.length;
+    int n = items.size();
+    int limit = IMPROVEMENT_STEPS_PER_MODEL * n;
+    int steps = 0;
+    while (steps < limit) {
+      double[] best = null;
+      int bestI = -1;
+      int bestJ = -1;
+      int bestR = -1;
+      for (int i = 0; i < n; i++) {
+        Item a = items.get(i);
+        int from = where[i];
+        for (int r = 0; r < rc; r++) {
+          if (r == from || !a.runs(r)) {
+            continue;
+          }
+          double[] g = gain(load[from], load[r], load[from] - a.work(from), load[r] + a.work(r),
+              a.time()[from] - a.time()[r]);
+          if (g != null && (best == null || greater(g, best))) {
+            best = g;
+            bestI = i;
+            bestJ = -1;
+            bestR = r;
+          }
+        }
+        for (int j = i + 1; j < n; j++) {
+          int to = where[j];
+          Item b = items.get(j);
+          if (to == from || !a.runs(to) || !b.runs(from)) {
+            continue;
+          }
+          double[] g = gain(load[from], load[to], load[from] - a.work(from) + b.work(from),
+              load[to] - b.work(to) + a.work(to),
+              a.time()[from] + b.time()[to] - a.time()[to] - b.time()[from]);
+          if (g != null && (best == null || greater(g, best))) {
+            best = g;
+            bestI = i;
+            bestJ = j;
+            bestR = to;
+          }
+        }
+      }
+      if (best == null) {
+        return steps;
+      }
+      Item a = items.get(bestI);
+      int from = where[bestI];
+      load[from] -= a.work(from);
+      load[bestR] += a.work(bestR);
+      where[bestI] = bestR;
+      if (bestJ >= 0) {
+        Item b = items.get(bestJ);
+        load[bestR] -= b.work(bestR);
+        load[from] += b.work(from);
+        where[bestJ] = from;
+      }
+      steps++;
+    }
+    return steps;
+  }
+
+  /**
+   * How much a step that turns loads {@code (x1, x2)} into {@code (y1, y2)} and lowers the latency by
+   * {@code latencyDrop} improves: {@code (max x - max y, min x - min y, latencyDrop)}, or
+   * {@code null} when it does not lower the leximax order (then latency).
+   */
+  private static double[] gain(double x1, double x2, double y1, double y2, double latencyDrop) {
+    double hiX = Math.max(x1, x2);
+    double loX = Math.min(x1, x2);
+    double hiY = Math.max(y1, y2);
+    double loY = Math.min(y1, y2);
+    int c = Tolerance.compare(hiY, hiX);
+    if (c > 0) {
+      return null;
+    }
+    if (c == 0) {
+      int d = Tolerance.compare(loY, loX);
+      if (d > 0 || (d == 0 && Tolerance.compare(latencyDrop, 0) <= 0)) {
+        return null;
+      }
+    }
+    return new double[] {hiX - hiY, loX - loY, latencyDrop};
+  }
+
+  private static double latencyOf(List<Item> items, int[] where) {
+    double sum = 0;
+    for (int i = 0; i < items.size(); i++) {
+      sum += items.get(i).time()[where[i]];
+    }
+    return sum;
+  }
+
+  private static boolean greater(double[] a, double[] b) {
+    for (int k = 0; k < a.length; k++) {
+      int c = Tolerance.compare(a[k], b[k]);
+      if (c != 0) {
+        return c > 0;
+      }
+    }
+    return false;
   }
 
   /**
@@ -146,14 +296,28 @@ public final class MappingPlanner {
       return null;
     }
     double[] load = new double[prepared.resourceCount()];
+    int[] where = schemeForAll(prepared, scheme, load);
+    List<Item> items = prepared.allItems();
     List<Assignment> all = new ArrayList<>();
-    for (Service s : prepared.services()) {
-      int[] where = scheme == MappingScheme.MODEL_FIRST ? modelFirst(s, load)
-          : hardwareFirst(s, load, prepared.resourceCount());
-      all.addAll(describe(scheme, prepared, s, where, load).assignments());
+    for (int i = 0; i < items.size(); i++) {
+      Item it = items.get(i);
+      all.add(new Assignment(it.serviceId(), it.modelId(), prepared.resources().get(where[i]).id(),
+          it.time()[where[i]], it.work(where[i])));
     }
-    return new SchemeMapping(scheme, all, max(load),
-        all.stream().mapToDouble(Assignment::latencyMs).sum());
+    return new SchemeMapping(scheme, all, max(load), latencyOf(items, where));
+  }
+
+  /** One scheme for every service in planning order; {@code where} follows {@code allItems()}. */
+  private static int[] schemeForAll(Prepared prepared, MappingScheme scheme, double[] load) {
+    int[] where = new int[prepared.allItems().size()];
+    int at = 0;
+    for (Service s : prepared.services()) {
+      int[] w = scheme == MappingScheme.MODEL_FIRST ? modelFirst(s, load)
+          : hardwareFirst(s, load, prepared.resourceCount());
+      System.arraycopy(w, 0, where, at, w.length);
+      at += w.length;
+    }
+    return where;
   }
 
   /**

@@ -127,6 +127,8 @@ class MappingPropertiesTest {
     assertThat(Tolerance.compare(exact, MappingPlanner.runScheme(p, MappingScheme.HARDWARE_FIRST).costMsPerSecond()))
         .isLessThanOrEqualTo(0);
     assertThat(Tolerance.compare(exact, plan.costMsPerSecond())).isLessThanOrEqualTo(0);
+    // The improvement pass never makes the per-service choice worse.
+    assertThat(Tolerance.compare(plan.costMsPerSecond(), plan.schemesCostMsPerSecond())).isLessThanOrEqualTo(0);
     assertThat(plan.exact().gap()).isGreaterThanOrEqualTo(1.0 - 1e-9);
   }
 }
