@@ -187,57 +187,45 @@ public final class MappingPlanner {
     int n = items.size();
     int limit = IMPROVEMENT_STEPS_PER_MODEL * n;
     int steps = 0;
+    Step best = new Step();
     while (steps < limit) {
-      double[] best = null;
-      int bestI = -1;
-      int bestJ = -1;
-      int bestR = -1;
+      best.reset();
       for (int i = 0; i < n; i++) {
         Item a = items.get(i);
         int from = where[i];
+        double lf = load[from];
+        double wf = a.work(from);
         for (int r = 0; r < rc; r++) {
-          if (r == from || !a.runs(r)) {
-            continue;
-          }
-          double[] g = gain(load[from], load[r], load[from] - a.work(from), load[r] + a.work(r),
-              a.time()[from] - a.time()[r]);
-          if (g != null && (best == null || greater(g, best))) {
-            best = g;
-            bestI = i;
-            bestJ = -1;
-            bestR = r;
+          if (r != from && a.runs(r)) {
+            best.offer(lf, load[r], lf - wf, load[r] + a.work(r), a.time()[from] - a.time()[r], i, -1, r);
           }
         }
         for (int j = i + 1; j < n; j++) {
           int to = where[j];
-          Item b = items.get(j);
-          if (to == from || !a.runs(to) || !b.runs(from)) {
+          if (to == from || !a.runs(to)) {
             continue;
           }
-          double[] g = gain(load[from], load[to], load[from] - a.work(from) + b.work(from),
-              load[to] - b.work(to) + a.work(to),
-              a.time()[from] + b.time()[to] - a.time()[to] - b.time()[from]);
-          if (g != null && (best == null || greater(g, best))) {
-            best = g;
-            bestI = i;
-            bestJ = j;
-            bestR = to;
+          Item b = items.get(j);
+          if (!b.runs(from)) {
+            continue;
           }
+          best.offer(lf, load[to], lf - wf + b.work(from), load[to] - b.work(to) + a.work(to),
+              a.time()[from] + b.time()[to] - a.time()[to] - b.time()[from], i, j, to);
         }
       }
-      if (best == null) {
+      if (best.i < 0) {
         return steps;
       }
-      Item a = items.get(bestI);
-      int from = where[bestI];
+      Item a = items.get(best.i);
+      int from = where[best.i];
       load[from] -= a.work(from);
-      load[bestR] += a.work(bestR);
-      where[bestI] = bestR;
-      if (bestJ >= 0) {
-        Item b = items.get(bestJ);
-        load[bestR] -= b.work(bestR);
+      load[best.r] += a.work(best.r);
+      where[best.i] = best.r;
+      if (best.j >= 0) {
+        Item b = items.get(best.j);
+        load[best.r] -= b.work(best.r);
         load[from] += b.work(from);
-        where[bestJ] = from;
+        where[best.j] = from;
       }
       steps++;
     }
@@ -245,26 +233,62 @@ public final class MappingPlanner {
   }
 
   /**
-   * How much a step that turns loads {@code (x1, x2)} into {@code (y1, y2)} and lowers the latency by
-   * {@code latencyDrop} improves: {@code (max x - max y, min x - min y, latencyDrop)}, or
-   * {@code null} when it does not lower the leximax order (then latency).
+   * The best improving step seen so far. A step turning loads {@code (x1, x2)} into
+   * {@code (y1, y2)} and lowering the latency by {@code latencyDrop} improves when it lowers the
+   * leximax order (then the latency); its gain is {@code (max x - max y, min x - min y,
+   * latencyDrop)}, compared lexicographically; the first of equal gains is kept.
    */
-  private static double[] gain(double x1, double x2, double y1, double y2, double latencyDrop) {
-    double hiX = Math.max(x1, x2);
-    double loX = Math.min(x1, x2);
-    double hiY = Math.max(y1, y2);
-    double loY = Math.min(y1, y2);
-    int c = Tolerance.compare(hiY, hiX);
-    if (c > 0) {
-      return null;
+  private static final class Step {
+    double hi;
+    double lo;
+    double lat;
+    int i;
+    int j;
+    int r;
+
+    void reset() {
+      i = -1;
     }
-    if (c == 0) {
-      int d = Tolerance.compare(loY, loX);
-      if (d > 0 || (d == 0 && Tolerance.compare(latencyDrop, 0) <= 0)) {
-        return null;
+
+    void offer(double x1, double x2, double y1, double y2, double latencyDrop, int i, int j, int r) {
+      double hiX = Math.max(x1, x2);
+      double hiY = Math.max(y1, y2);
+      if (hiY > hiX + Tolerance.RELATIVE * Math.max(1.0, hiX)) {
+        return; // the fast, common rejection; the exact rule follows
       }
+      double loX = Math.min(x1, x2);
+      double loY = Math.min(y1, y2);
+      int c = Tolerance.compare(hiY, hiX);
+      if (c > 0) {
+        return;
+      }
+      if (c == 0) {
+        int d = Tolerance.compare(loY, loX);
+        if (d > 0 || (d == 0 && Tolerance.compare(latencyDrop, 0) <= 0)) {
+          return;
+        }
+      }
+      double gHi = hiX - hiY;
+      double gLo = loX - loY;
+      if (this.i >= 0) {
+        int k = Tolerance.compare(gHi, hi);
+        if (k == 0) {
+          k = Tolerance.compare(gLo, lo);
+        }
+        if (k == 0) {
+          k = Tolerance.compare(latencyDrop, lat);
+        }
+        if (k <= 0) {
+          return;
+        }
+      }
+      hi = gHi;
+      lo = gLo;
+      lat = latencyDrop;
+      this.i = i;
+      this.j = j;
+      this.r = r;
     }
-    return new double[] {hiX - hiY, loX - loY, latencyDrop};
   }
 
   private static double latencyOf(List<Item> items, int[] where) {
@@ -273,16 +297,6 @@ public final class MappingPlanner {
       sum += items.get(i).time()[where[i]];
     }
     return sum;
-  }
-
-  private static boolean greater(double[] a, double[] b) {
-    for (int k = 0; k < a.length; k++) {
-      int c = Tolerance.compare(a[k], b[k]);
-      if (c != 0) {
-        return c > 0;
-      }
-    }
-    return false;
   }
 
   /**
