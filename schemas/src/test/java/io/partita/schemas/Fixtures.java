@@ -1,94 +1,92 @@
 package io.partita.schemas;
 
-import io.partita.avro.DeadLetter;
-import io.partita.avro.ErrorCode;
-import io.partita.avro.InferenceError;
-import io.partita.avro.InferenceReply;
-import io.partita.avro.InferenceRequest;
-import io.partita.avro.Tensor;
-import java.nio.ByteBuffer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificDatumReader;
 import org.apache.avro.specific.SpecificRecord;
 
 /**
- * The sample records behind the checked-in fixtures. {@link #main} writes them (and the schema
- * history files) once per released schema version; the evolution test then reads them forever.
+ * Schema fixtures: for every record {@code <Name>} and released version {@code vN}, a sample in
+ * Avro's JSON encoding ({@code fixtures/<Name>-vN.json}, written by hand), the same sample in
+ * single-object encoding ({@code fixtures/<Name>-vN.bin}) and the full schema of that version in
+ * the schema history.
  *
- * <p>Run from the repository root when releasing a new schema version:
- * {@code mvn -pl schemas test-compile exec:java -Dexec.mainClass=io.partita.schemas.Fixtures
- * -Dexec.classpathScope=test -Dexec.args="v2"}
+ * <p>To add a record or release a changed one: edit its .avsc, write the JSON sample, then run
+ * from {@code schemas/}: {@code mvn test-compile exec:java -Dexec.mainClass=io.partita.schemas.Fixtures
+ * -Dexec.classpathScope=test -Dexec.args=v1} (or {@code v2}, ...). It writes the .bin files and
+ * history entries that are missing and never rewrites a released one.
  */
 public final class Fixtures {
-  static final Tensor TENSOR =
-      Tensor.newBuilder()
-          .setName("input")
-          .setDatatype("FP32")
-          .setShape(List.of(1L, 2L))
-          .setData(ByteBuffer.wrap(new byte[] {0, 0, (byte) 0x80, 0x3f, 0, 0, 0, 0x40}))
-          .build();
+  static final Path FIXTURES = Path.of("src/test/resources/fixtures");
+  static final Path HISTORY = Path.of("src/main/resources/io/partita/schemas/history");
 
-  static final InferenceRequest REQUEST =
-      InferenceRequest.newBuilder()
-          .setId("fixture-request")
-          .setServiceModel("demo-a")
-          .setVersion("1")
-          .setInputs(List.of(TENSOR))
-          .build();
+  private Fixtures() {}
 
-  static final InferenceReply REPLY =
-      InferenceReply.newBuilder()
-          .setId("fixture-request")
-          .setServiceModel("demo-a")
-          .setError(new InferenceError(ErrorCode.BAD_INPUT, "input 'input': expected FP32"))
-          .build();
-
-  static final DeadLetter DEAD_LETTER =
-      DeadLetter.newBuilder()
-          .setTopic("partita.requests.demo")
-          .setPartition(0)
-          .setOffset(42L)
-          .setValue(ByteBuffer.wrap(new byte[] {1, 2, 3}))
-          .setHeaders(Map.of("reply-to", "partita.replies.x"))
-          .setError("not an InferenceRequest")
-          .setErrorClass("DecodeException")
-          .setComponent("worker")
-          .setTimestamp(1_700_000_000_000L)
-          .build();
-
-  static final List<SpecificRecord> ALL = List.of(TENSOR, REQUEST, REPLY, DEAD_LETTER);
-
-  public static void main(String[] args) throws Exception {
-    String version = args.length > 0 ? args[0] : "v1";
-    Path fixtures = Path.of("src/test/resources/fixtures");
-    Path history = Path.of("src/main/resources/io/partita/schemas/history");
-    Files.createDirectories(fixtures);
-    Files.createDirectories(history);
-    StringBuilder index = new StringBuilder();
-    Path indexFile = history.resolve("index.txt");
-    if (Files.exists(indexFile)) {
-      index.append(Files.readString(indexFile));
+  /** The generated class of a record name, e.g. {@code InferenceRequest}. */
+  @SuppressWarnings("unchecked")
+  static Class<? extends SpecificRecord> recordClass(String name) {
+    try {
+      return (Class<? extends SpecificRecord>) Class.forName("io.partita.avro." + name);
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException("no generated class io.partita.avro." + name, e);
     }
-    for (SpecificRecord record : ALL) {
-      String name = record.getSchema().getName();
-      write(fixtures.resolve(name + "-" + version + ".bin"), encode(record));
-      String file = name + "-" + version + ".avsc";
-      Files.writeString(history.resolve(file), record.getSchema().toString(true));
-      index.append(record.getSchema().getFullName()).append(' ').append(file).append('\n');
+  }
+
+  /** Reads a JSON sample with the given (writer) schema into the current class. */
+  static SpecificRecord readJson(String json, Schema writer, Class<? extends SpecificRecord> type) {
+    try {
+      Schema reader = SpecificData.getForClass(type).getSchema(type);
+      SpecificDatumReader<SpecificRecord> datumReader = new SpecificDatumReader<>(writer, reader, SpecificData.getForClass(type));
+      return datumReader.read(null, DecoderFactory.get().jsonDecoder(writer, json));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
-    Files.writeString(indexFile, index.toString());
+  }
+
+  static String resource(String path) {
+    try (InputStream in = Fixtures.class.getResourceAsStream(path)) {
+      return in == null ? null : new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private static byte[] encode(SpecificRecord record) {
-    return ((AvroCodec) AvroCodec.of(record.getClass())).encode(record);
+  public static void main(String[] args) throws Exception {
+    String version = args.length > 0 ? args[0] : "v1";
+    Path index = HISTORY.resolve("index.txt");
+    List<String> lines = Files.exists(index) ? new ArrayList<>(Files.readAllLines(index)) : new ArrayList<>();
+    try (DirectoryStream<Path> samples = Files.newDirectoryStream(FIXTURES, "*-" + version + ".json")) {
+      for (Path sample : samples) {
+        String file = sample.getFileName().toString();
+        String name = file.substring(0, file.length() - ("-" + version + ".json").length());
+        Class<? extends SpecificRecord> type = recordClass(name);
+        Schema current = SpecificData.getForClass(type).getSchema(type);
+        Path bin = FIXTURES.resolve(name + "-" + version + ".bin");
+        Path avsc = HISTORY.resolve(name + "-" + version + ".avsc");
+        if (Files.exists(bin) && Files.exists(avsc)) {
+          continue; // released: never rewritten
+        }
+        SpecificRecord record = readJson(Files.readString(sample), current, type);
+        Files.write(bin, ((AvroCodec) AvroCodec.of(type)).encode(record));
+        Files.writeString(avsc, current.toString(true));
+        String line = current.getFullName() + " " + avsc.getFileName();
+        if (!lines.contains(line)) {
+          lines.add(line);
+        }
+        System.out.println("wrote " + bin + " and " + avsc);
+      }
+    }
+    Files.write(index, lines);
   }
-
-  private static void write(Path path, byte[] bytes) throws Exception {
-    Files.write(path, bytes);
-  }
-
-  private Fixtures() {}
 }
