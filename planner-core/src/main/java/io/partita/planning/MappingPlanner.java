@@ -43,9 +43,10 @@ import java.util.Map;
  *
  * <p><b>Choice.</b> Per service, the scheme whose mapping has the lower cost, then the lower
  * pipeline latency; on a full tie model-first. Then an improvement pass (moves and swaps that lower
- * the sorted load vector, see {@link #improve}) runs over all services together from three
- * starting points: the per-service choice, model-first for every service and hardware-first for
- * every service; the lowest (cost, latency) result is the plan, ties to the earlier start. The
+ * the sorted load vector, see {@link #improve}) runs over all services together from four
+ * starting points: the per-service choice, model-first for every service, hardware-first for
+ * every service, and model-first over all services' models at once (heaviest first, ignoring the
+ * service order); the lowest (cost, latency) result is the plan, ties to the earlier start. The
  * pass never makes a mapping worse, so the plan is at least as good as the per-service choice
  * ({@code schemesCostMsPerSecond}). This pass is an addition to DESIGN.md (see docs/planning.md).
  * The exact optimum over all services at once
@@ -132,22 +133,48 @@ public final class MappingPlanner {
       }
     }
     double schemesCost = max(load);
-    int[] where = placedWhere.stream().mapToInt(Integer::intValue).toArray();
-    int steps = improve(placedItems, where, load);
-    String start = "per-service choice";
-    // Two more starting points for the improvement pass: each scheme alone for every service.
-    for (MappingScheme only : MappingScheme.values()) {
-      double[] otherLoad = new double[rc];
-      int[] other = schemeForAll(prepared, only, otherLoad);
-      int otherSteps = improve(placedItems, other, otherLoad);
-      int c = Tolerance.compare(max(otherLoad), max(load));
-      if (c < 0 || (c == 0
-          && Tolerance.compare(latencyOf(placedItems, other), latencyOf(placedItems, where)) < 0)) {
-        where = other;
-        load = otherLoad;
-        steps = otherSteps;
-        start = only == MappingScheme.MODEL_FIRST ? "model-first for every service"
-            : "hardware-first for every service";
+    // The improvement pass from four starting points; the first of equal results wins.
+    List<String> startNames = List.of("per-service choice", "model-first for every service",
+        "hardware-first for every service", "model-first over all services at once");
+    int[] where = null;
+    int steps = 0;
+    String start = null;
+    for (String name : startNames) {
+      double[] startLoad;
+      int[] startWhere;
+      switch (name) {
+        case "per-service choice" -> {
+          startLoad = load;
+          startWhere = placedWhere.stream().mapToInt(Integer::intValue).toArray();
+        }
+        case "model-first for every service" -> {
+          startLoad = new double[rc];
+          startWhere = schemeForAll(prepared, MappingScheme.MODEL_FIRST, startLoad);
+        }
+        case "hardware-first for every service" -> {
+          startLoad = new double[rc];
+          startWhere = schemeForAll(prepared, MappingScheme.HARDWARE_FIRST, startLoad);
+        }
+        default -> {
+          startLoad = new double[rc];
+          startWhere = modelFirst(new Service("*", placedItems, 0), startLoad);
+        }
+      }
+      int startSteps = improve(placedItems, startWhere, startLoad);
+      if (where == null) {
+        where = startWhere;
+        load = startLoad;
+        steps = startSteps;
+        start = name;
+        continue;
+      }
+      int c = Tolerance.compare(max(startLoad), max(load));
+      if (c < 0 || (c == 0 && Tolerance.compare(latencyOf(placedItems, startWhere),
+          latencyOf(placedItems, where)) < 0)) {
+        where = startWhere;
+        load = startLoad;
+        steps = startSteps;
+        start = name;
       }
     }
     List<Assignment> chosen = new ArrayList<>();
