@@ -46,7 +46,14 @@ final class ModelRepository {
   }
 
   static int compareVersions(String a, String b) {
-    boolean numeric = a.matches("\\d{1,18}") && b.matches("\\d{1,18}");
-    return numeric ? Long.compare(Long.parseLong(a), Long.parseLong(b)) : a.compareTo(b);
+    boolean aNumeric = a.matches("\\d{1,18}");
+    boolean bNumeric = b.matches("\\d{1,18}");
+    if (aNumeric && bNumeric) {
+      return Long.compare(Long.parseLong(a), Long.parseLong(b));
+    }
+    if (aNumeric != bNumeric) {
+      return aNumeric ? -1 : 1;
+    }
+    return a.compareTo(b);
   }
 }

@@ -159,6 +159,7 @@ class ProfileCliTest {
   void shouldCompareVersionsNumericallyWhenTheyAreNumbers() {
     assertThat(ModelRepository.compareVersions("10", "9")).isPositive();
     assertThat(ModelRepository.compareVersions("v2", "v10")).isPositive(); // text order for non-numbers
+    assertThat(ModelRepository.compareVersions("10", "beta")).isNegative(); // names after numbers, as in models
     assertThat(ModelRepository.compareVersions("3", "3")).isZero();
   }
 }

@@ -27,7 +27,7 @@ class BaselineBenchmarkTest {
     BaselineBenchmark.Report report = new BaselineBenchmark(measurer).run(false, ProgressListener.NONE);
 
     assertThat(report.score().referenceModel()).isEqualTo("reference-mlp-3x256");
-    assertThat(report.score().gridSize()).isEqualTo(2 * host.usableCores() * 16);
+    assertThat(report.score().gridSize()).isEqualTo(2 * host.usableCores() * 20);
     assertThat(report.searched()).hasSize(report.score().pointsMeasured());
     assertThat(report.score().pointsMeasured()).isBetween(3, report.score().gridSize());
     assertThat(report.searched().get(0).point().threads()).isEqualTo(host.usableCores());
