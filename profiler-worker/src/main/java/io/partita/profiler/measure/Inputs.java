@@ -70,10 +70,10 @@ public final class Inputs implements AutoCloseable {
               + "; batch " + batch + " cannot be fed (use --batches " + declared[d] + ")");
         }
         shape[d] = declared[d];
+      } else if (d == 0) {
+        shape[d] = batch; // the batch, even if --dim names this dimension too
       } else if (name != null && !name.isEmpty() && dims.containsKey(name)) {
         shape[d] = dims.get(name);
-      } else if (d == 0) {
-        shape[d] = batch;
       } else {
         throw new IllegalArgumentException("input '" + input + "' dimension " + d + " is dynamic"
             + (name == null || name.isEmpty() ? " and unnamed" : " ('" + name + "')")

@@ -161,6 +161,8 @@ class MeasurerTest {
   @Test
   void shouldLayOutPartitionsOnDistinctCores() {
     if (host.usableCores() < 2) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> measurer.layout(Provider.CPU, List.of(1, 1)))
+          .hasMessageContaining("usable");
       return;
     }
     List<List<SlotSpec>> layout = measurer.layout(Provider.CPU, List.of(1, 1));
