@@ -61,6 +61,12 @@ import java.util.Map;
  */
 public final class MappingPlanner {
 
+  /**
+   * The branch and bound gives up (and says so) after this many nodes, so that no problem within
+   * the bounds can stall a plan; a count, not a time, so the outcome is deterministic.
+   */
+  public static final long EXACT_NODE_LIMIT = 20_000_000L;
+
   private MappingPlanner() {}
 
   /** One (service, model) to place. */
@@ -367,7 +373,9 @@ public final class MappingPlanner {
    * heaviest first, each over its resources by increasing finish time; a node is cut when
    * {@code max(current bottleneck, (sum_r load_r + sum_{unplaced} min_r w) / R,
    * max_{unplaced} min_r (load_r + w))} already exceeds the best cost found (or equals it and
-   * the latency bound cannot beat it). Only for problems within the problem's bounds.
+   * the latency bound cannot beat it). Resources with identical columns of times and equal load
+   * are interchangeable, so only the first of them is branched into. Only for problems within the
+   * problem's bounds, and only if the search ends within {@link #EXACT_NODE_LIMIT} nodes.
    */
   public static ExactMapping exact(MappingProblem problem) {
     Prepared prepared = prepare(problem);
@@ -385,6 +393,10 @@ public final class MappingPlanner {
         .thenComparing(Item::serviceId).thenComparing(Item::modelId));
     BranchAndBound search = new BranchAndBound(items, rc);
     search.run();
+    if (search.stopped) {
+      return new ExactMapping(false, "not computed: the search stopped after " + EXACT_NODE_LIMIT
+          + " nodes without proving optimality", List.of(), 0, 0, search.nodes, null);
+    }
     List<Assignment> result = new ArrayList<>();
     // Report in the services' planning order and pipeline order, like the heuristic.
     for (Service s : prepared.services()) {
@@ -410,11 +422,31 @@ public final class MappingPlanner {
     double bestCost = Double.POSITIVE_INFINITY;
     double bestLatency = Double.POSITIVE_INFINITY;
     long nodes;
+    boolean stopped;
+    /** {@code twin[r]}: the first resource whose column of times equals r's (interchangeable). */
+    private final int[] twin;
 
     BranchAndBound(List<Item> items, int rc) {
       this.items = items;
       this.rc = rc;
       int n = items.size();
+      twin = new int[rc];
+      for (int r = 0; r < rc; r++) {
+        twin[r] = r;
+        for (int o = 0; o < r; o++) {
+          boolean same = true;
+          for (Item it : items) {
+            if (Double.compare(it.time()[o], it.time()[r]) != 0) {
+              same = false;
+              break;
+            }
+          }
+          if (same) {
+            twin[r] = twin[o];
+            break;
+          }
+        }
+      }
       suffixMinWork = new double[n + 1];
       suffixMinTime = new double[n + 1];
       for (int i = n - 1; i >= 0; i--) {
@@ -438,7 +470,13 @@ public final class MappingPlanner {
     }
 
     private void dfs(int i, double currentMax, double totalLoad, double latency) {
-      nodes++;
+      if (stopped) {
+        return;
+      }
+      if (++nodes > EXACT_NODE_LIMIT) {
+        stopped = true;
+        return;
+      }
       if (i == items.size()) {
         int c = Tolerance.compare(currentMax, bestCost);
         if (c < 0 || (c == 0 && Tolerance.compare(latency, bestLatency) < 0)) {
@@ -466,7 +504,11 @@ public final class MappingPlanner {
       Integer[] candidates = Arrays.copyOf(order, count);
       Arrays.sort(candidates, Comparator.<Integer>comparingDouble(r -> load[r] + it.work(r))
           .thenComparingDouble(r -> it.time()[r]).thenComparingInt(r -> r));
-      for (int r : candidates) {
+      for (int c = 0; c < candidates.length; c++) {
+        int r = candidates[c];
+        if (interchangeableWithEarlier(candidates, c)) {
+          continue;
+        }
         double w = it.work(r);
         double newMax = Math.max(currentMax, load[r] + w);
         if (cut(newMax, latency + it.time()[r] + suffixMinTime[i + 1])) {
@@ -477,6 +519,18 @@ public final class MappingPlanner {
         dfs(i + 1, newMax, totalLoad + w, latency + it.time()[r]);
         load[r] -= w;
       }
+    }
+
+    /** An earlier candidate with the same column of times and the same load gives the same subtree. */
+    private boolean interchangeableWithEarlier(Integer[] candidates, int c) {
+      int r = candidates[c];
+      for (int e = 0; e < c; e++) {
+        int o = candidates[e];
+        if (twin[o] == twin[r] && load[o] == load[r]) {
+          return true;
+        }
+      }
+      return false;
     }
 
     private boolean cut(double costBound, double latencyBound) {
