@@ -62,11 +62,11 @@ public final class Gateway implements Service {
       TopicAdmin.ensure(admin, specs, (short) 3);
     }
     producer = new KafkaProducer<>(producerProps());
-    router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), replyTopic);
+    router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), replyTopic, config.codecs());
     routerThread = new Thread(router, "partita-gateway-replies");
     routerThread.start();
     router.ready().get(60, TimeUnit.SECONDS);
-    RequestProducer requests = new RequestProducer(producer, router, topics, replyTopic, System::currentTimeMillis);
+    RequestProducer requests = new RequestProducer(producer, router, topics, replyTopic, config.codecs(), System::currentTimeMillis);
     http = HttpServer.create(new InetSocketAddress(config.httpPort()), 1024);
     executor = Executors.newFixedThreadPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2), r -> {
       Thread t = new Thread(r, "partita-http");

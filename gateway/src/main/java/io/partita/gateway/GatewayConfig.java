@@ -17,10 +17,11 @@ import java.util.UUID;
  * @param timeoutMs how long an infer call waits for its reply by default ({@code gateway.timeout.ms})
  * @param maxBodyBytes largest request body accepted ({@code gateway.max.body.bytes})
  * @param kafka extra Kafka client settings (everything under {@code kafka.})
+ * @param codecs how records are encoded ({@code serde.mode})
  */
 public record GatewayConfig(
     String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
-    long timeoutMs, long maxBodyBytes, Properties kafka) {
+    long timeoutMs, long maxBodyBytes, Properties kafka, io.partita.common.serde.Codecs codecs) {
 
   public static GatewayConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -40,6 +41,7 @@ public record GatewayConfig(
         settings.integer("http.port", 8080, 0, 65535),
         settings.longValue("gateway.timeout.ms", 30_000, 1, 3_600_000),
         settings.longValue("gateway.max.body.bytes", 16L << 20, 1024, 2L << 30),
-        kafka);
+        kafka,
+        io.partita.common.serde.Codecs.from(settings));
   }
 }

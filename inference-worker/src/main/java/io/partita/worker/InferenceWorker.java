@@ -58,7 +58,7 @@ public final class InferenceWorker implements Service {
       TopicAdmin.ensure(admin, specs, (short) 3);
     }
     producer = new KafkaProducer<>(producerProps());
-    loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, server, topics, System::currentTimeMillis);
+    loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, server, topics, config.codecs(), System::currentTimeMillis);
     thread = new Thread(loop, "partita-worker");
     thread.start();
     log.info("Inference worker {} serving {} on {} ({})", config.hostId(), server.serviceModels(), server.provider(), config.bootstrapServers());

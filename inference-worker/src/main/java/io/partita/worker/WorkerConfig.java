@@ -14,9 +14,10 @@ import java.util.Properties;
  * @param intraOpThreads ONNX Runtime threads per session; 0 = all cores ({@code worker.threads})
  * @param cuda try the CUDA provider ({@code worker.cuda})
  * @param kafka extra Kafka client settings (everything under {@code kafka.})
+ * @param codecs how records are encoded ({@code serde.mode})
  */
 public record WorkerConfig(
-    String bootstrapServers, String topicPrefix, String hostId, Path modelRepository, int intraOpThreads, boolean cuda, Properties kafka) {
+    String bootstrapServers, String topicPrefix, String hostId, Path modelRepository, int intraOpThreads, boolean cuda, Properties kafka, io.partita.common.serde.Codecs codecs) {
 
   public static WorkerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -35,7 +36,8 @@ public record WorkerConfig(
         Path.of(repo),
         settings.integer("worker.threads", 0, 0, 4096),
         settings.bool("worker.cuda", false),
-        kafka);
+        kafka,
+        io.partita.common.serde.Codecs.from(settings));
   }
 
   public static String defaultHostId() {

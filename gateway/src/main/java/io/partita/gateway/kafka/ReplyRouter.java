@@ -2,7 +2,8 @@ package io.partita.gateway.kafka;
 
 import io.partita.avro.InferenceReply;
 import io.partita.common.KafkaHeaders;
-import io.partita.schemas.AvroCodec;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
 import io.partita.schemas.DecodeException;
 import java.time.Duration;
 import java.util.List;
@@ -27,11 +28,12 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
   private final Consumer<String, byte[]> consumer;
   private final String topic;
   private final Map<String, CompletableFuture<InferenceReply>> waiting = new ConcurrentHashMap<>();
-  private final AvroCodec<InferenceReply> codec = AvroCodec.of(InferenceReply.class);
+  private final RecordCodec<InferenceReply> codec;
   private final CompletableFuture<Void> assigned = new CompletableFuture<>();
   private volatile boolean running = true;
 
-  public ReplyRouter(Consumer<String, byte[]> consumer, String topic) {
+  public ReplyRouter(Consumer<String, byte[]> consumer, String topic, Codecs codecs) {
+    this.codec = codecs.codec(InferenceReply.class);
     this.consumer = consumer;
     this.topic = topic;
   }
@@ -86,7 +88,7 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
             continue;
           }
           try {
-            future.complete(codec.decode(record.value()));
+            future.complete(codec.decode(record.topic(), record.value()));
           } catch (DecodeException e) {
             future.completeExceptionally(e);
           }

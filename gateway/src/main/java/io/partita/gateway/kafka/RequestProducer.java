@@ -4,7 +4,8 @@ import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.Topics;
-import io.partita.schemas.AvroCodec;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -22,9 +23,10 @@ public final class RequestProducer {
   private final Topics topics;
   private final String replyTopic;
   private final LongSupplier clock;
-  private final AvroCodec<InferenceRequest> codec = AvroCodec.of(InferenceRequest.class);
+  private final RecordCodec<InferenceRequest> codec;
 
-  public RequestProducer(Producer<String, byte[]> producer, ReplyRouter router, Topics topics, String replyTopic, LongSupplier clock) {
+  public RequestProducer(Producer<String, byte[]> producer, ReplyRouter router, Topics topics, String replyTopic, Codecs codecs, LongSupplier clock) {
+    this.codec = codecs.codec(InferenceRequest.class);
     this.producer = producer;
     this.router = router;
     this.topics = topics;
@@ -38,7 +40,8 @@ public final class RequestProducer {
     CompletableFuture<InferenceReply> result = reply.orTimeout(timeoutMs, TimeUnit.MILLISECONDS)
         .whenComplete((r, e) -> router.forget(id));
     try {
-      ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.requests(request.getServiceModel()), id, codec.encode(request));
+      String topic = topics.requests(request.getServiceModel());
+      ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, id, codec.encode(topic, request));
       KafkaHeaders.put(record.headers(), KafkaHeaders.CORRELATION_ID, id);
       KafkaHeaders.put(record.headers(), KafkaHeaders.REPLY_TO, replyTopic);
       KafkaHeaders.put(record.headers(), KafkaHeaders.DEADLINE, Long.toString(clock.getAsLong() + timeoutMs));

@@ -7,7 +7,8 @@ import io.partita.avro.InferenceRequest;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.Topics;
 import io.partita.common.kafka.DeadLetters;
-import io.partita.schemas.AvroCodec;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
 import io.partita.schemas.DecodeException;
 import io.partita.worker.serving.ModelServer;
 import java.nio.charset.StandardCharsets;
@@ -51,13 +52,16 @@ public final class RequestLoop implements Runnable {
   private final ModelServer server;
   private final Topics topics;
   private final LongSupplier clock;
-  private final AvroCodec<InferenceRequest> requests = AvroCodec.of(InferenceRequest.class);
-  private final AvroCodec<InferenceReply> replies = AvroCodec.of(InferenceReply.class);
-  private final AvroCodec<DeadLetter> deadLetters = AvroCodec.of(DeadLetter.class);
+  private final RecordCodec<InferenceRequest> requests;
+  private final RecordCodec<InferenceReply> replies;
+  private final RecordCodec<DeadLetter> deadLetters;
   private volatile boolean running = true;
   private volatile Throwable failure;
 
-  public RequestLoop(Consumer<String, byte[]> consumer, Producer<String, byte[]> producer, ModelServer server, Topics topics, LongSupplier clock) {
+  public RequestLoop(Consumer<String, byte[]> consumer, Producer<String, byte[]> producer, ModelServer server, Topics topics, Codecs codecs, LongSupplier clock) {
+    this.requests = codecs.codec(InferenceRequest.class);
+    this.replies = codecs.codec(InferenceReply.class);
+    this.deadLetters = codecs.codec(DeadLetter.class);
     this.consumer = consumer;
     this.producer = producer;
     this.server = server;
@@ -105,7 +109,7 @@ public final class RequestLoop implements Runnable {
     String serviceModel = topics.serviceModelOf(record.topic());
     InferenceRequest request;
     try {
-      request = requests.decode(record.value());
+      request = requests.decode(record.topic(), record.value());
     } catch (DecodeException e) {
       deadLetter(record, e, sent);
       if (replyTo != null) {
@@ -157,7 +161,7 @@ public final class RequestLoop implements Runnable {
   private void reply(ConsumerRecord<String, byte[]> source, String replyTo, String correlation, InferenceReply reply, List<Future<RecordMetadata>> sent) {
     ProducerRecord<String, byte[]> out;
     try {
-      out = new ProducerRecord<>(replyTo, reply.getId(), replies.encode(reply));
+      out = new ProducerRecord<>(replyTo, reply.getId(), replies.encode(replyTo, reply));
       KafkaHeaders.put(out.headers(), KafkaHeaders.CORRELATION_ID, correlation);
       KafkaHeaders.put(out.headers(), KafkaHeaders.TRACEPARENT, KafkaHeaders.get(source.headers(), KafkaHeaders.TRACEPARENT));
       sent.add(producer.send(out));
@@ -168,7 +172,7 @@ public final class RequestLoop implements Runnable {
 
   private void deadLetter(ConsumerRecord<String, byte[]> record, Exception error, List<Future<RecordMetadata>> sent) {
     log.warn("Dead-lettering {}-{}@{}: {}", record.topic(), record.partition(), record.offset(), error.getMessage());
-    byte[] value = deadLetters.encode(DeadLetters.of(record, error, "worker", clock.getAsLong()));
+    byte[] value = deadLetters.encode(topics.deadLetter(), DeadLetters.of(record, error, "worker", clock.getAsLong()));
     String key = record.key() == null ? null : record.key();
     ProducerRecord<String, byte[]> out = new ProducerRecord<>(topics.deadLetter(), key, value);
     out.headers().add("source-topic", record.topic().getBytes(StandardCharsets.UTF_8));
