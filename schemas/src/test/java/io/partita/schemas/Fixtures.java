@@ -74,13 +74,16 @@ public final class Fixtures {
         Schema current = SpecificData.getForClass(type).getSchema(type);
         Path bin = FIXTURES.resolve(name + "-" + version + ".bin");
         Path avsc = HISTORY.resolve(name + "-" + version + ".avsc");
+        String line = current.getFullName() + " " + avsc.getFileName();
         if (Files.exists(bin) && Files.exists(avsc)) {
+          if (!lines.contains(line)) {
+            lines.add(line); // released but not indexed (two generators ran at once): index it again
+          }
           continue; // released: never rewritten
         }
         SpecificRecord record = readJson(Files.readString(sample), current, type);
         Files.write(bin, ((AvroCodec) AvroCodec.of(type)).encode(record));
         Files.writeString(avsc, current.toString(true));
-        String line = current.getFullName() + " " + avsc.getFileName();
         if (!lines.contains(line)) {
           lines.add(line);
         }

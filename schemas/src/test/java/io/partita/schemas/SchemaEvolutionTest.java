@@ -49,6 +49,18 @@ class SchemaEvolutionTest {
   }
 
   @Test
+  void shouldIndexEveryJsonSample() throws Exception {
+    String index = Fixtures.resource("/io/partita/schemas/history/index.txt");
+    try (var samples = java.nio.file.Files.list(java.nio.file.Path.of("src/test/resources/fixtures"))) {
+      for (java.nio.file.Path sample : samples.filter(p -> p.toString().endsWith(".json")).toList()) {
+        String release = sample.getFileName().toString().replace(".json", "");
+        assertThat(index).as("%s has a JSON sample but is not in the schema history: run Fixtures", release)
+            .contains(" " + release + ".avsc");
+      }
+    }
+  }
+
+  @Test
   void shouldKeepEveryReleasedNameReadableAndCurrentlyReleased() {
     List<String> names = SchemaHistory.names();
     assertThat(names).isNotEmpty();
