@@ -99,7 +99,10 @@ public final class MappingPlanner {
     }
   }
 
-  /** Plans {@code problem}: both schemes per service, the choice, and the exact optimum if small. */
+  /**
+   * Plans {@code problem}: both schemes per service and the choice, the improvement pass, and the
+   * exact optimum with the gap to it when the problem is small enough.
+   */
   public static MappingPlan plan(MappingProblem problem) {
     Prepared prepared = prepare(problem);
     if (!prepared.errors().isEmpty()) {

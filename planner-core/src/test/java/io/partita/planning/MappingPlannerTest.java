@@ -87,6 +87,24 @@ class MappingPlannerTest {
   }
 
   @Test
+  void shouldImproveWhenAnEarlierServiceTookTheOnlyResourceOfALaterOne() {
+    // heavy's x goes to the GPU (10 < 12); light's y runs only there: bottleneck 19. Moving x to
+    // the CPU gives 12, the optimum.
+    MappingProblem p = new MappingProblem(GPU_AND_CPU,
+        matrix("x", Map.of("g", 10.0, "c", 12.0), "y", Map.of("g", 9.0)),
+        List.of(new ServiceSpec("heavy", List.of(new ServiceStage("x", 1))),
+            new ServiceSpec("light", List.of(new ServiceStage("y", 1)))));
+
+    MappingPlan plan = MappingPlanner.plan(p);
+
+    assertThat(plan.schemesCostMsPerSecond()).isEqualTo(19.0);
+    assertThat(plan.costMsPerSecond()).isEqualTo(12.0);
+    assertThat(plan.improvementSteps()).isEqualTo(1);
+    assertThat(where(plan.assignments(), "x")).isEqualTo("c");
+    assertThat(plan.exact().gap()).isEqualTo(1.0);
+  }
+
+  @Test
   void shouldNameTheModelThatCanRunNowhere() {
     MappingProblem p = new MappingProblem(GPU_AND_CPU, matrix("a", Map.of("g", 1.0)),
         List.of(new ServiceSpec("s", List.of(new ServiceStage("a", 1), new ServiceStage("ghost", 1)))));
