@@ -228,8 +228,13 @@ public final class GroupingPlanner {
       memory[i] = p.memoryBytes();
       maxMemory = Math.max(maxMemory, memory[i]);
     }
-    long memoryBound = Math.min(Math.multiplyHigh(maxP, maxMemory) != 0 ? Long.MAX_VALUE
-        : (long) maxP * maxMemory, maxMemoryUse(n, size, memory));
+    long byPartitions;
+    try {
+      byPartitions = Math.multiplyExact((long) maxP, maxMemory);
+    } catch (ArithmeticException overflow) {
+      byPartitions = Long.MAX_VALUE;
+    }
+    long memoryBound = Math.min(byPartitions, maxMemoryUse(n, size, memory));
     if (memoryBound > problem.poolMemoryBytes()) {
       return new Solution(solveWithMemory(problem, size, value, memory, maxP), "dp-memory-pareto");
     }
@@ -248,7 +253,8 @@ public final class GroupingPlanner {
       long b = 0;
       for (int i = 0; i < size.length; i++) {
         if (size[i] <= r) {
-          b = Math.max(b, best[r - size[i]] + memory[i]);
+          long sum = best[r - size[i]] + memory[i];
+          b = Math.max(b, sum < 0 ? Long.MAX_VALUE : sum);
         }
       }
       best[r] = b;
