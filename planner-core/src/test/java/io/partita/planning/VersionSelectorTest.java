@@ -89,6 +89,23 @@ class VersionSelectorTest {
   }
 
   @Test
+  void shouldNotDependOnTheOrderOfHostsCandidatesOrTimings() {
+    VersionPlan plan = VersionSelector.choose(problem(LAB_TIMINGS, VersionRequirements.NONE));
+    java.util.Random random = new java.util.Random(5);
+    for (int round = 0; round < 20; round++) {
+      List<HostEnvironment> hosts = new ArrayList<>(List.of(LAB_GPU, LAB_SIMILAR));
+      List<ModelVersion> candidates = new ArrayList<>(List.of(FP32, INT8, FP16_CUDA, HUGE));
+      List<TimingObservation> timings = new ArrayList<>(LAB_TIMINGS);
+      java.util.Collections.shuffle(hosts, random);
+      java.util.Collections.shuffle(candidates, random);
+      java.util.Collections.shuffle(timings, random);
+
+      assertThat(VersionSelector.choose(new VersionProblem(NEW_HOST, hosts, candidates, timings,
+          VersionRequirements.NONE))).isEqualTo(plan);
+    }
+  }
+
+  @Test
   void shouldBreakTiesByAccuracyThenVersionId() {
     ModelVersion a = new ModelVersion("b-version", Set.of("CPU"), "fp32", GIB, 0.8);
     ModelVersion b = new ModelVersion("a-version", Set.of("CPU"), "fp32", GIB, 0.8);
