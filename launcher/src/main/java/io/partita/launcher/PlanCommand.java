@@ -12,7 +12,7 @@ import picocli.CommandLine.Unmatched;
         "  partita plan mapping --input FILE    map a service's models onto kinds of hardware",
         "The file formats are in docs/planning.md; examples in planner-core/examples/."})
 final class PlanCommand implements Callable<Integer> {
-  @Unmatched List<String> args = List.of();
+  @Unmatched List<String> args = new java.util.ArrayList<>();
 
   @Override
   public Integer call() {
