@@ -40,6 +40,8 @@ public final class Topics {
   public String planRoutes() { return prefix + ".plan.routes"; }
   public String jobs() { return prefix + ".jobs"; }
   public String jobStatus() { return prefix + ".jobs.status"; }
+  /** Per-item results of batch jobs (JobItemResult, key = job id). */
+  public String jobItems() { return prefix + ".jobs.items"; }
   public String deadLetter() { return prefix + ".deadletter"; }
 
   /** Requests for one service model; any Kafka producer may write here. */
@@ -80,6 +82,7 @@ public final class Topics {
         TopicSpec.compacted(planRoutes()),
         TopicSpec.stream(jobs(), 1),
         TopicSpec.compacted(jobStatus()),
+        TopicSpec.stream(jobItems(), 1),
         TopicSpec.stream(deadLetter(), 1));
   }
 
