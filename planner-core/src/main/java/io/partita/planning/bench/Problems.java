@@ -14,8 +14,11 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeSet;
 
-/** Seeded problem generators shared by the benchmarks and the gap evaluation. */
-final class Problems {
+/**
+ * Seeded synthetic problems shared by the JMH benchmarks, the gap evaluation and {@code ./partita
+ * bench}. Not used by the planners themselves.
+ */
+public final class Problems {
   private Problems() {}
 
   /**
@@ -23,7 +26,7 @@ final class Problems {
    * {@code n}, latency {@code 100 / k^0.8} ms with +-10% noise (sublinear speed-up, as measured on
    * real CPUs), memory 1 MB + 10 kB per resource.
    */
-  static GroupingProblem grouping(int n, int count, long buffer, long threshold, long poolMemory, long seed) {
+  public static GroupingProblem grouping(int n, int count, long buffer, long threshold, long poolMemory, long seed) {
     Random random = new Random(seed);
     TreeSet<Integer> sizes = new TreeSet<>();
     for (int i = 0; i < count; i++) {
@@ -47,7 +50,7 @@ final class Problems {
    * resources (a quarter GPUs, the rest CPU partitions). GPU times are a base of 1..50 ms, CPU
    * times 2..10x that; 20% of the CPU cells are missing (model does not run there).
    */
-  static MappingProblem mapping(int models, int resources, int perService, long seed, int exactMax) {
+  public static MappingProblem mapping(int models, int resources, int perService, long seed, int exactMax) {
     Random r = new Random(seed);
     List<ResourceSpec> res = new ArrayList<>();
     int gpus = Math.max(1, resources / 4);
