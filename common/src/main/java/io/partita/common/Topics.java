@@ -38,6 +38,8 @@ public final class Topics {
   public String planVersions() { return prefix + ".plan.versions"; }
   public String planAssignments() { return prefix + ".plan.assignments"; }
   public String planRoutes() { return prefix + ".plan.routes"; }
+  /** Traffic per service model (Demand, key = service model), which the planner splits pools by. */
+  public String demand() { return prefix + ".demand"; }
   public String jobs() { return prefix + ".jobs"; }
   public String jobStatus() { return prefix + ".jobs.status"; }
   /** Per-item results of batch jobs (JobItemResult, key = job id). */
@@ -80,6 +82,7 @@ public final class Topics {
         TopicSpec.compacted(planVersions()),
         TopicSpec.compacted(planAssignments()),
         TopicSpec.compacted(planRoutes()),
+        TopicSpec.compacted(demand()),
         TopicSpec.stream(jobs(), 1),
         TopicSpec.compacted(jobStatus()),
         TopicSpec.stream(jobItems(), 1),

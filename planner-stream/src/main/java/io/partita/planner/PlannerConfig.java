@@ -1,0 +1,112 @@
+package io.partita.planner;
+
+import io.partita.common.Topics;
+import io.partita.common.config.ConfigException;
+import io.partita.common.config.Settings;
+import io.partita.planner.plan.PlanSettings;
+import io.partita.planning.GroupingObjective;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Properties;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * The planner's settings, built once at start.
+ *
+ * @param bootstrapServers {@code kafka.bootstrap.servers}
+ * @param topicPrefix {@code topic.prefix} (default partita)
+ * @param applicationId {@code planner.application.id} (default {@code <prefix>-planner}); also the
+ *     prefix of the changelog topics, so two planners with one id share (and split) one plan
+ * @param stateDir {@code planner.state.dir} (default {@code <tmp>/partita-planner})
+ * @param debounce {@code planner.debounce.ms} (default 1000): changes within one interval are planned together
+ * @param standbyReplicas {@code planner.standby.replicas} (default 0)
+ * @param replicationFactor {@code planner.replication.factor} of changelog and internal topics (default -1:
+ *     the broker's default)
+ * @param topicReplication {@code topics.replication}: replication of the topics the planner creates when missing
+ *     (default 3, capped at the number of brokers)
+ * @param plan the planning choices ({@code planner.objective}, {@code planner.buffer.bytes},
+ *     {@code planner.buffer.threshold.bytes}, {@code planner.default.rate})
+ * @param kafka every {@code kafka.*} setting, passed to Kafka Streams last (it wins)
+ */
+public record PlannerConfig(
+    String bootstrapServers,
+    String topicPrefix,
+    String applicationId,
+    Path stateDir,
+    Duration debounce,
+    int standbyReplicas,
+    int replicationFactor,
+    short topicReplication,
+    PlanSettings plan,
+    Properties kafka) {
+
+  public static PlannerConfig from(Settings settings) {
+    Properties kafka = settings.kafka();
+    String bootstrap = kafka.getProperty("bootstrap.servers");
+    if (bootstrap == null) {
+      throw new ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker");
+    }
+    String prefix = settings.string("topic.prefix", Topics.DEFAULT_PREFIX);
+    Topics topics = new Topics(prefix);
+    String objective = settings.string("planner.objective", "throughput").toUpperCase(Locale.ROOT);
+    GroupingObjective goal;
+    try {
+      goal = GroupingObjective.valueOf(objective);
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("planner.objective=" + objective.toLowerCase(Locale.ROOT)
+          + ": use throughput or latency");
+    }
+    PlanSettings plan;
+    try {
+      plan = new PlanSettings(topics, goal,
+          settings.longValue("planner.buffer.bytes", 0, 0, Long.MAX_VALUE),
+          settings.longValue("planner.buffer.threshold.bytes", Long.MAX_VALUE, 0, Long.MAX_VALUE),
+          decimal(settings, "planner.default.rate", 1.0));
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(e.getMessage());
+    }
+    return new PlannerConfig(
+        bootstrap,
+        prefix,
+        settings.string("planner.application.id", prefix + "-planner"),
+        Path.of(settings.string("planner.state.dir",
+            Path.of(System.getProperty("java.io.tmpdir"), "partita-planner").toString())),
+        Duration.ofMillis(settings.longValue("planner.debounce.ms", 1000, 1, 3_600_000)),
+        settings.integer("planner.standby.replicas", 0, 0, 16),
+        settings.integer("planner.replication.factor", -1, -1, 16),
+        (short) settings.integer("topics.replication", 3, 1, 16),
+        plan,
+        kafka);
+  }
+
+  private static double decimal(Settings settings, String key, double fallback) {
+    String value = settings.string(key, null);
+    if (value == null) {
+      return fallback;
+    }
+    try {
+      return Double.parseDouble(value);
+    } catch (NumberFormatException e) {
+      throw new ConfigException(key + "=" + value + ": not a number");
+    }
+  }
+
+  public Topics topics() {
+    return plan.topics();
+  }
+
+  /** The Kafka Streams configuration: exactly_once_v2, standbys, the state directory, then {@code kafka.*}. */
+  public Properties streamsProperties() {
+    Properties p = new Properties();
+    p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, standbyReplicas);
+    p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, replicationFactor);
+    p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    p.putAll(kafka);
+    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    return p;
+  }
+}

@@ -1,0 +1,53 @@
+package io.partita.planner.plan;
+
+import io.partita.avro.TimingEvent;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The record keys of the input and plan tables, built in one place. */
+public final class Keys {
+  public static final String SEP = "/";
+
+  private Keys() {}
+
+  public static String modelVersion(String model, String version) {
+    return model + SEP + version;
+  }
+
+  public static String modelHost(String model, String host) {
+    return model + SEP + host;
+  }
+
+  public static String hostSlot(String host, String slot) {
+    return host + SEP + slot;
+  }
+
+  /** model/version/host/pool: one partition plan. */
+  public static String partition(String model, String version, String host, String pool) {
+    return model + SEP + version + SEP + host + SEP + pool;
+  }
+
+  /** model/version/host/pool/size/batch/provider: one cell of the timing matrix. */
+  public static String timing(TimingEvent e) {
+    return partition(e.getModel(), e.getVersion(), e.getHost(), e.getPool()) + SEP + e.getSize() + SEP
+        + e.getBatch() + SEP + e.getProvider();
+  }
+
+  /** model/version/host/pool/batch/provider/sizes: one grouping measured in grouping mode. */
+  public static String grouping(TimingEvent e) {
+    return grouping(e.getModel(), e.getVersion(), e.getHost(), e.getPool(), e.getBatch(), e.getProvider(),
+        e.getGrouping());
+  }
+
+  public static String grouping(String model, String version, String host, String pool, int batch,
+      String provider, List<Integer> sizes) {
+    List<Integer> sorted = new ArrayList<>(sizes);
+    sorted.sort((a, b) -> Integer.compare(b, a));
+    StringBuilder s = new StringBuilder(partition(model, version, host, pool)).append(SEP).append(batch)
+        .append(SEP).append(provider).append(SEP);
+    for (int i = 0; i < sorted.size(); i++) {
+      s.append(i == 0 ? "" : ",").append(sorted.get(i));
+    }
+    return s.toString();
+  }
+}

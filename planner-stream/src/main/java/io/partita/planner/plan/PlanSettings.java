@@ -1,0 +1,39 @@
+package io.partita.planner.plan;
+
+import io.partita.common.Topics;
+import io.partita.planning.GroupingObjective;
+
+/**
+ * The planning choices that are not inputs on topics.
+ *
+ * @param topics names the request topics that routes and assignments point to
+ * @param objective what a grouping optimises ({@code planner.objective})
+ * @param bufferBytesPerPartition inter-partition buffer per partition ({@code planner.buffer.bytes})
+ * @param bufferThresholdBytes limit on partitions times buffer ({@code planner.buffer.threshold.bytes})
+ * @param defaultRequestsPerSecond the rate a model is mapped with while no Demand is known for it
+ *     ({@code planner.default.rate})
+ */
+public record PlanSettings(
+    Topics topics,
+    GroupingObjective objective,
+    long bufferBytesPerPartition,
+    long bufferThresholdBytes,
+    double defaultRequestsPerSecond) {
+
+  public PlanSettings {
+    if (bufferBytesPerPartition < 0) {
+      throw new IllegalArgumentException("planner.buffer.bytes: must be >= 0, was " + bufferBytesPerPartition);
+    }
+    if (bufferThresholdBytes < 0) {
+      throw new IllegalArgumentException("planner.buffer.threshold.bytes: must be >= 0, was " + bufferThresholdBytes);
+    }
+    if (!(defaultRequestsPerSecond > 0) || Double.isInfinite(defaultRequestsPerSecond)) {
+      throw new IllegalArgumentException("planner.default.rate: must be a finite number > 0, was "
+          + defaultRequestsPerSecond);
+    }
+  }
+
+  public static PlanSettings defaults(Topics topics) {
+    return new PlanSettings(topics, GroupingObjective.THROUGHPUT, 0, Long.MAX_VALUE, 1.0);
+  }
+}

@@ -1,0 +1,122 @@
+package io.partita.planner.replay;
+
+import io.partita.common.Topics;
+import io.partita.planner.PlannerTopology;
+import io.partita.planner.plan.PlanSettings;
+import io.partita.planner.stream.InputKind;
+import io.partita.planner.stream.PlanTable;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+
+/**
+ * The planner topology ({@link PlannerTopology#build}, the same builder the live planner uses) run
+ * privately in Kafka's test driver: records are piped in with their recorded timestamps, a planning
+ * punctuation is fired on demand, and the plan tables are collected as the latest bytes per key.
+ * Used by {@code partita replay} and by the topology tests. Nothing touches a broker.
+ */
+public final class PlanRun implements AutoCloseable {
+  /** The debounce interval inside the driver; only the driver's simulated clock ever sees it. */
+  public static final Duration DEBOUNCE = Duration.ofSeconds(1);
+
+  private final TopologyTestDriver driver;
+  private final Topics topics;
+  private final Map<String, TestInputTopic<String, byte[]>> inputs = new TreeMap<>();
+  private final Map<PlanTable, TestOutputTopic<String, byte[]>> outputs = new EnumMap<>(PlanTable.class);
+  private final TestOutputTopic<String, byte[]> deadLetters;
+  private final Map<PlanTable, SortedMap<String, byte[]>> tables = new EnumMap<>(PlanTable.class);
+  private final List<KeyValue<String, byte[]>> deadLetterRecords = new ArrayList<>();
+  private final Map<PlanTable, Integer> emissions = new EnumMap<>(PlanTable.class);
+
+  public PlanRun(PlanSettings settings, Path stateDir) {
+    this.topics = settings.topics();
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, topics.prefix() + "-replay");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "replay.invalid:9092");
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    driver = new TopologyTestDriver(PlannerTopology.build(settings, DEBOUNCE), props);
+    for (InputKind kind : InputKind.values()) {
+      String topic = kind.topic(topics);
+      inputs.put(topic, driver.createInputTopic(topic, new StringSerializer(), new ByteArraySerializer()));
+    }
+    for (PlanTable table : PlanTable.values()) {
+      outputs.put(table, driver.createOutputTopic(table.topic(topics), new StringDeserializer(), new ByteArrayDeserializer()));
+      tables.put(table, new TreeMap<>());
+      emissions.put(table, 0);
+    }
+    deadLetters = driver.createOutputTopic(topics.deadLetter(), new StringDeserializer(), new ByteArrayDeserializer());
+  }
+
+  public Topics topics() {
+    return topics;
+  }
+
+  /** Feeds one recorded record to the input topic it came from. */
+  public void pipe(String topic, String key, byte[] value, long timestampMs) {
+    TestInputTopic<String, byte[]> input = inputs.get(topic);
+    if (input == null) {
+      throw new IllegalArgumentException("topic " + topic + " is not a planner input; inputs are " + inputs.keySet());
+    }
+    input.pipeInput(key, value, timestampMs);
+  }
+
+  /** Fires the planning punctuation once and collects what it emitted. */
+  public void plan() {
+    driver.advanceWallClockTime(DEBOUNCE);
+    collect();
+  }
+
+  private void collect() {
+    for (PlanTable table : PlanTable.values()) {
+      for (KeyValue<String, byte[]> kv : outputs.get(table).readKeyValuesToList()) {
+        emissions.merge(table, 1, Integer::sum);
+        if (kv.value == null) {
+          tables.get(table).remove(kv.key);
+        } else {
+          tables.get(table).put(kv.key, kv.value);
+        }
+      }
+    }
+    deadLetterRecords.addAll(deadLetters.readKeyValuesToList());
+  }
+
+  /** The plan so far: per table, the latest bytes per key (tombstoned keys removed). */
+  public Map<PlanTable, SortedMap<String, byte[]>> tables() {
+    collect();
+    Map<PlanTable, SortedMap<String, byte[]>> out = new EnumMap<>(PlanTable.class);
+    tables.forEach((t, m) -> out.put(t, new TreeMap<>(m)));
+    return out;
+  }
+
+  /** How many records (tombstones included) each plan topic has received so far. */
+  public Map<PlanTable, Integer> emissions() {
+    collect();
+    return new EnumMap<>(emissions);
+  }
+
+  public List<KeyValue<String, byte[]>> deadLetters() {
+    collect();
+    return List.copyOf(deadLetterRecords);
+  }
+
+  @Override
+  public void close() {
+    driver.close();
+  }
+}

@@ -1,0 +1,323 @@
+package io.partita.planner.stream;
+
+import io.partita.avro.DeadLetter;
+import io.partita.avro.Demand;
+import io.partita.avro.HostEnvironment;
+import io.partita.avro.ModelVersion;
+import io.partita.avro.ServiceModel;
+import io.partita.avro.SlotStatus;
+import io.partita.avro.TimingEvent;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
+import io.partita.planner.plan.Keys;
+import io.partita.planner.plan.Plans;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * Decodes one input topic's records, checks that they make sense, folds them into the input's
+ * store and marks what they make stale in {@code dirty-keys-store}. A record that cannot be
+ * decoded or makes no sense (negative time, unknown model, ...) goes to the dead letters with the
+ * reason and where it came from; the planner keeps running. Table inputs take a null value as a
+ * deletion of the key.
+ */
+final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
+  static final String COMPONENT = "planner";
+  private static final byte[] MARK = new byte[0];
+
+  private final InputKind kind;
+  private final Codecs codecs = Codecs.singleObject();
+  private final RecordCodec<TimingEvent> timings = codecs.codec(TimingEvent.class);
+  private final RecordCodec<ModelVersion> models = codecs.codec(ModelVersion.class);
+  private final RecordCodec<ServiceModel> services = codecs.codec(ServiceModel.class);
+  private final RecordCodec<HostEnvironment> environments = codecs.codec(HostEnvironment.class);
+  private final RecordCodec<SlotStatus> statuses = codecs.codec(SlotStatus.class);
+  private final RecordCodec<Demand> demands = codecs.codec(Demand.class);
+  private final RecordCodec<DeadLetter> deadLetters = codecs.codec(DeadLetter.class);
+  private ProcessorContext<String, byte[]> context;
+  private KeyValueStore<String, byte[]> store;
+  private KeyValueStore<String, byte[]> groupings;
+  private KeyValueStore<String, byte[]> catalogModels;
+  private KeyValueStore<String, byte[]> catalogServices;
+  private KeyValueStore<String, byte[]> dirty;
+  private String topic;
+
+  FoldProcessor(InputKind kind) {
+    this.kind = kind;
+  }
+
+  @Override
+  public void init(ProcessorContext<String, byte[]> context) {
+    this.context = context;
+    store = context.getStateStore(kind.store());
+    catalogModels = context.getStateStore(InputKind.CATALOG_MODELS.store());
+    catalogServices = context.getStateStore(InputKind.CATALOG_SERVICES.store());
+    dirty = context.getStateStore(PlannerTopologyNames.DIRTY_STORE);
+    if (kind == InputKind.TIMINGS) {
+      groupings = context.getStateStore(InputKind.GROUPING_TIMINGS_STORE);
+    }
+  }
+
+  @Override
+  public void process(Record<String, byte[]> record) {
+    topic = context.recordMetadata().map(RecordMetadata::topic).orElse(kind.name());
+    try {
+      switch (kind) {
+        case TIMINGS -> foldTiming(record);
+        case CATALOG_MODELS -> storeModel(record);
+        case CATALOG_SERVICES -> storeService(record);
+        case HOST_ENVIRONMENTS -> storeEnvironment(record);
+        case SLOT_STATUS -> storeStatus(record);
+        case DEMAND -> storeDemand(record);
+        default -> throw new IllegalStateException("no fold for " + kind);
+      }
+    } catch (Rejected | io.partita.schemas.DecodeException e) {
+      deadLetter(record, e);
+    } catch (org.apache.avro.AvroRuntimeException e) {
+      deadLetter(record, e);
+    }
+  }
+
+  private void foldTiming(Record<String, byte[]> record) {
+    if (record.value() == null) {
+      throw new Rejected("value: null; timing events are never deleted");
+    }
+    TimingEvent e = timings.decode(topic, record.value());
+    checkId("model", e.getModel());
+    checkId("version", e.getVersion());
+    checkId("host", e.getHost());
+    if (!Plans.POOLS.contains(e.getPool())) {
+      throw new Rejected("pool: '" + e.getPool() + "' is not one of " + Plans.POOLS);
+    }
+    checkId("provider", e.getProvider());
+    if (e.getSize() <= 0) {
+      throw new Rejected("size: must be > 0, was " + e.getSize());
+    }
+    if (e.getBatch() <= 0) {
+      throw new Rejected("batch: must be > 0, was " + e.getBatch());
+    }
+    checkTime("p50Ms", e.getP50Ms());
+    checkTime("p90Ms", e.getP90Ms());
+    checkTime("p99Ms", e.getP99Ms());
+    checkTime("meanMs", e.getMeanMs());
+    if (!(e.getThroughput() >= 0) || Double.isInfinite(e.getThroughput())) {
+      throw new Rejected("throughput: must be a finite number >= 0, was " + e.getThroughput());
+    }
+    if (e.getMemoryBytes() < 0) {
+      throw new Rejected("memoryBytes: must be >= 0, was " + e.getMemoryBytes());
+    }
+    for (int size : e.getGrouping()) {
+      if (size <= 0) {
+        throw new Rejected("grouping: every partition size must be > 0, got " + e.getGrouping());
+      }
+    }
+    String modelVersion = Keys.modelVersion(e.getModel(), e.getVersion());
+    if (catalogModels.get(modelVersion) == null) {
+      throw new Rejected("model: unknown model version " + modelVersion + " (not in the catalog of models)");
+    }
+    if (!e.getOk() || !e.getStable()) {
+      return; // a failed or unstable point is kept on the topic but never planned with
+    }
+    if (!(e.getP50Ms() > 0)) {
+      throw new Rejected("p50Ms: a successful measurement needs a time > 0, was " + e.getP50Ms());
+    }
+    boolean grouping = !e.getGrouping().isEmpty();
+    KeyValueStore<String, byte[]> target = grouping ? groupings : store;
+    String key = grouping ? Keys.grouping(e) : Keys.timing(e);
+    byte[] old = target.get(key);
+    if (old != null && timings.decode(topic, old).getTimestamp() > e.getTimestamp()) {
+      return; // an older measurement arriving late does not replace a newer one
+    }
+    target.put(key, record.value());
+    mark(Scopes.PARTITIONS_HOST + e.getHost());
+    if (!grouping) {
+      mark(Scopes.VERSIONS_MODEL + e.getModel());
+      mark(Scopes.MAPPING);
+    }
+  }
+
+  private void storeModel(Record<String, byte[]> record) {
+    String key = requireKey(record);
+    byte[] old = store.get(key);
+    if (record.value() == null) {
+      if (old != null) {
+        store.delete(key);
+        touchModel(models.decode(topic, old).getModel());
+      }
+      return;
+    }
+    ModelVersion v = models.decode(topic, record.value());
+    checkId("model", v.getModel());
+    checkId("version", v.getVersion());
+    expectKey(key, Keys.modelVersion(v.getModel(), v.getVersion()));
+    store.put(key, record.value());
+    touchModel(v.getModel());
+  }
+
+  private void touchModel(String model) {
+    mark(Scopes.VERSIONS_MODEL + model);
+    mark(Scopes.PARTITIONS_MODEL + model);
+    mark(Scopes.MAPPING);
+  }
+
+  private void storeService(Record<String, byte[]> record) {
+    String key = requireKey(record);
+    byte[] old = store.get(key);
+    if (old != null) {
+      touchServiceModel(services.decode(topic, old).getBaseModel());
+    }
+    if (record.value() == null) {
+      store.delete(key);
+      return;
+    }
+    ServiceModel sm = services.decode(topic, record.value());
+    checkId("name", sm.getName());
+    checkId("baseModel", sm.getBaseModel());
+    expectKey(key, sm.getName());
+    if (sm.getInstances() < 0) {
+      throw new Rejected("instances: must be >= 0, was " + sm.getInstances());
+    }
+    if (sm.getWeightFile() != null && sm.getWeightFile().getSha256().isBlank()) {
+      throw new Rejected("weightFile.sha256: must not be blank");
+    }
+    store.put(key, record.value());
+    touchServiceModel(sm.getBaseModel());
+  }
+
+  private void touchServiceModel(String baseModel) {
+    mark(Scopes.VERSIONS_MODEL + baseModel);
+    mark(Scopes.PARTITIONS_MODEL + baseModel);
+    mark(Scopes.MAPPING);
+    mark(Scopes.ASSIGNMENTS);
+    mark(Scopes.ROUTES);
+  }
+
+  private void storeEnvironment(Record<String, byte[]> record) {
+    String key = requireKey(record);
+    if (record.value() == null) {
+      if (store.get(key) != null) {
+        store.delete(key);
+        touchHost(key);
+      }
+      return;
+    }
+    HostEnvironment env = environments.decode(topic, record.value());
+    checkId("hostId", env.getHostId());
+    expectKey(key, env.getHostId());
+    if (env.getUsableCores() < 0 || env.getLogicalCores() < 0) {
+      throw new Rejected("usableCores: must be >= 0, was " + env.getUsableCores());
+    }
+    if (env.getMemoryBytes() < 0) {
+      throw new Rejected("memoryBytes: must be >= 0, was " + env.getMemoryBytes());
+    }
+    store.put(key, record.value());
+    touchHost(key);
+  }
+
+  private void touchHost(String host) {
+    mark(Scopes.VERSIONS_ALL);
+    mark(Scopes.PARTITIONS_HOST + host);
+    mark(Scopes.MAPPING);
+    mark(Scopes.ASSIGNMENTS);
+  }
+
+  private void storeStatus(Record<String, byte[]> record) {
+    String key = requireKey(record);
+    if (record.value() == null) {
+      store.delete(key);
+      mark(Scopes.ROUTES);
+      return;
+    }
+    SlotStatus status = statuses.decode(topic, record.value());
+    checkId("host", status.getHost());
+    checkId("slot", status.getSlot());
+    expectKey(key, Keys.hostSlot(status.getHost(), status.getSlot()));
+    store.put(key, record.value());
+    mark(Scopes.ROUTES);
+  }
+
+  private void storeDemand(Record<String, byte[]> record) {
+    String key = requireKey(record);
+    byte[] sm = catalogServices.get(key);
+    if (record.value() == null) {
+      store.delete(key);
+    } else {
+      Demand d = demands.decode(topic, record.value());
+      checkId("serviceModel", d.getServiceModel());
+      expectKey(key, d.getServiceModel());
+      if (!(d.getRequestsPerSecond() >= 0) || Double.isInfinite(d.getRequestsPerSecond())) {
+        throw new Rejected("requestsPerSecond: must be a finite number >= 0, was " + d.getRequestsPerSecond());
+      }
+      store.put(key, record.value());
+    }
+    if (sm != null) {
+      mark(Scopes.PARTITIONS_MODEL + services.decode(topic, sm).getBaseModel());
+    }
+    mark(Scopes.MAPPING);
+  }
+
+  private void mark(String scope) {
+    dirty.put(scope, MARK);
+  }
+
+  private static String requireKey(Record<String, byte[]> record) {
+    if (record.key() == null || record.key().isBlank()) {
+      throw new Rejected("key: missing; table records are keyed by their id");
+    }
+    return record.key();
+  }
+
+  private static void expectKey(String key, String expected) {
+    if (!key.equals(expected)) {
+      throw new Rejected("key: '" + key + "' does not match the record, which says '" + expected + "'");
+    }
+  }
+
+  private static void checkId(String field, String value) {
+    if (value == null || value.isBlank()) {
+      throw new Rejected(field + ": must not be blank");
+    }
+    if (value.contains(Keys.SEP)) {
+      throw new Rejected(field + ": '" + value + "' must not contain '" + Keys.SEP + "' (it separates key parts)");
+    }
+  }
+
+  private static void checkTime(String field, double value) {
+    if (Double.isNaN(value) || Double.isInfinite(value)) {
+      throw new Rejected(field + ": must be a finite number, was " + value);
+    }
+    if (value < 0) {
+      throw new Rejected(field + ": negative time " + value + " ms");
+    }
+  }
+
+  private void deadLetter(Record<String, byte[]> record, Exception error) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (Header h : record.headers()) {
+      headers.put(h.key(), h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8));
+    }
+    RecordMetadata meta = context.recordMetadata().orElse(null);
+    DeadLetter letter = DeadLetter.newBuilder()
+        .setTopic(topic)
+        .setPartition(meta == null ? -1 : meta.partition())
+        .setOffset(meta == null ? -1 : meta.offset())
+        .setKey(record.key() == null ? null : ByteBuffer.wrap(record.key().getBytes(StandardCharsets.UTF_8)))
+        .setValue(record.value() == null ? null : ByteBuffer.wrap(record.value()))
+        .setHeaders(headers)
+        .setError(String.valueOf(error.getMessage()))
+        .setErrorClass(error.getClass().getSimpleName())
+        .setComponent(COMPONENT)
+        .setTimestamp(record.timestamp())
+        .build();
+    context.forward(new Record<>(record.key(), deadLetters.encode(topic, letter), record.timestamp()),
+        PlannerTopologyNames.DEAD_LETTER_SINK);
+  }
+}

@@ -1,0 +1,308 @@
+package io.partita.planner.stream;
+
+import io.partita.avro.Demand;
+import io.partita.avro.HostEnvironment;
+import io.partita.avro.ModelVersion;
+import io.partita.avro.PartitionPlan;
+import io.partita.avro.ServiceMapping;
+import io.partita.avro.ServiceModel;
+import io.partita.avro.SlotAssignment;
+import io.partita.avro.SlotStatus;
+import io.partita.avro.TimingEvent;
+import io.partita.avro.VersionChoice;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
+import io.partita.planner.plan.Keys;
+import io.partita.planner.plan.PlanInputs;
+import io.partita.planner.plan.PlanSettings;
+import io.partita.planner.plan.Plans;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Re-plans what the fold processors marked stale, at most once per debounce interval (a wall-clock
+ * punctuation, so a burst of timing events costs one planning pass), by calling {@link Plans}.
+ * Each plan record is compared byte for byte with the last one emitted for its key (kept in
+ * {@code plans-store}) and forwarded only when it differs; a key that no longer has a plan gets a
+ * tombstone. Order of a pass: versions, mappings, partitions, assignments, routes; each stage
+ * re-plans only the keys its inputs or the earlier stages changed.
+ */
+final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
+  private static final Logger log = LoggerFactory.getLogger(PlanProcessor.class);
+  private static final StringSerializer KEYS = new StringSerializer();
+
+  private final PlanSettings settings;
+  private final Duration debounce;
+  private final Codecs codecs = Codecs.singleObject();
+  private final Map<Class<?>, RecordCodec<?>> codecCache = new java.util.HashMap<>();
+  private ProcessorContext<String, byte[]> context;
+  private KeyValueStore<String, byte[]> dirty;
+  private KeyValueStore<String, byte[]> plans;
+  private final Map<InputKind, KeyValueStore<String, byte[]>> inputs = new TreeMap<>();
+  private KeyValueStore<String, byte[]> groupings;
+
+  PlanProcessor(PlanSettings settings, Duration debounce) {
+    this.settings = settings;
+    this.debounce = debounce;
+  }
+
+  @Override
+  public void init(ProcessorContext<String, byte[]> context) {
+    this.context = context;
+    dirty = context.getStateStore(PlannerTopologyNames.DIRTY_STORE);
+    plans = context.getStateStore(PlannerTopologyNames.PLANS_STORE);
+    for (InputKind kind : InputKind.values()) {
+      inputs.put(kind, context.getStateStore(kind.store()));
+    }
+    groupings = context.getStateStore(InputKind.GROUPING_TIMINGS_STORE);
+    context.schedule(debounce, PunctuationType.WALL_CLOCK_TIME, now -> planStale());
+  }
+
+  @Override
+  public void process(Record<String, byte[]> record) {
+    // Nothing is forwarded here: the fold processors only mark scopes in dirty-keys-store.
+  }
+
+  /** One planning pass over the stale scopes; does nothing when nothing changed. */
+  void planStale() {
+    Set<String> stale = new TreeSet<>();
+    try (KeyValueIterator<String, byte[]> it = dirty.all()) {
+      it.forEachRemaining(kv -> stale.add(kv.key));
+    }
+    if (stale.isEmpty()) {
+      return;
+    }
+    stale.forEach(dirty::delete);
+    PlanInputs in = loadInputs();
+    Pass pass = new Pass(in, stale);
+    pass.run();
+    log.debug("Planned {} stale scopes: {} plan records changed", stale.size(), pass.changed);
+  }
+
+  private PlanInputs loadInputs() {
+    return new PlanInputs(
+        load(inputs.get(InputKind.CATALOG_MODELS), ModelVersion.class),
+        load(inputs.get(InputKind.CATALOG_SERVICES), ServiceModel.class),
+        load(inputs.get(InputKind.HOST_ENVIRONMENTS), HostEnvironment.class),
+        load(inputs.get(InputKind.SLOT_STATUS), SlotStatus.class),
+        load(inputs.get(InputKind.DEMAND), Demand.class),
+        load(inputs.get(InputKind.TIMINGS), TimingEvent.class),
+        load(groupings, TimingEvent.class));
+  }
+
+  private <T extends SpecificRecord> SortedMap<String, T> load(KeyValueStore<String, byte[]> store, Class<T> type) {
+    RecordCodec<T> codec = codec(type);
+    SortedMap<String, T> out = new TreeMap<>();
+    try (KeyValueIterator<String, byte[]> it = store.all()) {
+      it.forEachRemaining(kv -> out.put(kv.key, codec.decode(store.name(), kv.value)));
+    }
+    return out;
+  }
+
+  @SuppressWarnings("unchecked")
+  private <T extends SpecificRecord> RecordCodec<T> codec(Class<T> type) {
+    return (RecordCodec<T>) codecCache.computeIfAbsent(type, t -> codecs.codec(type));
+  }
+
+  /** The live plan records of one table, decoded, by key. */
+  private <T extends SpecificRecord> SortedMap<String, T> current(PlanTable table, Class<T> type) {
+    RecordCodec<T> codec = codec(type);
+    SortedMap<String, T> out = new TreeMap<>();
+    try (KeyValueIterator<String, byte[]> it = plans.prefixScan(table.storePrefix(), KEYS)) {
+      it.forEachRemaining(kv -> out.put(kv.key.substring(table.storePrefix().length()), codec.decode(table.id(), kv.value)));
+    }
+    return out;
+  }
+
+  private final class Pass {
+    private final PlanInputs in;
+    private final Set<String> versionModels = new TreeSet<>();
+    private final Set<String> partitionHosts = new TreeSet<>();
+    private final Set<String> partitionModels = new TreeSet<>();
+    private boolean allVersions;
+    private boolean mapping;
+    private boolean assignments;
+    private boolean routes;
+    int changed;
+
+    Pass(PlanInputs in, Set<String> stale) {
+      this.in = in;
+      for (String scope : stale) {
+        if (scope.equals(Scopes.VERSIONS_ALL)) {
+          allVersions = true;
+        } else if (scope.startsWith(Scopes.VERSIONS_MODEL)) {
+          versionModels.add(scope.substring(Scopes.VERSIONS_MODEL.length()));
+        } else if (scope.startsWith(Scopes.PARTITIONS_HOST)) {
+          partitionHosts.add(scope.substring(Scopes.PARTITIONS_HOST.length()));
+        } else if (scope.startsWith(Scopes.PARTITIONS_MODEL)) {
+          partitionModels.add(scope.substring(Scopes.PARTITIONS_MODEL.length()));
+        } else if (scope.equals(Scopes.MAPPING)) {
+          mapping = true;
+        } else if (scope.equals(Scopes.ASSIGNMENTS)) {
+          assignments = true;
+        } else if (scope.equals(Scopes.ROUTES)) {
+          routes = true;
+        }
+      }
+    }
+
+    void run() {
+      planVersions();
+      Map<String, String> chosen = chosenVersions();
+      if (mapping) {
+        planMappings(chosen);
+      }
+      planPartitions(chosen);
+      if (assignments) {
+        planAssignments();
+      }
+      if (routes) {
+        emitAll(PlanTable.ROUTES, Plans.routes(in, settings, current(PlanTable.ASSIGNMENTS, SlotAssignment.class).values()));
+      }
+    }
+
+    private void planVersions() {
+      SortedMap<String, VersionChoice> live = current(PlanTable.VERSIONS, VersionChoice.class);
+      Set<String> models = new TreeSet<>(versionModels);
+      if (allVersions) {
+        models.addAll(Plans.catalogModels(in).keySet());
+        live.values().forEach(v -> models.add(v.getModel()));
+      }
+      for (String model : models) {
+        Set<String> hosts = new TreeSet<>(in.hosts().keySet());
+        live.values().stream().filter(v -> v.getModel().equals(model)).forEach(v -> hosts.add(v.getHost()));
+        for (String host : hosts) {
+          if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), Plans.versionChoice(in, model, host))) {
+            partitionHosts.add(host);
+            mapping = true;
+          }
+        }
+      }
+    }
+
+    /** model/host -> the chosen version, from the live version table. */
+    private Map<String, String> chosenVersions() {
+      Map<String, String> chosen = new TreeMap<>();
+      current(PlanTable.VERSIONS, VersionChoice.class).forEach((key, v) -> {
+        if (v.getChosenVersion() != null) {
+          chosen.put(key, v.getChosenVersion());
+        }
+      });
+      return chosen;
+    }
+
+    private void planMappings(Map<String, String> chosen) {
+      SortedMap<String, Set<String>> before = Plans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
+      emitAll(PlanTable.MAPPINGS, Plans.mappings(in, settings, chosen));
+      SortedMap<String, Set<String>> after = Plans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
+      Set<String> models = new TreeSet<>(before.keySet());
+      models.addAll(after.keySet());
+      for (String model : models) {
+        if (!java.util.Objects.equals(before.get(model), after.get(model))) {
+          partitionModels.add(model);
+        }
+      }
+    }
+
+    private void planPartitions(Map<String, String> chosen) {
+      SortedMap<String, PartitionPlan> live = current(PlanTable.PARTITIONS, PartitionPlan.class);
+      for (String model : partitionModels) {
+        String prefix = model + Keys.SEP;
+        in.timings().subMap(prefix, prefix + Character.MAX_VALUE).values().forEach(e -> partitionHosts.add(e.getHost()));
+        live.values().stream().filter(p -> p.getModel().equals(model)).forEach(p -> partitionHosts.add(p.getHost()));
+      }
+      if (partitionHosts.isEmpty()) {
+        return;
+      }
+      SortedMap<String, Set<String>> kinds = Plans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
+      for (String host : partitionHosts) {
+        Map<String, String> chosenOnHost = new TreeMap<>();
+        chosen.forEach((key, version) -> {
+          int cut = key.indexOf(Keys.SEP);
+          if (key.substring(cut + 1).equals(host)) {
+            chosenOnHost.put(key.substring(0, cut), version);
+          }
+        });
+        SortedMap<String, PartitionPlan> planned = Plans.partitions(in, settings, host, chosenOnHost, kinds);
+        List<String> gone = new ArrayList<>();
+        live.forEach((key, p) -> {
+          if (p.getHost().equals(host) && !planned.containsKey(key)) {
+            gone.add(key);
+          }
+        });
+        for (Map.Entry<String, PartitionPlan> e : planned.entrySet()) {
+          assignments |= emit(PlanTable.PARTITIONS, e.getKey(), e.getValue());
+        }
+        for (String key : gone) {
+          assignments |= emit(PlanTable.PARTITIONS, key, null);
+        }
+      }
+    }
+
+    private void planAssignments() {
+      SortedMap<String, SlotAssignment> planned =
+          Plans.assignments(in, settings, current(PlanTable.PARTITIONS, PartitionPlan.class).values());
+      routes |= emitAll(PlanTable.ASSIGNMENTS, planned);
+    }
+
+    /** Emits every planned record and a tombstone for every live key of the table not planned now. */
+    private <T extends SpecificRecord> boolean emitAll(PlanTable table, SortedMap<String, T> planned) {
+      boolean any = false;
+      List<String> gone = new ArrayList<>();
+      try (KeyValueIterator<String, byte[]> it = plans.prefixScan(table.storePrefix(), KEYS)) {
+        while (it.hasNext()) {
+          KeyValue<String, byte[]> kv = it.next();
+          String key = kv.key.substring(table.storePrefix().length());
+          if (!planned.containsKey(key)) {
+            gone.add(key);
+          }
+        }
+      }
+      for (Map.Entry<String, T> e : planned.entrySet()) {
+        any |= emit(table, e.getKey(), e.getValue());
+      }
+      for (String key : gone) {
+        any |= emit(table, key, null);
+      }
+      return any;
+    }
+
+    /** Forwards the record (or a tombstone for null) when its bytes differ from the live ones. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private boolean emit(PlanTable table, String key, SpecificRecord value) {
+      String storeKey = table.storeKey(key);
+      byte[] old = plans.get(storeKey);
+      byte[] bytes = value == null ? null : ((RecordCodec) codec(table.type())).encode(table.topic(settings.topics()), value);
+      if (bytes == null ? old == null : old != null && Arrays.equals(old, bytes)) {
+        return false;
+      }
+      if (bytes == null) {
+        plans.delete(storeKey);
+      } else {
+        plans.put(storeKey, bytes);
+      }
+      context.forward(new Record<>(key, bytes, Math.max(0, context.currentStreamTimeMs())), table.sink());
+      changed++;
+      return true;
+    }
+  }
+
+}

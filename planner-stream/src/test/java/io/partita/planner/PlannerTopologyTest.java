@@ -1,0 +1,269 @@
+package io.partita.planner;
+
+import static io.partita.planner.TestRecords.GIB;
+import static io.partita.planner.TestRecords.host;
+import static io.partita.planner.TestRecords.serviceModel;
+import static io.partita.planner.TestRecords.timing;
+import static io.partita.planner.TestRecords.version;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.partita.avro.DeadLetter;
+import io.partita.avro.PartitionPlan;
+import io.partita.avro.Route;
+import io.partita.avro.ServiceMapping;
+import io.partita.avro.SlotAssignment;
+import io.partita.avro.TimingEvent;
+import io.partita.avro.VersionChoice;
+import io.partita.common.Topics;
+import io.partita.common.serde.Codecs;
+import io.partita.planner.plan.PlanInputs;
+import io.partita.planner.plan.PlanSettings;
+import io.partita.planner.plan.Plans;
+import io.partita.planner.replay.PlanRun;
+import io.partita.planner.stream.PlanTable;
+import io.partita.planning.GroupingObjective;
+import io.partita.planning.MappingPlan;
+import io.partita.planning.MappingPlanner;
+import io.partita.planning.MappingProblem;
+import io.partita.planning.ModelDemand;
+import io.partita.planning.PoolSplitPlan;
+import io.partita.planning.PoolSplitProblem;
+import io.partita.planning.PoolSplitter;
+import io.partita.planning.ProfilePoint;
+import io.partita.planning.ResourceSpec;
+import io.partita.planning.ServiceSpec;
+import io.partita.planning.ServiceStage;
+import io.partita.planning.VersionPlan;
+import io.partita.planning.VersionSelector;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.streams.KeyValue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The planner topology in the test driver: inputs in, plan records out, compared with planner-core. */
+class PlannerTopologyTest {
+  private static final Codecs CODECS = Codecs.singleObject();
+  private final Topics topics = new Topics("t");
+  private final PlanSettings settings = PlanSettings.defaults(topics);
+  @TempDir Path stateDir;
+  private PlanRun run;
+
+  @BeforeEach
+  void start() {
+    run = new PlanRun(settings, stateDir);
+  }
+
+  @AfterEach
+  void stop() {
+    run.close();
+  }
+
+  @SuppressWarnings("unchecked")
+  private <T extends SpecificRecord> void pipe(String topic, String key, T value, long ts) {
+    run.pipe(topic, key, value == null ? null : CODECS.codec((Class<T>) value.getClass()).encode(topic, value), ts);
+  }
+
+  private <T extends SpecificRecord> T plan(PlanTable table, String key, Class<T> type) {
+    byte[] bytes = run.tables().get(table).get(key);
+    assertThat(bytes).as(table.id() + " " + key + " in " + run.tables().get(table).keySet()).isNotNull();
+    return CODECS.codec(type).decode(table.topic(topics), bytes);
+  }
+
+  private void catalogOneCpuHost() {
+    pipe(topics.catalogModels(), "rec/1", version("rec", "1", "CPU"), 1);
+    pipe(topics.catalogServices(), "rec", serviceModel("rec", "rec", 2), 2);
+    pipe(topics.hostEnvironments(), "host-a", host("host-a", 4, 0), 3);
+  }
+
+  private void timingsOnHostA() {
+    pipe(topics.profileTimings(), "k1", timing("rec", "1", "host-a", "cpu", 1, 10.0), 4);
+    pipe(topics.profileTimings(), "k2", timing("rec", "1", "host-a", "cpu", 2, 6.0), 5);
+    pipe(topics.profileTimings(), "k4", timing("rec", "1", "host-a", "cpu", 4, 4.0), 6);
+  }
+
+  @Test
+  void shouldEmitPartitionPlanEqualToPoolSplitterOnTheSameInputs() {
+    catalogOneCpuHost();
+    timingsOnHostA();
+    run.plan();
+
+    PoolSplitPlan expected = PoolSplitter.split(new PoolSplitProblem(4, 64 * GIB, 0, Long.MAX_VALUE,
+        GroupingObjective.THROUGHPUT, List.of(new ModelDemand("rec", 0, 1, List.of(
+            new ProfilePoint(1, 10.0, 1 << 20), new ProfilePoint(2, 6.0, 1 << 20), new ProfilePoint(4, 4.0, 1 << 20)),
+            null))));
+    PartitionPlan plan = plan(PlanTable.PARTITIONS, "rec/1/host-a/cpu", PartitionPlan.class);
+    assertThat(plan.getSizes()).isEqualTo(expected.shares().get(0).plan().choice().sizes()).containsExactly(1, 1, 1, 1);
+    assertThat(plan.getPredictedThroughput()).isEqualTo(expected.shares().get(0).plan().choice().throughputPerSecond());
+    assertThat(plan.getRunnersUp()).hasSameSizeAs(expected.shares().get(0).plan().runnersUp());
+    assertThat(plan.getMeasuredThroughput()).isNull();
+    assertThat(plan.getMethod()).isEqualTo(expected.shares().get(0).plan().method());
+  }
+
+  @Test
+  void shouldEmitVersionChoiceEqualToVersionSelectorOnTheSameInputs() {
+    catalogOneCpuHost();
+    pipe(topics.catalogModels(), "rec/2", version("rec", "2", "CPU"), 4);
+    pipe(topics.profileTimings(), "a", timing("rec", "1", "host-a", "cpu", 1, 10.0), 5);
+    pipe(topics.profileTimings(), "b", timing("rec", "2", "host-a", "cpu", 1, 7.0), 6);
+    pipe(topics.hostEnvironments(), "host-b", host("host-b", 2, 0), 7);
+    run.plan();
+
+    VersionChoice onA = plan(PlanTable.VERSIONS, "rec/host-a", VersionChoice.class);
+    VersionChoice onB = plan(PlanTable.VERSIONS, "rec/host-b", VersionChoice.class);
+    PlanInputs in = inputs(Map.of("rec/1", version("rec", "1", "CPU"), "rec/2", version("rec", "2", "CPU")),
+        List.of(timing("rec", "1", "host-a", "cpu", 1, 10.0), timing("rec", "2", "host-a", "cpu", 1, 7.0)));
+    VersionPlan expectedB = VersionSelector.choose(Plans.versionProblem(in, "rec", "host-b"));
+    assertThat(onA.getChosenVersion()).isEqualTo("2");
+    assertThat(onB.getChosenVersion()).isEqualTo(expectedB.chosenVersionId()).isEqualTo("2");
+    assertThat(onB.getCandidates().get(0).getPredicted()).isTrue();
+    assertThat(onB.getCandidates().get(0).getSourceHost()).isEqualTo("host-a");
+    assertThat(onB.getCandidates().get(0).getLatencyMs()).isEqualTo(expectedB.outcomes().get(0).latencyMs());
+  }
+
+  private PlanInputs inputs(Map<String, io.partita.avro.ModelVersion> versions, List<TimingEvent> timings) {
+    SortedMap<String, TimingEvent> matrix = new TreeMap<>();
+    timings.forEach(t -> matrix.put(io.partita.planner.plan.Keys.timing(t), t));
+    return new PlanInputs(new TreeMap<>(versions), new TreeMap<>(Map.of("rec", serviceModel("rec", "rec", 2))),
+        new TreeMap<>(Map.of("host-a", host("host-a", 4, 0), "host-b", host("host-b", 2, 0))), new TreeMap<>(),
+        new TreeMap<>(), matrix, new TreeMap<>());
+  }
+
+  @Test
+  void shouldMapModelsToTheKindOfHardwareAsMappingPlannerDoesAndPartitionOnlyThatPool() {
+    pipe(topics.catalogModels(), "det/1", version("det", "1", "CPU"), 1);
+    pipe(topics.catalogModels(), "rec/1", version("rec", "1", "CPU"), 1);
+    pipe(topics.catalogServices(), "det", serviceModel("det", "det", 1), 2);
+    pipe(topics.catalogServices(), "rec", serviceModel("rec", "rec", 1), 2);
+    pipe(topics.hostEnvironments(), "host-g", host("host-g", 4, 1), 3);
+    pipe(topics.profileTimings(), "1", timing("det", "1", "host-g", "gpu", 1, 2.0), 4);
+    pipe(topics.profileTimings(), "2", timing("det", "1", "host-g", "cpu", 4, 40.0), 4);
+    pipe(topics.profileTimings(), "3", timing("rec", "1", "host-g", "gpu", 1, 3.0), 4);
+    pipe(topics.profileTimings(), "4", timing("rec", "1", "host-g", "cpu", 4, 3.5), 4);
+    run.plan();
+
+    MappingPlan expected = MappingPlanner.plan(new MappingProblem(
+        List.of(new ResourceSpec("host-g/cpu", "cpu"), new ResourceSpec("host-g/gpu", "gpu")),
+        Map.of("det", Map.of("host-g/gpu", 2.0, "host-g/cpu", 40.0), "rec", Map.of("host-g/gpu", 3.0, "host-g/cpu", 3.5)),
+        List.of(new ServiceSpec("det", List.of(new ServiceStage("det", 1.0))),
+            new ServiceSpec("rec", List.of(new ServiceStage("rec", 1.0))))));
+    for (String service : List.of("det", "rec")) {
+      ServiceMapping mapping = plan(PlanTable.MAPPINGS, service, ServiceMapping.class);
+      String resource = expected.assignments().stream().filter(a -> a.serviceId().equals(service)).findFirst()
+          .orElseThrow().resourceId();
+      assertThat(mapping.getPlanned()).isTrue();
+      assertThat(mapping.getAssignments()).singleElement().satisfies(a -> assertThat(a.getResource()).isEqualTo(resource));
+      assertThat(mapping.getCostMsPerSecond()).isEqualTo(expected.costMsPerSecond());
+      String pool = resource.substring(resource.indexOf('/') + 1);
+      assertThat(run.tables().get(PlanTable.PARTITIONS)).containsKey(service + "/1/host-g/" + pool)
+          .doesNotContainKey(service + "/1/host-g/" + (pool.equals("gpu") ? "cpu" : "gpu"));
+    }
+  }
+
+  @Test
+  void shouldAssignSlotsAndRouteOnlyToInstancesTheWorkerReportsReady() {
+    catalogOneCpuHost();
+    timingsOnHostA();
+    run.plan();
+
+    SortedMap<String, byte[]> slots = run.tables().get(PlanTable.ASSIGNMENTS);
+    assertThat(slots.keySet()).containsExactly("host-a/cpu-0", "host-a/cpu-1", "host-a/cpu-2", "host-a/cpu-3");
+    SlotAssignment first = plan(PlanTable.ASSIGNMENTS, "host-a/cpu-0", SlotAssignment.class);
+    assertThat(first.getCpus()).containsExactly(0);
+    assertThat(first.getThreads()).isEqualTo(1);
+    assertThat(first.getServiceModels()).singleElement()
+        .satisfies(s -> assertThat(s.getInstanceId()).isEqualTo("rec#0"));
+    Route route = plan(PlanTable.ROUTES, "rec", Route.class);
+    assertThat(route.getInstances()).hasSize(2);
+    assertThat(route.getReadyInstances()).isZero();
+    assertThat(route.getRequestTopic()).isEqualTo(topics.requests("rec"));
+
+    pipe(topics.workerStatus(), "host-a/cpu-0", TestRecords.ready("host-a", "cpu-0", "rec", "1", "rec#0"), 10);
+    run.plan();
+
+    Route after = plan(PlanTable.ROUTES, "rec", Route.class);
+    assertThat(after.getReadyInstances()).isEqualTo(1);
+    assertThat(after.getInstances().get(0).getReady()).isTrue();
+    assertThat(after.getInstances().get(1).getReason()).contains("no status");
+  }
+
+  @Test
+  void shouldNotReEmitPlansWhoseBytesDidNotChange() {
+    catalogOneCpuHost();
+    timingsOnHostA();
+    run.plan();
+    Map<PlanTable, Integer> before = run.emissions();
+
+    pipe(topics.profileTimings(), "k2", timing("rec", "1", "host-a", "cpu", 2, 6.0), 20);
+    pipe(topics.hostEnvironments(), "host-a", host("host-a", 4, 0), 21);
+    run.plan();
+
+    assertThat(before.get(PlanTable.PARTITIONS)).isEqualTo(1);
+    assertThat(run.emissions()).isEqualTo(before);
+  }
+
+  @Test
+  void shouldRePlanWhenANewTimingChangesTheBestGrouping() {
+    catalogOneCpuHost();
+    timingsOnHostA();
+    run.plan();
+    TimingEvent faster = TimingEvent.newBuilder(timing("rec", "1", "host-a", "cpu", 4, 1.0)).setTimestamp(2000).build();
+    pipe(topics.profileTimings(), "k4", faster, 30);
+    run.plan();
+
+    assertThat(plan(PlanTable.PARTITIONS, "rec/1/host-a/cpu", PartitionPlan.class).getSizes()).containsExactly(4);
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).containsExactly("host-a/cpu-0");
+    assertThat(plan(PlanTable.ASSIGNMENTS, "host-a/cpu-0", SlotAssignment.class).getCpus()).containsExactly(0, 1, 2, 3);
+  }
+
+  @Test
+  void shouldShowMeasuredThroughputBesideThePredictionWhenTheGroupingWasMeasured() {
+    catalogOneCpuHost();
+    timingsOnHostA();
+    TimingEvent grouping = TimingEvent.newBuilder(timing("rec", "1", "host-a", "cpu", 4, 11.0))
+        .setGrouping(List.of(1, 1, 1, 1)).setThroughput(371.5).build();
+    pipe(topics.profileTimings(), "g", grouping, 7);
+    run.plan();
+
+    PartitionPlan plan = plan(PlanTable.PARTITIONS, "rec/1/host-a/cpu", PartitionPlan.class);
+    assertThat(plan.getPredictedThroughput()).isEqualTo(400.0);
+    assertThat(plan.getMeasuredThroughput()).isEqualTo(371.5);
+  }
+
+  @Test
+  void shouldDeadLetterPoisonRecordsWithTheReasonAndKeepPlanning() {
+    catalogOneCpuHost();
+    run.pipe(topics.profileTimings(), "garbage", new byte[] {1, 2, 3}, 4);
+    pipe(topics.profileTimings(), "negative", timing("rec", "1", "host-a", "cpu", 1, -3.0), 5);
+    pipe(topics.profileTimings(), "ghost", timing("ghost", "1", "host-a", "cpu", 1, 3.0), 6);
+    timingsOnHostA();
+    run.plan();
+
+    List<KeyValue<String, byte[]>> letters = run.deadLetters();
+    assertThat(letters).extracting(kv -> kv.key).containsExactly("garbage", "negative", "ghost");
+    List<DeadLetter> decoded = letters.stream()
+        .map(kv -> CODECS.codec(DeadLetter.class).decode(topics.deadLetter(), kv.value)).toList();
+    assertThat(decoded.get(0).getErrorClass()).isEqualTo("DecodeException");
+    assertThat(decoded.get(1).getError()).contains("p50Ms").contains("negative time");
+    assertThat(decoded.get(2).getError()).contains("unknown model version ghost/1");
+    assertThat(decoded).allSatisfy(d -> {
+      assertThat(d.getTopic()).isEqualTo(topics.profileTimings());
+      assertThat(d.getComponent()).isEqualTo("planner");
+    });
+    assertThat(decoded.get(1).getOffset()).isEqualTo(1);
+    assertThat(run.tables().get(PlanTable.PARTITIONS)).containsKey("rec/1/host-a/cpu");
+  }
+
+  @Test
+  void shouldNameEveryNodeAndStore() {
+    String description = PlannerTopology.build(settings, PlanRun.DEBOUNCE).describe().toString();
+    assertThat(description).doesNotContain("KSTREAM-").doesNotContain("KTABLE-")
+        .contains("fold-timings", "plan-changes", "timings-store", "plans-store", "write-dead-letters");
+  }
+}
