@@ -3,41 +3,67 @@ package io.partita.profiler.cli;
 import ai.onnxruntime.OrtEnvironment;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.partita.common.Topics;
+import io.partita.common.kafka.TopicAdmin;
+import io.partita.common.serde.Codecs;
+import io.partita.models.repo.RepositoryException;
+import io.partita.profiler.ProfilerConfig;
 import io.partita.profiler.env.CommandRunner;
 import io.partita.profiler.env.HostEnvironment;
 import io.partita.profiler.env.HostProbe;
 import io.partita.profiler.env.ProviderProbe;
-import io.partita.profiler.env.ProviderProbe.Provider;
+import io.partita.profiler.kafka.EventPublisher;
 import io.partita.profiler.measure.BaselineBenchmark;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.Measurer;
 import io.partita.profiler.measure.ModelRef;
+import io.partita.profiler.measure.ProgressListener;
 import io.partita.profiler.measure.TimingResult;
+import io.partita.profiler.run.ModelLookupException;
+import io.partita.profiler.run.ProfileOutcome;
+import io.partita.profiler.run.ProfileRunner;
+import io.partita.profiler.run.ProfileSink;
+import io.partita.profiler.run.ProfileSpec;
+import io.partita.profiler.run.RepositoryModels;
 import io.partita.profiler.search.Measured;
 import io.partita.profiler.stats.Sampler;
 import java.io.PrintStream;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * {@code partita profile}: measures a model on this machine, prints the host environment, or runs
  * the baseline benchmark. Progress goes to {@code err}, results to {@code out} (a table, or one JSON
- * object per point with {@code --json}).
+ * object per point with {@code --json}). With {@code --broker} the results are published as well:
+ * one {@code TimingEvent} per point or grouping, and this host's {@code HostEnvironment} (after the
+ * baseline benchmark unless {@code --no-baseline}), exactly as the profiler service publishes them.
  *
  * <p>Exit codes: 0 every point measured, 2 bad command line (nothing measured), 3 some points
- * failed (they are still printed, with their errors).
+ * failed (they are still printed, with their errors), 4 the broker could not be reached or refused
+ * the records (what was measured is still printed).
  */
 public final class ProfileCli {
 
   public static final int OK = 0;
   public static final int USAGE = 2;
   public static final int SOME_FAILED = 3;
+  public static final int PUBLISH_FAILED = 4;
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Duration BROKER_TIMEOUT = Duration.ofSeconds(15);
 
   private ProfileCli() {}
 
@@ -46,104 +72,190 @@ public final class ProfileCli {
     System.exit(run(rest, System.out, System.err));
   }
 
-  /** Runs the command with the arguments that follow the word {@code profile}; returns the exit code. */
+  /** {@link #run(String[], PrintStream, PrintStream)} for the launcher, which hands over a list. */
+  public static int run(List<String> args, PrintStream out, PrintStream err) {
+    return run(args.toArray(String[]::new), out, err);
+  }
+
+  /**
+   * Runs the command with the arguments that follow the word {@code profile} (a leading
+   * {@code profile} is refused as an unknown flag); returns the exit code.
+   */
   public static int run(String[] args, PrintStream out, PrintStream err) {
     ProfileOptions options;
     ModelRef model = null;
     try {
       options = ProfileOptions.parse(args);
       if (options.mode() == ProfileOptions.Mode.MEASURE) {
-        ModelRepository.Located located = ModelRepository.locate(options.modelRepo(), options.model(), options.version());
-        model = ModelRef.ofFile(options.model(), located.version(), located.file());
+        model = locate(options);
       }
     } catch (UsageException e) {
       err.println(e.getMessage());
       return USAGE;
     }
-    OrtEnvironment env = OrtEnvironment.getEnvironment();
-    HostProbe probe = HostProbe.live();
-    HostEnvironment host = probe.probe(options.hostId() != null ? options.hostId() : probe.hostname(),
-        ProviderProbe.probe(env));
-    Measurer.Settings settings = new Measurer.Settings(Sampler.Settings.ofBudgetMillis(options.budgetMillis()),
-        options.dims(), CommandRunner.processes(), options.mode() == ProfileOptions.Mode.MEASURE, options.spinning());
-    Measurer measurer = new Measurer(env, host, settings);
+    Publishing publishing = null;
+    if (options.broker() != null) {
+      try {
+        publishing = Publishing.open(options);
+      } catch (RuntimeException e) {
+        err.println("--broker " + options.broker() + ": cannot reach the Kafka cluster or create its topics: "
+            + e.getMessage());
+        return PUBLISH_FAILED;
+      }
+    }
     try {
-      return switch (options.mode()) {
+      OrtEnvironment env = OrtEnvironment.getEnvironment();
+      HostProbe probe = HostProbe.live();
+      HostEnvironment host = probe.probe(options.hostId() != null ? options.hostId() : probe.hostname(),
+          ProviderProbe.probe(env));
+      Measurer.Settings settings = new Measurer.Settings(Sampler.Settings.ofBudgetMillis(options.budgetMillis()),
+          options.dims(), CommandRunner.processes(), options.mode() == ProfileOptions.Mode.MEASURE, options.spinning());
+      Measurer measurer = new Measurer(env, host, settings);
+      int code = switch (options.mode()) {
         case ENV -> {
+          if (publishing != null) {
+            host = withBaseline(options, env, host, err);
+          }
           out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(host));
           yield OK;
         }
-        case BASELINE -> baseline(measurer, options, out, err);
-        case MEASURE -> options.grouping().isEmpty()
-            ? points(measurer, model, options, out, err)
-            : groupings(measurer, model, options, out, err);
+        case BASELINE -> baseline(measurer, options, out, err, publishing);
+        case MEASURE -> measure(env, settings, host, model, options, out, err, publishing);
       };
+      if (publishing != null) {
+        if (options.mode() == ProfileOptions.Mode.MEASURE) {
+          publishing.publisher().environment(withBaseline(options, env, host, err));
+        } else if (options.mode() == ProfileOptions.Mode.ENV) {
+          publishing.publisher().environment(host);
+        }
+        String failure = publishing.finish();
+        if (failure != null) {
+          err.println("--broker " + options.broker() + ": the cluster refused the records: " + failure);
+          return PUBLISH_FAILED;
+        }
+        err.println("published to " + options.broker() + " (topic prefix " + options.topicPrefix() + ")");
+      }
+      return code;
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot write JSON", e);
+    } finally {
+      if (publishing != null) {
+        publishing.close();
+      }
     }
   }
 
-  private static List<Provider> providers(ProfileOptions options, HostEnvironment host) {
-    return options.providers().isEmpty()
-        ? host.executionProviders().stream().map(Provider::valueOf).toList()
-        : options.providers();
+  /** The version to measure, through the models module's repository scan. */
+  private static ModelRef locate(ProfileOptions options) throws UsageException {
+    RepositoryModels models;
+    try {
+      models = RepositoryModels.scan(options.modelRepo());
+    } catch (RepositoryException e) {
+      throw new UsageException("--model-repo: " + e.getMessage());
+    }
+    try {
+      return options.version() == null
+          ? models.latest(options.model())
+          : models.resolve(options.model(), options.version()).get(0);
+    } catch (ModelLookupException e) {
+      throw new UsageException("--" + e.field() + ": " + e.getMessage());
+    }
   }
 
-  private static int points(Measurer measurer, ModelRef model, ProfileOptions options, PrintStream out, PrintStream err)
-      throws JsonProcessingException {
+  /** The environment with a baseline score, for publishing; without one when --no-baseline. */
+  private static HostEnvironment withBaseline(ProfileOptions options, OrtEnvironment env, HostEnvironment host,
+                                              PrintStream err) {
+    if (!options.baseline()) {
+      return host;
+    }
+    Measurer measurer = new Measurer(env, host, new Measurer.Settings(
+        Sampler.Settings.ofBudgetMillis(ProfilerConfig.DEFAULT_BASELINE_BUDGET_MS), Map.of(),
+        CommandRunner.processes(), false, options.spinning()));
     ProgressBar bar = new ProgressBar(err);
-    List<TimingResult> results = measurer.measure(new Measurer.Request(model, options.sizes(), options.batches(),
-        providers(options, measurer.host())), bar);
+    try {
+      return host.withBaseline(new BaselineBenchmark(measurer).run(false, bar).score());
+    } catch (IllegalStateException e) {
+      err.println("\nthe baseline benchmark failed, publishing the environment without a score: " + e.getMessage());
+      return host;
+    } finally {
+      bar.done();
+    }
+  }
+
+  private static int measure(OrtEnvironment env, Measurer.Settings settings, HostEnvironment host, ModelRef model,
+                             ProfileOptions options, PrintStream out, PrintStream err, Publishing publishing)
+      throws JsonProcessingException {
+    String requestId = "cli-" + host.hostId() + "-" + UUID.randomUUID();
+    ProfileSpec spec = new ProfileSpec(requestId, model.model(), model.version(), options.sizes(), options.batches(),
+        options.grouping().isEmpty() ? List.of() : List.of(options.grouping()), options.providers(),
+        options.budgetMillis());
+    ProgressBar bar = new ProgressBar(err);
+    ProfileSink sink = progress(bar);
+    if (publishing != null) {
+      sink = publishing.publisher().sink(requestId, host.hostId(), sink);
+    }
+    ProfileOutcome outcome = new ProfileRunner(env, settings).run(spec, host, List.of(model), sink);
     bar.done();
-    if (options.json()) {
-      for (TimingResult r : results) {
-        out.println(JSON.writeValueAsString(toJson(r)));
+    if (options.grouping().isEmpty()) {
+      List<TimingResult> results = outcome.points();
+      if (options.json()) {
+        for (TimingResult r : results) {
+          out.println(JSON.writeValueAsString(toJson(r)));
+        }
+      } else {
+        out.println("model " + model.model() + " version " + model.version() + " on " + host.hostId()
+            + " (" + host.usableCores() + " usable cores, budget " + options.budgetMillis() + " ms per point)");
+        out.print(table(results));
       }
     } else {
-      out.println("model " + model.model() + " version " + model.version() + " on " + measurer.host().hostId()
-          + " (" + measurer.host().usableCores() + " usable cores, budget " + options.budgetMillis() + " ms per point)");
-      out.print(table(results));
-    }
-    return results.stream().allMatch(TimingResult::ok) ? OK : SOME_FAILED;
-  }
-
-  private static int groupings(Measurer measurer, ModelRef model, ProfileOptions options, PrintStream out,
-                               PrintStream err) throws JsonProcessingException {
-    ProgressBar bar = new ProgressBar(err);
-    List<Integer> batches = options.batches().isEmpty() ? measurer.defaultBatches(model) : options.batches();
-    List<Provider> providers = providers(options, measurer.host());
-    List<GroupingResult> results = new ArrayList<>();
-    int total = batches.size() * providers.size();
-    for (Provider p : providers) {
-      for (int batch : batches) {
-        String label = p + " grouping=" + options.grouping() + " batch=" + batch;
-        bar.starting(results.size(), total, label);
-        GroupingResult g = measurer.measureGrouping(model, p, options.grouping(), batch);
-        results.add(g);
-        bar.finished(results.size() - 1, total, label, g.ok());
-      }
-    }
-    bar.done();
-    for (GroupingResult g : results) {
-      if (options.json()) {
-        out.println(JSON.writeValueAsString(toJson(g)));
-      } else {
-        out.printf(Locale.ROOT, "grouping %s batch %d %s: %s%n", g.sizes(), g.batch(), g.provider(),
-            g.ok() ? String.format(Locale.ROOT, "aggregate %.1f items/s, memory %s", g.aggregateThroughput(),
-                mib(g.memoryBytes())) : "FAILED " + g.error());
-        if (g.ok()) {
-          out.print(table(g.partitions()));
+      for (GroupingResult g : outcome.groupings()) {
+        if (options.json()) {
+          out.println(JSON.writeValueAsString(toJson(g)));
+        } else {
+          out.printf(Locale.ROOT, "grouping %s batch %d %s: %s%n", g.sizes(), g.batch(), g.provider(),
+              g.ok() ? String.format(Locale.ROOT, "aggregate %.1f items/s, memory %s", g.aggregateThroughput(),
+                  mib(g.memoryBytes())) : "FAILED " + g.error());
+          if (g.ok()) {
+            out.print(table(g.partitions()));
+          }
         }
       }
     }
-    return results.stream().allMatch(GroupingResult::ok) ? OK : SOME_FAILED;
+    return outcome.ok() ? OK : SOME_FAILED;
   }
 
-  private static int baseline(Measurer measurer, ProfileOptions options, PrintStream out, PrintStream err)
+  /** Progress of a profile run drawn on the bar. */
+  private static ProfileSink progress(ProgressListener bar) {
+    return new ProfileSink() {
+      private String label = "";
+
+      @Override
+      public void starting(int done, int total, String label) {
+        this.label = label;
+        bar.starting(done, total, label);
+      }
+
+      @Override
+      public void point(TimingResult result, int done, int total) {
+        bar.finished(done - 1, total, label, result.ok());
+      }
+
+      @Override
+      public void grouping(GroupingResult result, int done, int total) {
+        bar.finished(done - 1, total, label, result.ok());
+      }
+    };
+  }
+
+  private static int baseline(Measurer measurer, ProfileOptions options, PrintStream out, PrintStream err,
+                              Publishing publishing)
       throws JsonProcessingException {
     ProgressBar bar = new ProgressBar(err);
     BaselineBenchmark.Report report = new BaselineBenchmark(measurer).run(options.compareGrid(), bar);
     bar.done();
+    if (publishing != null) {
+      publishing.publisher().environment(measurer.host().withBaseline(report.score()));
+    }
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("host", measurer.host().hostId());
     json.put("referenceModel", report.score().referenceModel());
@@ -175,6 +287,52 @@ public final class ProfileCli {
           100 * report.score().throughput() / best.throughput()));
     }
     return OK;
+  }
+
+  /** A producer and a publisher for --broker, with the topics made sure of before anything is measured. */
+  private record Publishing(KafkaProducer<String, byte[]> producer, EventPublisher publisher) {
+
+    static Publishing open(ProfileOptions options) {
+      Topics topics = new Topics(options.topicPrefix());
+      Properties admin = new Properties();
+      admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, options.broker());
+      admin.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) BROKER_TIMEOUT.toMillis());
+      admin.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) BROKER_TIMEOUT.toMillis());
+      try (Admin a = Admin.create(admin)) {
+        TopicAdmin.ensure(a, topics.infrastructure(), (short) 3);
+      }
+      Properties p = new Properties();
+      p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, options.broker());
+      p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+      p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      p.put(ProducerConfig.ACKS_CONFIG, "all");
+      p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+      p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) BROKER_TIMEOUT.toMillis());
+      p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) (2 * BROKER_TIMEOUT.toMillis()));
+      p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) BROKER_TIMEOUT.toMillis());
+      KafkaProducer<String, byte[]> producer = new KafkaProducer<>(p);
+      return new Publishing(producer, new EventPublisher(producer, topics, Codecs.singleObject(),
+          System::currentTimeMillis));
+    }
+
+    /** Waits for every acknowledgement; the first refusal's message, or null. */
+    String finish() {
+      try {
+        publisher.awaitAcks();
+        return null;
+      } catch (ExecutionException e) {
+        return String.valueOf(e.getCause().getMessage());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return "interrupted";
+      } catch (RuntimeException e) {
+        return e.getMessage();
+      }
+    }
+
+    void close() {
+      producer.close(BROKER_TIMEOUT);
+    }
   }
 
   /** The JSON object of one point; numbers only for measured points. */

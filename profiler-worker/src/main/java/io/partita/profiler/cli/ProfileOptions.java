@@ -1,5 +1,6 @@
 package io.partita.profiler.cli;
 
+import io.partita.common.Topics;
 import io.partita.profiler.env.ProviderProbe.Provider;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,7 +28,10 @@ public record ProfileOptions(
     String hostId,
     boolean json,
     boolean compareGrid,
-    boolean spinning) {
+    boolean spinning,
+    String broker,
+    String topicPrefix,
+    boolean baseline) {
 
   public enum Mode { MEASURE, ENV, BASELINE }
 
@@ -37,11 +41,12 @@ public record ProfileOptions(
       usage: partita profile --model-repo DIR --model M [--version V] [--sizes 1,2] [--batches 1,8]
                              [--grouping 1,1] [--providers CPU,CUDA] [--dim NAME=SIZE]... [--budget-ms N]
                              [--host-id ID] [--no-spin] [--json]
-             partita profile --env [--host-id ID]
-             partita profile --baseline [--compare-grid] [--budget-ms N] [--json]
-        --model-repo DIR   model repository laid out as DIR/<model>/<version>/model.onnx
+                             [--broker HOST:PORT [--topic-prefix P] [--no-baseline]]
+             partita profile --env [--host-id ID] [--broker HOST:PORT [--topic-prefix P] [--no-baseline]]
+             partita profile --baseline [--compare-grid] [--budget-ms N] [--json] [--broker HOST:PORT [--topic-prefix P]]
+        --model-repo DIR   model repository laid out as DIR/<model>/<version>/model.onnx (see docs/models.md)
         --model M          model id (a directory under --model-repo)
-        --version V        version directory; default: the highest
+        --version V        version id; default: the highest
         --sizes LIST       CPU partition sizes (cores) or GPU counts; default 1,2,4,... and all usable cores
         --batches LIST     batch sizes; default 1,2,4,8,16,32 (or the model's fixed batch)
         --grouping LIST    measure this grouping at once (partitions run concurrently) instead of single sizes
@@ -54,6 +59,9 @@ public record ProfileOptions(
         --env              print this host's environment as JSON
         --baseline         run the baseline benchmark (hill climbing over threads and batch size)
         --compare-grid     with --baseline: also measure the full grid and report how close the search came
+        --broker HOST:PORT also publish to this Kafka cluster: the timing events and this host's environment
+        --topic-prefix P   with --broker: prefix of the topics (default partita)
+        --no-baseline      with --broker: publish the environment without running the baseline benchmark first
       """;
 
   public static ProfileOptions parse(String[] args) throws UsageException {
@@ -71,6 +79,9 @@ public record ProfileOptions(
     boolean json = false;
     boolean compareGrid = false;
     boolean spinning = true;
+    String broker = null;
+    String topicPrefix = null;
+    boolean baseline = true;
     int i = 0;
     while (i < args.length) {
       String flag = args[i];
@@ -97,8 +108,9 @@ public record ProfileOptions(
         }
         case "--budget-ms" -> budget = positive(value(args, i++, flag), flag);
         case "--host-id" -> hostId = value(args, i++, flag);
-        case "--broker", "--bootstrap-servers" -> throw new UsageException(flag
-            + ": publishing to Kafka is not available in this build yet; run without it to measure locally");
+        case "--broker" -> broker = hostPort(value(args, i++, flag), flag);
+        case "--topic-prefix" -> topicPrefix = topicPrefix(value(args, i++, flag));
+        case "--no-baseline" -> baseline = false;
         case "--help", "-h" -> throw new UsageException(USAGE);
         default -> throw new UsageException("unknown flag '" + flag + "'\n" + USAGE);
       }
@@ -118,8 +130,42 @@ public record ProfileOptions(
     if (!grouping.isEmpty() && !sizes.isEmpty()) {
       throw new UsageException("--grouping and --sizes cannot be combined: a grouping already says the partition sizes");
     }
+    if (broker == null && topicPrefix != null) {
+      throw new UsageException("--topic-prefix only applies with --broker");
+    }
+    if (broker == null && !baseline) {
+      throw new UsageException("--no-baseline only applies with --broker (it is about the published environment)");
+    }
     return new ProfileOptions(mode, repo, model, version, sizes, batches, grouping, providers, Map.copyOf(dims),
-        budget, hostId, json, compareGrid, spinning);
+        budget, hostId, json, compareGrid, spinning, broker, topicPrefix == null ? Topics.DEFAULT_PREFIX : topicPrefix,
+        baseline);
+  }
+
+  private static String hostPort(String text, String flag) throws UsageException {
+    for (String server : text.split(",")) {
+      int colon = server.lastIndexOf(':');
+      boolean ok = colon > 0 && colon < server.length() - 1;
+      if (ok) {
+        try {
+          int port = Integer.parseInt(server.substring(colon + 1));
+          ok = port > 0 && port < 65536;
+        } catch (NumberFormatException e) {
+          ok = false;
+        }
+      }
+      if (!ok) {
+        throw new UsageException(flag + ": expected HOST:PORT[,HOST:PORT...], got '" + text + "'");
+      }
+    }
+    return text;
+  }
+
+  private static String topicPrefix(String text) throws UsageException {
+    try {
+      return new Topics(text).prefix();
+    } catch (IllegalArgumentException e) {
+      throw new UsageException("--topic-prefix: " + e.getMessage());
+    }
   }
 
   private static Mode setMode(Mode current, Mode wanted, String flag) throws UsageException {

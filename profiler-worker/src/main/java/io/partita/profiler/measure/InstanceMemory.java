@@ -46,12 +46,16 @@ final class InstanceMemory {
       List<String> command = new ArrayList<>(List.of(
           Path.of(System.getProperty("java.home"), "bin", "java").toString(),
           "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-          "-cp", System.getProperty("java.class.path"),
           InstanceMemory.class.getName(),
           file.toString(), slot.provider().name(), String.valueOf(slot.threads()),
           String.valueOf(slot.gpuDevice()), String.valueOf(batch)));
       dims.forEach((k, v) -> command.add(k + "=" + v));
-      Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+      // The class path goes through the environment, not -cp: ONNX Runtime 1.29.0's native library
+      // crashes the process (SIGSEGV, no hs_err file) while loading when the command line is longer
+      // than about 3.5 KiB, and a test or IDE class path easily is.
+      builder.environment().put("CLASSPATH", System.getProperty("java.class.path"));
+      Process child = builder.start();
       byte[] out = child.getInputStream().readAllBytes();
       if (!child.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
         child.destroyForcibly();

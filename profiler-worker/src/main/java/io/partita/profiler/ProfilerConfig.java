@@ -1,0 +1,77 @@
+package io.partita.profiler;
+
+import io.partita.common.Topics;
+import io.partita.common.config.ConfigException;
+import io.partita.common.config.Settings;
+import io.partita.common.serde.Codecs;
+import io.partita.profiler.env.HostProbe;
+import java.nio.file.Path;
+import java.util.Properties;
+
+/**
+ * The profiler service's settings, built once at start from {@link Settings}.
+ *
+ * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers}, required)
+ * @param topicPrefix prefix of every topic ({@code topic.prefix}, default partita)
+ * @param hostId this host's id in environments and timings ({@code host.id}, default the host name)
+ * @param modelRepository the model repository requests name models of ({@code model.repo}, required)
+ * @param budgetMillis time budget per point when a request gives none ({@code profiler.budget.ms},
+ *     default 2000)
+ * @param baseline run the baseline benchmark before publishing the environment
+ *     ({@code profiler.baseline}, on/off, default on)
+ * @param baselineBudgetMillis time budget per point of the baseline search
+ *     ({@code profiler.baseline.budget.ms}, default 200)
+ * @param reprobeMillis how often the host is probed again, and its environment republished when it
+ *     changed ({@code profiler.reprobe.ms}, default 60000; 0 = never)
+ * @param measureMemory measure each instance's memory in a child JVM ({@code profiler.memory},
+ *     default on)
+ * @param spinning idle ONNX Runtime threads spin ({@code profiler.spin}, default on; off for hosts
+ *     whose cores run other work)
+ * @param kafka every setting under {@code kafka.}, for the Kafka clients
+ * @param codecs how records are encoded ({@code serde.mode})
+ */
+public record ProfilerConfig(
+    String bootstrapServers,
+    String topicPrefix,
+    String hostId,
+    Path modelRepository,
+    long budgetMillis,
+    boolean baseline,
+    long baselineBudgetMillis,
+    long reprobeMillis,
+    boolean measureMemory,
+    boolean spinning,
+    Properties kafka,
+    Codecs codecs) {
+
+  public static final long DEFAULT_BUDGET_MS = 2000;
+  public static final long DEFAULT_BASELINE_BUDGET_MS = 200;
+  public static final long DEFAULT_REPROBE_MS = 60_000;
+
+  public static ProfilerConfig from(Settings settings) {
+    Properties kafka = settings.kafka();
+    String bootstrap = kafka.getProperty("bootstrap.servers");
+    if (bootstrap == null) {
+      throw new ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker (--bootstrap)");
+    }
+    String repo = settings.string("model.repo", null);
+    if (repo == null) {
+      throw new ConfigException("model.repo: missing; set it to the model repository directory (--model-repo)");
+    }
+    String prefix = settings.string("topic.prefix", Topics.DEFAULT_PREFIX);
+    new Topics(prefix); // refuses an illegal prefix now, naming it
+    return new ProfilerConfig(
+        bootstrap,
+        prefix,
+        settings.string("host.id", HostProbe.live().hostname()),
+        Path.of(repo),
+        settings.longValue("profiler.budget.ms", DEFAULT_BUDGET_MS, 1, 3_600_000),
+        settings.bool("profiler.baseline", true),
+        settings.longValue("profiler.baseline.budget.ms", DEFAULT_BASELINE_BUDGET_MS, 1, 600_000),
+        settings.longValue("profiler.reprobe.ms", DEFAULT_REPROBE_MS, 0, Long.MAX_VALUE),
+        settings.bool("profiler.memory", true),
+        settings.bool("profiler.spin", true),
+        kafka,
+        Codecs.from(settings));
+  }
+}

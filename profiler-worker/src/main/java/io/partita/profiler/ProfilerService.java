@@ -1,0 +1,322 @@
+package io.partita.profiler;
+
+import ai.onnxruntime.OrtEnvironment;
+import io.partita.common.Service;
+import io.partita.common.Topics;
+import io.partita.common.kafka.TopicAdmin;
+import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.HostProbe;
+import io.partita.profiler.env.ProviderProbe;
+import io.partita.profiler.kafka.AvroMapper;
+import io.partita.profiler.kafka.EventPublisher;
+import io.partita.profiler.kafka.RequestLoop;
+import io.partita.profiler.measure.BaselineBenchmark;
+import io.partita.profiler.measure.Measurer;
+import io.partita.profiler.measure.ProgressListener;
+import io.partita.profiler.run.ProfileOutcome;
+import io.partita.profiler.run.ProfileRunner;
+import io.partita.profiler.run.ProfileSpec;
+import io.partita.profiler.run.RepositoryModels;
+import io.partita.profiler.stats.Sampler;
+import io.partita.profiler.env.CommandRunner;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The profiler on one host, on Kafka.
+ *
+ * <p>At start it probes the host, runs the baseline benchmark (when {@code profiler.baseline} is
+ * on) and publishes the {@code HostEnvironment} to {@code <prefix>.hosts.environments} (key = host
+ * id); every {@code profiler.reprobe.ms} it probes again and republishes, baseline rerun, only when
+ * the host changed ({@link HostEnvironment#sameHostAs}). It consumes
+ * {@code <prefix>.profile.requests} in the group {@code <prefix>.profiler.<host>}, so every host
+ * sees every request, and measures those for this host or {@code *}: one {@code TimingEvent} per
+ * point and per grouping to {@code <prefix>.profile.timings}, progress to
+ * {@code <prefix>.profile.status}. See {@link RequestLoop} for failures and offsets.
+ *
+ * <p>All measuring (baseline, requests, {@link #profileNow}) runs on one thread, one job after
+ * another, because points must not share the cores with each other.
+ */
+public final class ProfilerService implements Service {
+  private static final Logger log = LoggerFactory.getLogger(ProfilerService.class);
+
+  /** Probes this host; a test may pass its own. */
+  @FunctionalInterface
+  public interface EnvironmentProbe {
+    HostEnvironment probe();
+  }
+
+  private final ProfilerConfig config;
+  private final Topics topics;
+  private final EnvironmentProbe probe;
+  private final OrtEnvironment ort = OrtEnvironment.getEnvironment();
+  private final Measurer.Settings measurerSettings;
+  private RepositoryModels models;
+  private KafkaProducer<String, byte[]> producer;
+  private EventPublisher measuringPublisher;
+  private ExecutorService measuring;
+  private ScheduledExecutorService reprobing;
+  private RequestLoop loop;
+  private Thread loopThread;
+  private volatile HostEnvironment published;
+  private volatile boolean closed;
+
+  public ProfilerService(ProfilerConfig config) {
+    this(config, () -> HostProbe.live().probe(config.hostId(), ProviderProbe.probe(OrtEnvironment.getEnvironment())));
+  }
+
+  public ProfilerService(ProfilerConfig config, EnvironmentProbe probe) {
+    this.config = config;
+    this.topics = new Topics(config.topicPrefix());
+    this.probe = probe;
+    this.measurerSettings = new Measurer.Settings(Sampler.Settings.ofBudgetMillis(config.budgetMillis()), Map.of(),
+        CommandRunner.processes(), config.measureMemory(), config.spinning());
+  }
+
+  /**
+   * Creates the topics, scans the model repository (a repository the scan refuses stops the start),
+   * queues the first probe and publication of the environment, and starts consuming requests.
+   * Returns without waiting for the baseline benchmark; requests are measured after it.
+   */
+  @Override
+  public void start() throws Exception {
+    models = RepositoryModels.scan(config.modelRepository());
+    try (Admin admin = Admin.create(clientProps(AdminClientConfig.CLIENT_ID_CONFIG, "partita-profiler-admin-" + config.hostId()))) {
+      TopicAdmin.ensure(admin, topics.infrastructure(), (short) 3);
+    }
+    producer = new KafkaProducer<>(producerProps());
+    measuringPublisher = new EventPublisher(producer, topics, config.codecs(), System::currentTimeMillis);
+    measuring = Executors.newSingleThreadExecutor(daemon("partita-profiler-measure"));
+    CompletableFuture<Void> first = CompletableFuture.runAsync(() -> probeAndPublish(true), measuring);
+    first.whenComplete((ok, e) -> {
+      if (e != null) {
+        log.error("The first environment of host {} could not be published", config.hostId(), e);
+      }
+    });
+    if (config.reprobeMillis() > 0) {
+      reprobing = Executors.newSingleThreadScheduledExecutor(daemon("partita-profiler-reprobe"));
+      reprobing.scheduleWithFixedDelay(this::reprobe, config.reprobeMillis(), config.reprobeMillis(),
+          TimeUnit.MILLISECONDS);
+    }
+    loop = new RequestLoop(new KafkaConsumer<>(consumerProps()),
+        new EventPublisher(producer, topics, config.codecs(), System::currentTimeMillis), topics, config.codecs(),
+        config.hostId(), config.budgetMillis(), this::submit);
+    loopThread = new Thread(loop, "partita-profiler-requests");
+    loopThread.start();
+    log.info("Profiler {} consuming {} (models in {}), budget {} ms per point", config.hostId(),
+        topics.profileRequests(), config.modelRepository(), config.budgetMillis());
+  }
+
+  /**
+   * Profiles a model now, as if a request had come for this host, and publishes the results like a
+   * request's: timing events, then status under the returned outcome's request id. Runs after any
+   * measuring already queued; returns at once.
+   *
+   * @param version one version id, or null for every version
+   * @param budgetMillis time budget per point; 0 = {@code profiler.budget.ms}
+   */
+  public CompletableFuture<ProfileOutcome> profileNow(String model, String version, long budgetMillis) {
+    String requestId = "now-" + config.hostId() + "-" + UUID.randomUUID();
+    return profile(ProfileSpec.defaults(requestId, model, version,
+        budgetMillis > 0 ? budgetMillis : config.budgetMillis()));
+  }
+
+  /** Profiles what {@code spec} says on the measuring thread; see {@link #profileNow}. */
+  public CompletableFuture<ProfileOutcome> profile(ProfileSpec spec) {
+    if (measuring == null) {
+      throw new IllegalStateException("the profiler is not started");
+    }
+    return CompletableFuture.supplyAsync(() -> execute(spec), measuring);
+  }
+
+  private CompletableFuture<ProfileOutcome> submit(ProfileSpec spec) {
+    return profile(spec);
+  }
+
+  /** One job on the measuring thread: runs the spec, publishes everything, waits for the acks. */
+  private ProfileOutcome execute(ProfileSpec spec) {
+    String host = config.hostId();
+    HostEnvironment env = published != null ? published : probe.probe();
+    measuringPublisher.status(spec.requestId(), host, AvroMapper.RUNNING, 0, 0, null);
+    ProfileOutcome outcome = new ProfileRunner(ort, measurerSettings)
+        .run(spec, env, models, measuringPublisher.sink(spec.requestId(), host, null));
+    if (outcome.error() != null) {
+      log.warn("Profile request {} for model {} failed: {}", spec.requestId(), spec.model(), outcome.error());
+      measuringPublisher.status(spec.requestId(), host, AvroMapper.FAILED, outcome.steps(), outcome.steps(),
+          outcome.error());
+    } else {
+      String message = outcome.failedSteps() == 0
+          ? "measured " + outcome.steps() + " points of " + spec.model() + " versions " + outcome.versions()
+          : outcome.failedSteps() + " of " + outcome.steps() + " points failed (see their timing events); versions "
+              + outcome.versions();
+      measuringPublisher.status(spec.requestId(), host, AvroMapper.DONE, outcome.steps(), outcome.steps(), message);
+    }
+    awaitAcks();
+    return outcome;
+  }
+
+  private void awaitAcks() {
+    try {
+      measuringPublisher.awaitAcks();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the broker's acknowledgements", e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("the broker refused a profiler record: " + e.getCause().getMessage(), e.getCause());
+    }
+  }
+
+  /** Probes; publishes when forced or when the host changed, with a fresh baseline when enabled. */
+  private void probeAndPublish(boolean force) {
+    HostEnvironment env = probe.probe();
+    HostEnvironment last = published;
+    if (!force && last != null && env.sameHostAs(last)) {
+      return;
+    }
+    if (config.baseline()) {
+      env = withBaseline(env);
+    }
+    measuringPublisher.environment(env);
+    awaitAcks();
+    published = env;
+    log.info("Published the environment of host {} ({} usable cores, providers {}, baseline {})", env.hostId(),
+        env.usableCores(), env.executionProviders(), env.baseline() == null ? "none" : env.baseline().throughput());
+  }
+
+  private HostEnvironment withBaseline(HostEnvironment env) {
+    Measurer measurer = new Measurer(ort, env, new Measurer.Settings(
+        Sampler.Settings.ofBudgetMillis(config.baselineBudgetMillis()), Map.of(), measurerSettings.commands(), false,
+        config.spinning()));
+    try {
+      return env.withBaseline(new BaselineBenchmark(measurer).run(false, ProgressListener.NONE).score());
+    } catch (IllegalStateException e) {
+      log.warn("The baseline benchmark failed on host {}; publishing the environment without a score: {}",
+          env.hostId(), e.getMessage());
+      return env;
+    }
+  }
+
+  private void reprobe() {
+    if (closed) {
+      return;
+    }
+    try {
+      CompletableFuture.runAsync(() -> probeAndPublish(false), measuring).get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | RuntimeException e) {
+      log.warn("Re-probing host {} failed: {}", config.hostId(), e.getMessage());
+    }
+  }
+
+  /** The environment last published, or null before the first one was acknowledged. */
+  public HostEnvironment environment() {
+    return published;
+  }
+
+  /** The failure that stopped the request loop, or null while it runs. */
+  public Throwable failure() {
+    return loop == null ? null : loop.failure();
+  }
+
+  public Topics topics() {
+    return topics;
+  }
+
+  private Properties clientProps(String key, String value) {
+    Properties p = new Properties();
+    p.putAll(config.kafka());
+    p.put("bootstrap.servers", config.bootstrapServers());
+    p.put(key, value);
+    return p;
+  }
+
+  private Properties producerProps() {
+    Properties p = clientProps(ProducerConfig.CLIENT_ID_CONFIG, "partita-profiler-" + config.hostId());
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "5");
+    return p;
+  }
+
+  private Properties consumerProps() {
+    Properties p = clientProps(ConsumerConfig.CLIENT_ID_CONFIG, "partita-profiler-" + config.hostId());
+    // One group per host: every profiler reads every request, and skips those for other hosts.
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, config.topicPrefix() + ".profiler." + config.hostId());
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    // A host's first start works through the requests still on the topic (those for "*" included),
+    // so a host that joins later measures what the others were asked to.
+    p.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "16");
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    return p;
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /**
+   * Stops consuming, interrupts the measurement in progress (it stops between points; its request
+   * is not committed and is measured again on the next start) and closes the producer.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (loop != null) {
+      loop.stop();
+    }
+    if (reprobing != null) {
+      reprobing.shutdownNow();
+    }
+    if (measuring != null) {
+      measuring.shutdownNow();
+    }
+    if (loopThread != null) {
+      try {
+        loopThread.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (measuring != null) {
+      try {
+        measuring.awaitTermination(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (producer != null) {
+      producer.close(java.time.Duration.ofSeconds(5));
+    }
+  }
+}

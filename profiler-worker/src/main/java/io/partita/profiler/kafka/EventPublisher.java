@@ -1,0 +1,144 @@
+package io.partita.profiler.kafka;
+
+import io.partita.avro.DeadLetter;
+import io.partita.avro.ProfileStatus;
+import io.partita.avro.TimingEvent;
+import io.partita.common.Topics;
+import io.partita.common.kafka.DeadLetters;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
+import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.measure.GroupingResult;
+import io.partita.profiler.measure.TimingResult;
+import io.partita.profiler.run.ProfileSink;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.function.LongSupplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+
+/**
+ * Writes the profiler's records: environments (key host id), timing events (key from
+ * {@link AvroMapper#timingKey}), status (key requestId/host) and dead letters (key = the original
+ * key). Sends are asynchronous; {@link #awaitAcks} waits until the broker acknowledged every record
+ * sent so far and throws the first refusal, so callers commit offsets only after it returns.
+ *
+ * <p>One publisher per thread that waits for acknowledgements (the measuring thread, the request
+ * loop): {@link #awaitAcks} covers what this publisher sent. Several publishers may share one
+ * producer.
+ */
+public final class EventPublisher {
+
+  /** The component named in dead letters. */
+  public static final String COMPONENT = "profiler";
+
+  private final Producer<String, byte[]> producer;
+  private final Topics topics;
+  private final LongSupplier clock;
+  private final RecordCodec<io.partita.avro.HostEnvironment> environments;
+  private final RecordCodec<TimingEvent> timings;
+  private final RecordCodec<ProfileStatus> statuses;
+  private final RecordCodec<DeadLetter> deadLetters;
+  private final List<Future<RecordMetadata>> pending = new ArrayList<>();
+
+  public EventPublisher(Producer<String, byte[]> producer, Topics topics, Codecs codecs, LongSupplier clock) {
+    this.producer = producer;
+    this.topics = topics;
+    this.clock = clock;
+    this.environments = codecs.codec(io.partita.avro.HostEnvironment.class);
+    this.timings = codecs.codec(TimingEvent.class);
+    this.statuses = codecs.codec(ProfileStatus.class);
+    this.deadLetters = codecs.codec(DeadLetter.class);
+  }
+
+  public void environment(HostEnvironment env) {
+    String topic = topics.hostEnvironments();
+    send(topic, env.hostId(), environments.encode(topic, AvroMapper.environment(env, clock.getAsLong())));
+  }
+
+  public void timing(TimingResult result, String requestId) {
+    timing(AvroMapper.timing(result, requestId, clock.getAsLong()));
+  }
+
+  public void timing(GroupingResult result, String requestId) {
+    timing(AvroMapper.timing(result, requestId, clock.getAsLong()));
+  }
+
+  private void timing(TimingEvent event) {
+    String topic = topics.profileTimings();
+    send(topic, AvroMapper.timingKey(event), timings.encode(topic, event));
+  }
+
+  public void status(String requestId, String host, String state, int done, int total, String message) {
+    String topic = topics.profileStatus();
+    ProfileStatus status = AvroMapper.status(requestId, host, state, done, total, message, clock.getAsLong());
+    send(topic, AvroMapper.statusKey(requestId, host), statuses.encode(topic, status));
+  }
+
+  public void deadLetter(ConsumerRecord<String, byte[]> record, Throwable error) {
+    String topic = topics.deadLetter();
+    send(topic, record.key(), deadLetters.encode(topic,
+        DeadLetters.of(record, error, COMPONENT, clock.getAsLong())));
+  }
+
+  /**
+   * A sink that publishes each result as a timing event and progress as a RUNNING status, then
+   * passes everything on to {@code next} (a progress bar, or {@code null}).
+   */
+  public ProfileSink sink(String requestId, String host, ProfileSink next) {
+    return new ProfileSink() {
+      @Override
+      public void starting(int done, int total, String label) {
+        if (next != null) {
+          next.starting(done, total, label);
+        }
+      }
+
+      @Override
+      public void point(TimingResult result, int done, int total) {
+        timing(result, requestId);
+        status(requestId, host, AvroMapper.RUNNING, done, total, null);
+        if (next != null) {
+          next.point(result, done, total);
+        }
+      }
+
+      @Override
+      public void grouping(GroupingResult result, int done, int total) {
+        timing(result, requestId);
+        status(requestId, host, AvroMapper.RUNNING, done, total, null);
+        if (next != null) {
+          next.grouping(result, done, total);
+        }
+      }
+    };
+  }
+
+  private void send(String topic, String key, byte[] value) {
+    Future<RecordMetadata> future = producer.send(new ProducerRecord<>(topic, key, value));
+    synchronized (pending) {
+      pending.add(future);
+    }
+  }
+
+  /**
+   * Flushes and waits for the broker's acknowledgement of every record sent so far.
+   *
+   * @throws ExecutionException the first record the broker refused (an infrastructure fault)
+   */
+  public void awaitAcks() throws InterruptedException, ExecutionException {
+    List<Future<RecordMetadata>> sent;
+    synchronized (pending) {
+      sent = new ArrayList<>(pending);
+      pending.clear();
+    }
+    producer.flush();
+    for (Future<RecordMetadata> f : sent) {
+      f.get();
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package io.partita.profiler.run;
+
+import ai.onnxruntime.OrtEnvironment;
+import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProviderProbe.Provider;
+import io.partita.profiler.measure.GroupingResult;
+import io.partita.profiler.measure.Measurer;
+import io.partita.profiler.measure.ModelRef;
+import io.partita.profiler.measure.TimingResult;
+import io.partita.profiler.stats.Sampler;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs one {@link ProfileSpec} on this host: finds the versions, lists every step up front (so
+ * progress has a total), measures them one after another with a {@link Measurer} and hands each
+ * result to the sink as soon as it exists. No Kafka here; the service and the command line each
+ * bring their own sink.
+ *
+ * <p>An unknown model or version measures nothing and returns an outcome with the error. A step
+ * that fails is a failed result, and the run goes on. An interrupt stops the run between steps.
+ */
+public final class ProfileRunner {
+
+  private final OrtEnvironment env;
+  private final Measurer.Settings settings;
+
+  /**
+   * @param settings dims, pinning, memory and spinning for every run; the sampler's budget is
+   *     replaced by each spec's
+   */
+  public ProfileRunner(OrtEnvironment env, Measurer.Settings settings) {
+    this.env = env;
+    this.settings = settings;
+  }
+
+  private sealed interface Step permits PointStep, GroupingStep {
+    ModelRef model();
+  }
+
+  private record PointStep(ModelRef model, Provider provider, int size, int batch) implements Step {}
+
+  private record GroupingStep(ModelRef model, Provider provider, List<Integer> sizes, int batch) implements Step {}
+
+  public ProfileOutcome run(ProfileSpec spec, HostEnvironment host, RepositoryModels models, ProfileSink sink) {
+    List<ModelRef> refs;
+    try {
+      refs = models.resolve(spec.model(), spec.version());
+    } catch (ModelLookupException e) {
+      return ProfileOutcome.failed(spec, e.field() + ": " + e.getMessage());
+    }
+    return run(spec, host, refs, sink);
+  }
+
+  /** Runs the spec on versions already found. */
+  public ProfileOutcome run(ProfileSpec spec, HostEnvironment host, List<ModelRef> refs, ProfileSink sink) {
+    Measurer measurer = new Measurer(env, host, new Measurer.Settings(
+        Sampler.Settings.ofBudgetMillis(spec.budgetMillis()), settings.dims(), settings.commands(),
+        settings.measureMemory(), settings.spinning()));
+    List<Provider> providers = spec.providers().isEmpty()
+        ? host.executionProviders().stream().map(Provider::valueOf).toList()
+        : spec.providers();
+    List<Step> steps = new ArrayList<>();
+    for (ModelRef ref : refs) {
+      List<Integer> batches = spec.batches().isEmpty() ? measurer.defaultBatches(ref) : spec.batches();
+      for (Provider p : providers) {
+        if (spec.measuresPoints()) {
+          for (int size : spec.sizes().isEmpty() ? measurer.defaultSizes(p) : spec.sizes()) {
+            for (int batch : batches) {
+              steps.add(new PointStep(ref, p, size, batch));
+            }
+          }
+        }
+        for (List<Integer> grouping : spec.groupings()) {
+          for (int batch : batches) {
+            steps.add(new GroupingStep(ref, p, grouping, batch));
+          }
+        }
+      }
+    }
+    List<TimingResult> points = new ArrayList<>();
+    List<GroupingResult> groupings = new ArrayList<>();
+    int total = steps.size();
+    for (int i = 0; i < total; i++) {
+      if (Thread.currentThread().isInterrupted()) {
+        return new ProfileOutcome(spec.requestId(), spec.model(), versions(refs), points, groupings,
+            "interrupted after " + i + " of " + total + " steps");
+      }
+      Step step = steps.get(i);
+      sink.starting(i, total, label(step));
+      if (step instanceof PointStep p) {
+        TimingResult r = measurer.measurePoint(p.model(), p.provider(), p.size(), p.batch());
+        points.add(r);
+        sink.point(r, i + 1, total);
+      } else if (step instanceof GroupingStep g) {
+        GroupingResult r = measurer.measureGrouping(g.model(), g.provider(), g.sizes(), g.batch());
+        groupings.add(r);
+        sink.grouping(r, i + 1, total);
+      }
+    }
+    return new ProfileOutcome(spec.requestId(), spec.model(), versions(refs), points, groupings, null);
+  }
+
+  private static List<String> versions(List<ModelRef> refs) {
+    return refs.stream().map(ModelRef::version).toList();
+  }
+
+  private static String label(Step step) {
+    String v = step.model().model() + "/" + step.model().version() + " ";
+    if (step instanceof PointStep p) {
+      return v + p.provider() + " size=" + p.size() + " batch=" + p.batch();
+    }
+    GroupingStep g = (GroupingStep) step;
+    return v + g.provider() + " grouping=" + g.sizes() + " batch=" + g.batch();
+  }
+}
