@@ -82,6 +82,10 @@ public final class ProfileCli {
    * {@code profile} is refused as an unknown flag); returns the exit code.
    */
   public static int run(String[] args, PrintStream out, PrintStream err) {
+    if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
+      out.print(ProfileOptions.USAGE);
+      return OK;
+    }
     ProfileOptions options;
     ModelRef model = null;
     try {

@@ -154,6 +154,14 @@ class ProfileCliTest {
     assertUsage(run("--frobnicate"), "unknown flag '--frobnicate'");
   }
 
+  @Test
+  void shouldPrintTheUsageOnHelp() {
+    Run r = run("--help");
+    assertThat(r.code()).isEqualTo(ProfileCli.OK);
+    assertThat(r.out()).contains("usage: partita profile").contains("--broker HOST:PORT");
+    assertThat(r.err()).isEmpty();
+  }
+
   private static void assertUsage(Run r, String message) {
     assertThat(r.code()).isEqualTo(ProfileCli.USAGE);
     assertThat(r.err()).contains(message);
