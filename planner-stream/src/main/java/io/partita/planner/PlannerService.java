@@ -1,0 +1,106 @@
+package io.partita.planner;
+
+import io.partita.common.Service;
+import io.partita.common.kafka.TopicAdmin;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The live planner: creates the topics it needs when they are missing, then runs
+ * {@link PlannerTopology} in Kafka Streams (exactly_once_v2). {@link #start} returns once the
+ * application is RUNNING, so its state has been restored from the changelogs; a fatal stream error
+ * stops it loudly (its state goes to ERROR and the uncaught exception is logged), never silently.
+ */
+public final class PlannerService implements Service {
+  private static final Logger log = LoggerFactory.getLogger(PlannerService.class);
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
+
+  private final PlannerConfig config;
+  private final AtomicLong restored = new AtomicLong();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private KafkaStreams streams;
+
+  public PlannerService(PlannerConfig config) {
+    this.config = config;
+  }
+
+  @Override
+  public void start() throws Exception {
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers()))) {
+      TopicAdmin.ensure(admin, config.topics().infrastructure(), config.topicReplication());
+    }
+    streams = new KafkaStreams(PlannerTopology.build(config.plan(), config.debounce()), config.streamsProperties());
+    CountDownLatch running = new CountDownLatch(1);
+    streams.setStateListener((now, before) -> {
+      if (now == KafkaStreams.State.RUNNING || now == KafkaStreams.State.ERROR
+          || now == KafkaStreams.State.NOT_RUNNING) {
+        running.countDown();
+      }
+    });
+    streams.setGlobalStateRestoreListener(new StateRestoreListener() {
+      @Override
+      public void onRestoreStart(TopicPartition partition, String store, long start, long end) {}
+
+      @Override
+      public void onBatchRestored(TopicPartition partition, String store, long batchEnd, long count) {
+        restored.addAndGet(count);
+      }
+
+      @Override
+      public void onRestoreEnd(TopicPartition partition, String store, long total) {
+        log.info("Restored {} records of {} from {}", total, store, partition);
+      }
+    });
+    streams.setUncaughtExceptionHandler(e -> {
+      log.error("Planner stream failed; stopping it", e);
+      return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+    });
+    streams.start();
+    if (!running.await(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS) || streams.state() != KafkaStreams.State.RUNNING) {
+      KafkaStreams.State state = streams.state();
+      close();
+      throw new IllegalStateException("planner did not reach RUNNING within " + START_TIMEOUT.toSeconds()
+          + " s (state " + state + "); check kafka.bootstrap.servers=" + config.bootstrapServers()
+          + " and planner.application.id=" + config.applicationId());
+    }
+    log.info("Planner {} running on {} (topics {}.*)", config.applicationId(), config.bootstrapServers(),
+        config.topicPrefix());
+  }
+
+  /** Records restored from changelogs since start (0 when the local state was already current). */
+  public long restoredRecords() {
+    return restored.get();
+  }
+
+  public KafkaStreams.State state() {
+    return streams == null ? KafkaStreams.State.CREATED : streams.state();
+  }
+
+  /** Approximate entries of one of the topology's stores (see {@link PlannerTopology}). */
+  public long storeEntries(String store) {
+    ReadOnlyKeyValueStore<String, byte[]> kv =
+        streams.store(StoreQueryParameters.fromNameAndType(store, QueryableStoreTypes.<String, byte[]>keyValueStore()));
+    return kv.approximateNumEntries();
+  }
+
+  @Override
+  public void close() {
+    if (streams != null && closed.compareAndSet(false, true)) {
+      streams.close(Duration.ofSeconds(30));
+    }
+  }
+}
