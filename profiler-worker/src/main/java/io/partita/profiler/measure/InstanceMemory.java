@@ -52,8 +52,8 @@ final class InstanceMemory {
       dims.forEach((k, v) -> command.add(k + "=" + v));
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
       // The class path goes through the environment, not -cp: ONNX Runtime 1.29.0's native library
-      // crashes the process (SIGSEGV, no hs_err file) while loading when the command line is longer
-      // than about 3.5 KiB, and a test or IDE class path easily is.
+      // crashes the process (SIGSEGV, no hs_err file) while loading when the command line is about
+      // 4 KiB long (3.5 KiB passes), and a test or IDE class path easily is.
       builder.environment().put("CLASSPATH", System.getProperty("java.class.path"));
       Process child = builder.start();
       byte[] out = child.getInputStream().readAllBytes();
