@@ -6,8 +6,13 @@ import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.gateway.http.HttpApi;
+import io.partita.gateway.http.JobsApi;
+import io.partita.gateway.jobs.JobRunner;
+import io.partita.gateway.jobs.JobStore;
 import io.partita.gateway.kafka.ReplyRouter;
 import io.partita.gateway.kafka.RequestProducer;
+import io.partita.gateway.limits.Capacity;
+import io.partita.gateway.metrics.GatewayMetrics;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
 import java.net.InetSocketAddress;
@@ -17,8 +22,10 @@ import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -30,10 +37,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP front door: Open Inference Protocol v2 over HTTP/JSON, backed by Kafka. Each infer call
- * becomes one record on {@code <prefix>.requests.<service model>}; replies come back on this
- * gateway's own topic {@code <prefix>.replies.<gateway id>}. HTTP handlers never block on Kafka:
- * the answer is written when the reply's future completes.
+ * The HTTP front door: Open Inference Protocol v2 over HTTP (JSON and binary tensors), backed by
+ * Kafka, plus batch jobs and {@code /metrics}. Each infer call becomes one record on
+ * {@code <prefix>.requests.<service model>}; replies come back on this gateway's own topic
+ * {@code <prefix>.replies.<gateway id>}. HTTP handlers never block on Kafka: the answer is written
+ * when the reply's future completes; job submission and result streaming run on their own threads.
+ *
+ * <p>Readiness today means: the model and version are in this gateway's model repository and the
+ * gateway reads its reply topic. It does not yet mean that a worker serves the model; that comes
+ * with routing by {@code plan.routes}.
  */
 public final class Gateway implements Service {
   private static final Logger log = LoggerFactory.getLogger(Gateway.class);
@@ -42,9 +54,16 @@ public final class Gateway implements Service {
   private final Topics topics;
   private HttpServer http;
   private ExecutorService executor;
+  private ExecutorService jobsExecutor;
   private KafkaProducer<String, byte[]> producer;
+  private Admin admin;
   private ReplyRouter router;
   private Thread routerThread;
+  private JobStore jobStore;
+  private Thread jobStoreThread;
+  private JobRunner jobRunner;
+  private Thread jobRunnerThread;
+  private Capacity capacity;
 
   public Gateway(GatewayConfig config) {
     this.config = config;
@@ -53,35 +72,78 @@ public final class Gateway implements Service {
 
   @Override
   public void start() throws Exception {
+    try {
+      startAll();
+    } catch (Exception e) {
+      close();
+      throw e;
+    }
+  }
+
+  private void startAll() throws Exception {
     RepositoryIndex index = ModelRepository.scan(config.modelRepository());
     String replyTopic = topics.replies(config.gatewayId());
     List<TopicSpec> specs = new ArrayList<>(topics.infrastructure());
     specs.add(TopicSpec.stream(replyTopic, 1));
     index.serviceModels().keySet().forEach(m -> specs.add(TopicSpec.stream(topics.requests(m), 4)));
-    try (Admin admin = Admin.create(base())) {
-      TopicAdmin.ensure(admin, specs, (short) 3);
-    }
+    admin = Admin.create(base());
+    TopicAdmin.ensure(admin, specs, (short) 3);
     producer = new KafkaProducer<>(producerProps());
     router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), replyTopic, config.codecs());
     routerThread = new Thread(router, "partita-gateway-replies");
     routerThread.start();
     router.ready().get(60, TimeUnit.SECONDS);
     RequestProducer requests = new RequestProducer(producer, router, topics, replyTopic, config.codecs(), System::currentTimeMillis);
+    capacity = new Capacity(config.maxInFlight(), config.jobs().share());
+    GatewayMetrics metrics = new GatewayMetrics(index.serviceModels().keySet(), capacity);
+
+    JobsApi jobsApi = null;
+    if (config.jobs().enabled()) {
+      jobsExecutor = Executors.newFixedThreadPool(4, daemon("partita-jobs-io"));
+      jobStore = new JobStore(topics, producer, admin, () -> new KafkaConsumer<>(consumerProps()), config.codecs(), System::currentTimeMillis);
+      jobStoreThread = new Thread(jobStore, "partita-jobs-status");
+      jobStoreThread.start();
+      jobStore.caughtUp().get(60, TimeUnit.SECONDS);
+      jobRunner = new JobRunner(new JobRunner.Context(topics, config.gatewayId(), jobStore, requests, producer, capacity, metrics,
+          config.jobs().itemTimeoutMs(), config.jobs().retries(), System::currentTimeMillis), new KafkaConsumer<>(leaderProps()));
+      jobRunnerThread = new Thread(jobRunner, "partita-jobs-leader");
+      jobRunnerThread.start();
+      jobsApi = new JobsApi(index, jobStore, jobRunner, config.apiKeys(), config.jobs(), jobsExecutor);
+    }
+
     http = HttpServer.create(new InetSocketAddress(config.httpPort()), 1024);
-    executor = Executors.newFixedThreadPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2), r -> {
-      Thread t = new Thread(r, "partita-http");
+    executor = Executors.newFixedThreadPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2), daemon("partita-http"));
+    http.setExecutor(executor);
+    http.createContext("/", new HttpApi(new HttpApi.Deps(index, requests, capacity, config.apiKeys(), metrics, jobsApi,
+        router::reading, config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds())));
+    http.start();
+    if (config.apiKeys().isOpen()) {
+      log.warn("Gateway {} is OPEN: no API keys are configured (gateway.api-keys), so anyone who can reach port {} may call every model",
+          config.gatewayId(), port());
+    } else {
+      log.info("Gateway {} requires an API key ({} configured)", config.gatewayId(), config.apiKeys().size());
+    }
+    log.info("Gateway {} listening on http://localhost:{}/v2 for {} (in-flight limit {}, jobs {})", config.gatewayId(), port(),
+        index.serviceModels().keySet(), config.maxInFlight(), config.jobs().enabled() ? "up to " + capacity.jobLimit() + " in flight" : "off");
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
       t.setDaemon(true);
       return t;
-    });
-    http.setExecutor(executor);
-    http.createContext("/", new HttpApi(index, requests, config.timeoutMs(), config.maxBodyBytes()));
-    http.start();
-    log.info("Gateway {} listening on http://localhost:{}/v2 for {}", config.gatewayId(), port(), index.serviceModels().keySet());
+    };
   }
 
   /** The port HTTP listens on (useful when configured as 0). */
   public int port() {
     return http.getAddress().getPort();
+  }
+
+  /** Whether this gateway currently runs the batch jobs (it leads the job group). */
+  public boolean runsJobs() {
+    return jobRunner != null && jobRunner.leading();
   }
 
   private Properties base() {
@@ -108,6 +170,15 @@ public final class Gateway implements Service {
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "10");
+    p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
+    return p;
+  }
+
+  /** The job leader's consumer: in the group {@code <prefix>.gateway.jobs}, never reads, never commits. */
+  private Properties leaderProps() {
+    Properties p = consumerProps();
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, config.topicPrefix() + ".gateway.jobs");
+    p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
     return p;
   }
 
@@ -121,18 +192,40 @@ public final class Gateway implements Service {
       executor.shutdownNow();
       executor = null;
     }
+    if (jobRunner != null) {
+      jobRunner.close(); // stops sending, flushes results, then leaves the group
+      join(jobRunnerThread, 40_000);
+      jobRunner = null;
+    }
+    if (jobsExecutor != null) {
+      jobsExecutor.shutdownNow();
+      jobsExecutor = null;
+    }
+    if (jobStore != null) {
+      jobStore.close();
+      join(jobStoreThread, 5000);
+      jobStore = null;
+    }
     if (router != null) {
       router.close();
-      try {
-        routerThread.join(5000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      join(routerThread, 5000);
       router = null;
     }
     if (producer != null) {
       producer.close();
       producer = null;
+    }
+    if (admin != null) {
+      admin.close();
+      admin = null;
+    }
+  }
+
+  private static void join(Thread thread, long ms) {
+    try {
+      thread.join(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }

@@ -2,12 +2,16 @@ package io.partita.gateway;
 
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.common.serde.Codecs;
+import io.partita.gateway.auth.ApiKeys;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
 
 /**
- * The gateway's settings, built once at start.
+ * The gateway's settings, built once at start. Every key is listed in docs/gateway.md.
  *
  * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers})
  * @param topicPrefix prefix of every topic ({@code topic.prefix})
@@ -15,13 +19,33 @@ import java.util.UUID;
  * @param modelRepository the model repository whose service models it offers ({@code model.repo})
  * @param httpPort HTTP port; 0 picks a free one ({@code http.port}, default 8080)
  * @param timeoutMs how long an infer call waits for its reply by default ({@code gateway.timeout.ms})
- * @param maxBodyBytes largest request body accepted ({@code gateway.max.body.bytes})
+ * @param maxBodyBytes largest infer request body accepted ({@code gateway.max.body.bytes})
+ * @param maxInFlight requests waiting for a reply at once, online and job items together; past it
+ *     an infer call is answered 429 ({@code gateway.max.in.flight})
+ * @param retryAfterSeconds the {@code Retry-After} of a 429 ({@code gateway.retry.after.seconds})
+ * @param apiKeys who may call which service model ({@code gateway.api-keys}); empty = open
+ * @param jobs the batch job settings
  * @param kafka extra Kafka client settings (everything under {@code kafka.})
  * @param codecs how records are encoded ({@code serde.mode})
  */
 public record GatewayConfig(
     String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
-    long timeoutMs, long maxBodyBytes, Properties kafka, io.partita.common.serde.Codecs codecs) {
+    long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
+    Jobs jobs, Properties kafka, Codecs codecs) {
+
+  /**
+   * Batch job settings.
+   *
+   * @param enabled whether this gateway accepts and runs jobs ({@code gateway.jobs.enabled})
+   * @param share the largest share of {@code maxInFlight} job items may hold ({@code gateway.jobs.share})
+   * @param inputDir where {@code POST /v2/jobs?file=NAME} may read files ({@code gateway.jobs.input.dir}); empty = off
+   * @param maxBodyBytes largest job input, body or file ({@code gateway.jobs.max.body.bytes})
+   * @param maxItems most items (lines) in one job ({@code gateway.jobs.max.items})
+   * @param itemTimeoutMs deadline of one item's request ({@code gateway.jobs.item.timeout.ms})
+   * @param retries how many times an item whose deadline passed is sent again ({@code gateway.jobs.retries})
+   */
+  public record Jobs(boolean enabled, double share, Optional<Path> inputDir, long maxBodyBytes, int maxItems,
+      long itemTimeoutMs, int retries) {}
 
   public static GatewayConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -33,15 +57,44 @@ public record GatewayConfig(
     if (repo == null) {
       throw new ConfigException("model.repo: missing; set it to the model repository directory");
     }
+    long timeoutMs = settings.longValue("gateway.timeout.ms", 30_000, 1, 3_600_000);
+    String share = settings.string("gateway.jobs.share", "0.5");
+    double jobShare;
+    try {
+      jobShare = Double.parseDouble(share);
+    } catch (NumberFormatException e) {
+      throw new ConfigException("gateway.jobs.share=" + share + ": not a number; give a fraction such as 0.5");
+    }
+    if (!(jobShare > 0 && jobShare <= 1)) {
+      throw new ConfigException("gateway.jobs.share=" + share + ": must be more than 0 and at most 1");
+    }
+    Optional<Path> inputDir = Optional.ofNullable(settings.string("gateway.jobs.input.dir", null)).map(Path::of);
+    inputDir.ifPresent(dir -> {
+      if (!Files.isDirectory(dir)) {
+        throw new ConfigException("gateway.jobs.input.dir=" + dir + ": not a directory; create it or leave the key unset");
+      }
+    });
+    Jobs jobs = new Jobs(
+        settings.bool("gateway.jobs.enabled", true),
+        jobShare,
+        inputDir,
+        settings.longValue("gateway.jobs.max.body.bytes", 64L << 20, 1024, 1L << 30),
+        settings.integer("gateway.jobs.max.items", 1_000_000, 1, 100_000_000),
+        settings.longValue("gateway.jobs.item.timeout.ms", timeoutMs, 1, 3_600_000),
+        settings.integer("gateway.jobs.retries", 2, 0, 100));
     return new GatewayConfig(
         bootstrap,
         settings.string("topic.prefix", "partita"),
         settings.string("gateway.id", "gateway-" + UUID.randomUUID().toString().substring(0, 8)),
         Path.of(repo),
         settings.integer("http.port", 8080, 0, 65535),
-        settings.longValue("gateway.timeout.ms", 30_000, 1, 3_600_000),
-        settings.longValue("gateway.max.body.bytes", 16L << 20, 1024, 2L << 30),
+        timeoutMs,
+        settings.longValue("gateway.max.body.bytes", 16L << 20, 1024, 1L << 30),
+        settings.integer("gateway.max.in.flight", 1024, 1, 1_000_000),
+        settings.integer("gateway.retry.after.seconds", 1, 1, 3600),
+        ApiKeys.parse("gateway.api-keys", settings.string("gateway.api-keys", "")),
+        jobs,
         kafka,
-        io.partita.common.serde.Codecs.from(settings));
+        Codecs.from(settings));
   }
 }

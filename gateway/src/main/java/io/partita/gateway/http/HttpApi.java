@@ -1,7 +1,6 @@
 package io.partita.gateway.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
@@ -9,200 +8,225 @@ import com.sun.net.httpserver.HttpHandler;
 import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
-import io.partita.avro.Tensor;
+import io.partita.gateway.auth.ApiKeys;
 import io.partita.gateway.kafka.RequestProducer;
+import io.partita.gateway.limits.Capacity;
+import io.partita.gateway.metrics.GatewayMetrics;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.TensorSpec;
 import io.partita.models.repo.VersionEntry;
-import io.partita.models.tensor.TensorValidator;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Open Inference Protocol v2 HTTP/JSON endpoints. Everything from outside is checked before
- * anything is produced: unknown model 404; wrong input name, datatype, shape or data length 400
- * naming the field; oversize body 413. An infer call registers its waiter before producing,
- * answers 504 at its deadline and always removes the waiter; an error reply becomes the matching
- * HTTP error with the worker's message. No answer carries a stack trace or a file path.
+ * The Open Inference Protocol v2 HTTP endpoints, {@code /metrics}, and (through {@link JobsApi}) the
+ * batch job endpoints. Everything from outside is checked before anything is produced, in this
+ * order: API key (401, 403), model and version (404), body size (413), body content (400, naming
+ * the field), then the in-flight limit (429 with {@code Retry-After}). An infer call registers its
+ * waiter before producing, answers 504 at its deadline and always gives its slot back; an error
+ * reply becomes the matching HTTP status with the worker's message. No answer carries a stack trace
+ * or a file path.
  */
 public final class HttpApi implements HttpHandler {
   private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final RepositoryIndex index;
-  private final RequestProducer requests;
-  private final long defaultTimeoutMs;
-  private final long maxBodyBytes;
+  /**
+   * What the endpoints need.
+   *
+   * @param ready whether the gateway can take infer calls (its reply topic is being read)
+   * @param jobs the batch job endpoints, or null when jobs are off
+   */
+  public record Deps(RepositoryIndex index, RequestProducer requests, Capacity capacity, ApiKeys keys,
+      GatewayMetrics metrics, JobsApi jobs, BooleanSupplier ready, long defaultTimeoutMs, long maxBodyBytes,
+      int retryAfterSeconds) {}
 
-  public HttpApi(RepositoryIndex index, RequestProducer requests, long defaultTimeoutMs, long maxBodyBytes) {
-    this.index = index;
-    this.requests = requests;
-    this.defaultTimeoutMs = defaultTimeoutMs;
-    this.maxBodyBytes = maxBodyBytes;
+  private final Deps deps;
+
+  public HttpApi(Deps deps) {
+    this.deps = deps;
   }
 
   @Override
   public void handle(HttpExchange exchange) {
     String requestId = exchange.getRequestHeaders().getFirst("X-Request-Id");
-    if (requestId == null || requestId.isBlank() || requestId.length() > 128) {
+    if (requestId == null || requestId.isBlank() || requestId.length() > 128 || !requestId.matches("[\\x21-\\x7e]+")) {
       requestId = UUID.randomUUID().toString();
     }
     exchange.getResponseHeaders().set("X-Request-Id", requestId);
+    Call call = new Call(exchange, requestId, deps.metrics());
     try {
-      route(exchange, requestId);
+      route(call);
     } catch (HttpError e) {
-      send(exchange, e.status(), error(e.getMessage()));
+      if (e.status() == 429) {
+        exchange.getResponseHeaders().set("Retry-After", Integer.toString(deps.retryAfterSeconds()));
+      }
+      call.error(e.status(), e.getMessage());
     } catch (RuntimeException | IOException e) {
       log.error("Unexpected failure on {} {}", exchange.getRequestMethod(), exchange.getRequestURI().getPath(), e);
-      send(exchange, 500, error("internal error; see the gateway log for request " + requestId));
+      call.error(500, "internal error; see the gateway log for request " + requestId);
     }
   }
 
-  private void route(HttpExchange exchange, String requestId) throws IOException {
-    String method = exchange.getRequestMethod();
-    String[] p = exchange.getRequestURI().getPath().replaceAll("/+$", "").split("/");
+  private void route(Call call) throws IOException {
+    String method = call.method();
+    String path = call.exchange.getRequestURI().getPath();
+    if (path.equals("/metrics")) {
+      call.endpoint = "metrics";
+      requireGet(method);
+      call.bytes(200, "text/plain; version=0.0.4; charset=utf-8", deps.metrics().scrape().getBytes(StandardCharsets.UTF_8));
+      return;
+    }
+    String[] p = path.replaceAll("/+$", "").split("/");
     // p[0] is "" (leading slash)
     if (p.length < 2 || !p[1].equals("v2")) {
       throw HttpError.notFound("no such endpoint; the API lives under /v2");
     }
     if (p.length == 2) {
+      call.endpoint = "server";
       requireGet(method);
-      send(exchange, 200, serverMetadata());
+      call.json(200, serverMetadata());
       return;
     }
     if (p.length == 4 && p[2].equals("health")) {
+      call.endpoint = "health";
       requireGet(method);
+      boolean ready = deps.ready().getAsBoolean();
       switch (p[3]) {
-        case "live" -> send(exchange, 200, JSON.createObjectNode().put("live", true));
-        case "ready" -> send(exchange, 200, JSON.createObjectNode().put("ready", true));
+        case "live" -> call.json(200, InferBody.JSON.createObjectNode().put("live", true));
+        case "ready" -> call.json(ready ? 200 : 503, InferBody.JSON.createObjectNode().put("ready", ready));
         default -> throw HttpError.notFound("no such endpoint");
       }
       return;
     }
-    if (p.length >= 4 && p[2].equals("models")) {
-      String model = p[3];
-      String version = null;
-      int next = 4;
-      if (p.length >= 6 && p[4].equals("versions")) {
-        version = p[5];
-        next = 6;
+    if (p[2].equals("jobs")) {
+      call.endpoint = "jobs";
+      if (deps.jobs() == null) {
+        throw HttpError.notFound("batch jobs are off on this gateway (gateway.jobs.enabled=false)");
       }
-      String action = p.length > next ? p[next] : null;
-      if (p.length > next + 1) {
-        throw HttpError.notFound("no such endpoint");
-      }
-      ServiceModelEntry service = serviceModel(model);
-      VersionEntry entry = version(service, version);
-      if (action == null) {
-        requireGet(method);
-        send(exchange, 200, modelMetadata(service, entry, version == null));
-      } else if (action.equals("ready")) {
-        requireGet(method);
-        send(exchange, 200, JSON.createObjectNode().put("name", model).put("ready", true));
-      } else if (action.equals("infer")) {
-        if (!method.equals("POST")) {
-          throw new HttpError(405, "infer takes POST");
-        }
-        infer(exchange, requestId, service, version == null ? null : entry);
-      } else {
-        throw HttpError.notFound("no such endpoint");
-      }
+      deps.jobs().handle(call, p, presentedKey(call));
+      return;
+    }
+    if (p[2].equals("models")) {
+      models(call, p);
       return;
     }
     throw HttpError.notFound("no such endpoint");
   }
 
-  private void infer(HttpExchange exchange, String requestId, ServiceModelEntry service, VersionEntry pinned) throws IOException {
-    JsonNode body = readJson(exchange);
-    JsonNode inputsNode = body.get("inputs");
-    if (inputsNode == null || !inputsNode.isArray() || inputsNode.isEmpty()) {
-      throw HttpError.badRequest("inputs: missing or empty; send an array of tensors");
-    }
-    List<Tensor> inputs = new ArrayList<>();
-    for (int i = 0; i < inputsNode.size(); i++) {
-      inputs.add(JsonTensors.parse(inputsNode.get(i), i));
-    }
-    VersionEntry version = pinned != null ? pinned : index.models().get(service.baseModel()).latest();
-    Map<String, TensorSpec> specs = new LinkedHashMap<>();
-    version.signature().inputs().forEach(s -> specs.put(s.name(), s));
-    String problem = TensorValidator.check(specs, inputs.stream()
-        .map(t -> new TensorValidator.Sent(t.getName(), t.getDatatype(), t.getShape(), t.getData().remaining())).toList());
-    if (problem != null) {
-      throw HttpError.badRequest(problem);
-    }
-    List<String> outputs = new ArrayList<>();
-    JsonNode outputsNode = body.get("outputs");
-    if (outputsNode != null) {
-      if (!outputsNode.isArray()) {
-        throw HttpError.badRequest("outputs: must be an array of {\"name\": ...}");
-      }
-      for (int i = 0; i < outputsNode.size(); i++) {
-        String name = outputsNode.get(i).path("name").asText("");
-        if (version.signature().output(name).isEmpty()) {
-          throw HttpError.badRequest("outputs[" + i + "].name: unknown output '" + name + "'");
+  private void models(Call call, String[] p) throws IOException {
+    String method = call.method();
+    String key = presentedKey(call);
+    if (p.length == 3) {
+      call.endpoint = "metadata";
+      requireGet(method);
+      authorize(key, null);
+      ObjectNode out = InferBody.JSON.createObjectNode();
+      ArrayNode models = out.putArray("models");
+      deps.index().serviceModels().values().forEach(s -> {
+        if (deps.keys().check(key, s.name()).allowed()) {
+          ObjectNode m = models.addObject().put("name", s.name()).put("base_model", s.baseModel());
+          ArrayNode versions = m.putArray("versions");
+          deps.index().models().get(s.baseModel()).versions().keySet().forEach(versions::add);
+          m.put("ready", deps.ready().getAsBoolean());
         }
-        outputs.add(name);
-      }
-    }
-    long timeoutMs = defaultTimeoutMs;
-    JsonNode timeout = body.path("parameters").get("timeout_ms");
-    if (timeout != null) {
-      if (!timeout.isIntegralNumber() || timeout.asLong() <= 0) {
-        throw HttpError.badRequest("parameters.timeout_ms: must be a whole number > 0");
-      }
-      timeoutMs = Math.min(timeout.asLong(), defaultTimeoutMs * 10);
-    }
-    String clientId = body.path("id").isTextual() ? body.get("id").asText() : null;
-    InferenceRequest request = InferenceRequest.newBuilder()
-        .setId(requestId)
-        .setServiceModel(service.name())
-        .setVersion(pinned == null ? null : pinned.version())
-        .setInputs(inputs)
-        .setOutputs(outputs)
-        .build();
-    String traceparent = exchange.getRequestHeaders().getFirst("traceparent");
-    requests.send(request, timeoutMs, traceparent).whenComplete((reply, failure) -> {
-      if (failure != null) {
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-        if (cause instanceof TimeoutException) {
-          send(exchange, 504, error("no reply before the deadline; the request may still run"));
-        } else {
-          log.warn("Request {} could not be produced: {}", requestId, cause.toString());
-          send(exchange, 503, error("the request could not be queued: " + cause.getClass().getSimpleName()));
-        }
-      } else {
-        answer(exchange, reply, clientId);
-      }
-    });
-  }
-
-  private void answer(HttpExchange exchange, InferenceReply reply, String clientId) {
-    if (reply.getError() != null) {
-      send(exchange, statusOf(reply.getError().getCode()), error(reply.getError().getMessage()));
+      });
+      call.json(200, out);
       return;
     }
-    ObjectNode out = JSON.createObjectNode();
-    out.put("model_name", reply.getServiceModel());
-    if (reply.getModelVersion() != null) {
-      out.put("model_version", reply.getModelVersion());
+    String model = p[3];
+    String version = null;
+    int next = 4;
+    if (p.length >= 6 && p[4].equals("versions")) {
+      version = p[5];
+      next = 6;
     }
-    out.put("id", clientId != null ? clientId : reply.getId());
-    ArrayNode outputs = out.putArray("outputs");
-    reply.getOutputs().forEach(t -> outputs.add(JsonTensors.toJson(t)));
-    send(exchange, 200, out);
+    String action = p.length > next ? p[next] : null;
+    call.endpoint = action == null ? "metadata" : action.equals("ready") ? "ready" : action.equals("infer") ? "infer" : "other";
+    if (p.length > next + 1 || (p.length == 5 && !p[4].equals("ready") && !p[4].equals("infer"))) {
+      throw HttpError.notFound("no such endpoint");
+    }
+    authorize(key, model);
+    ServiceModelEntry service = serviceModel(model);
+    call.model = service.name();
+    VersionEntry entry = version(service, version);
+    if (action == null) {
+      requireGet(method);
+      call.json(200, modelMetadata(service, entry, version == null));
+    } else if (action.equals("ready")) {
+      requireGet(method);
+      boolean ready = deps.ready().getAsBoolean();
+      ObjectNode out = InferBody.JSON.createObjectNode().put("name", model);
+      if (version != null) {
+        out.put("version", version);
+      }
+      call.json(ready ? 200 : 503, out.put("ready", ready));
+    } else if (action.equals("infer")) {
+      if (!method.equals("POST")) {
+        throw new HttpError(405, "infer takes POST");
+      }
+      infer(call, service, version == null ? null : entry, entry);
+    } else {
+      throw HttpError.notFound("no such endpoint");
+    }
+  }
+
+  private void infer(Call call, ServiceModelEntry service, VersionEntry pinned, VersionEntry signatureOf) throws IOException {
+    byte[] body = call.body(deps.maxBodyBytes(), "gateway.max.body.bytes");
+    InferBody.Parsed parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature());
+    long timeoutMs = parsed.timeoutMs() == null ? deps.defaultTimeoutMs() : Math.min(parsed.timeoutMs(), deps.defaultTimeoutMs() * 10);
+    if (!deps.capacity().tryOnline()) {
+      throw new HttpError(429, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
+    }
+    InferenceRequest request = InferenceRequest.newBuilder()
+        .setId(call.requestId)
+        .setServiceModel(service.name())
+        .setVersion(pinned == null ? null : pinned.version())
+        .setInputs(parsed.inputs())
+        .setOutputs(parsed.outputs())
+        .build();
+    try {
+      deps.requests().send(request, timeoutMs, call.header("traceparent")).whenComplete((reply, failure) -> {
+        deps.capacity().releaseOnline();
+        if (failure != null) {
+          Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+          if (cause instanceof TimeoutException) {
+            call.error(504, "no reply before the deadline (" + timeoutMs + " ms); the request may still run");
+          } else if (cause instanceof IllegalStateException && cause.getMessage() != null && cause.getMessage().contains("already in flight")) {
+            call.error(409, "a request with X-Request-Id " + call.requestId + " is already in flight; use a new id");
+          } else {
+            log.warn("Request {} could not be produced: {}", call.requestId, cause.toString());
+            call.error(503, "the request could not be queued: " + cause.getClass().getSimpleName());
+          }
+        } else {
+          answer(call, reply, parsed);
+        }
+      });
+    } catch (IllegalStateException e) {
+      deps.capacity().releaseOnline();
+      throw new HttpError(409, "a request with X-Request-Id " + call.requestId + " is already in flight; use a new id");
+    }
+  }
+
+  private void answer(Call call, InferenceReply reply, InferBody.Parsed parsed) {
+    if (reply.getError() != null) {
+      call.error(statusOf(reply.getError().getCode()), SafeText.clean(reply.getError().getMessage()));
+      return;
+    }
+    InferAnswer answer = InferAnswer.of(reply, parsed.clientId(), parsed);
+    if (answer.binary()) {
+      call.exchange.getResponseHeaders().set("Inference-Header-Content-Length", Integer.toString(answer.headerLength()));
+      call.bytes(200, "application/octet-stream", answer.body());
+    } else {
+      call.bytes(200, "application/json", answer.body());
+    }
   }
 
   /** The HTTP status for an error reply's code. */
@@ -217,45 +241,27 @@ public final class HttpApi implements HttpHandler {
     };
   }
 
-  private JsonNode readJson(HttpExchange exchange) throws IOException {
-    String length = exchange.getRequestHeaders().getFirst("Content-Length");
-    if (length != null) {
-      try {
-        if (Long.parseLong(length.strip()) > maxBodyBytes) {
-          throw new HttpError(413, "body over the limit of " + maxBodyBytes + " bytes");
-        }
-      } catch (NumberFormatException e) {
-        throw HttpError.badRequest("Content-Length: not a number");
-      }
-    }
-    byte[] bytes;
-    try (InputStream in = exchange.getRequestBody()) {
-      bytes = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
-    }
-    if (bytes.length > maxBodyBytes) {
-      throw new HttpError(413, "body over the limit of " + maxBodyBytes + " bytes");
-    }
-    try {
-      JsonNode node = JSON.readTree(bytes);
-      if (node == null || !node.isObject()) {
-        throw HttpError.badRequest("body: expected a JSON object");
-      }
-      return node;
-    } catch (com.fasterxml.jackson.core.JacksonException e) {
-      throw HttpError.badRequest("body: not valid JSON (line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")");
+  static String presentedKey(Call call) {
+    return ApiKeys.presented(call.header("Authorization"), call.header("X-API-Key"));
+  }
+
+  private void authorize(String key, String model) {
+    ApiKeys.Decision decision = deps.keys().check(key, model);
+    if (!decision.allowed()) {
+      throw new HttpError(decision.status(), decision.message());
     }
   }
 
   private ServiceModelEntry serviceModel(String name) {
-    ServiceModelEntry service = index.serviceModels().get(name);
+    ServiceModelEntry service = deps.index().serviceModels().get(name);
     if (service == null) {
-      throw HttpError.notFound("model '" + name + "' is not known; known models: " + index.serviceModels().keySet());
+      throw HttpError.notFound("model '" + name + "' is not known; known models: " + deps.index().serviceModels().keySet());
     }
     return service;
   }
 
   private VersionEntry version(ServiceModelEntry service, String version) {
-    ModelEntry model = index.models().get(service.baseModel());
+    ModelEntry model = deps.index().models().get(service.baseModel());
     if (version == null) {
       return model.latest();
     }
@@ -264,16 +270,20 @@ public final class HttpApi implements HttpHandler {
   }
 
   private JsonNode serverMetadata() {
-    ObjectNode out = JSON.createObjectNode();
+    ObjectNode out = InferBody.JSON.createObjectNode();
     out.put("name", "partita");
     out.put("version", String.valueOf(HttpApi.class.getPackage().getImplementationVersion()));
-    out.putArray("extensions");
+    ArrayNode extensions = out.putArray("extensions");
+    extensions.add("binary_tensor_data");
+    if (deps.jobs() != null) {
+      extensions.add("partita_jobs");
+    }
     return out;
   }
 
   private JsonNode modelMetadata(ServiceModelEntry service, VersionEntry version, boolean allVersions) {
-    ModelEntry model = index.models().get(service.baseModel());
-    ObjectNode out = JSON.createObjectNode();
+    ModelEntry model = deps.index().models().get(service.baseModel());
+    ObjectNode out = InferBody.JSON.createObjectNode();
     out.put("name", service.name());
     ArrayNode versions = out.putArray("versions");
     if (allVersions) {
@@ -291,7 +301,7 @@ public final class HttpApi implements HttpHandler {
   }
 
   private static JsonNode spec(TensorSpec s) {
-    ObjectNode n = JSON.createObjectNode();
+    ObjectNode n = InferBody.JSON.createObjectNode();
     n.put("name", s.name());
     n.put("datatype", s.type().oipDatatype());
     ArrayNode shape = n.putArray("shape");
@@ -299,26 +309,9 @@ public final class HttpApi implements HttpHandler {
     return n;
   }
 
-  private static void requireGet(String method) {
+  static void requireGet(String method) {
     if (!method.equals("GET") && !method.equals("HEAD")) {
       throw new HttpError(405, "this endpoint takes GET");
-    }
-  }
-
-  private static JsonNode error(String message) {
-    return JSON.createObjectNode().put("error", message);
-  }
-
-  private static void send(HttpExchange exchange, int status, JsonNode body) {
-    try (exchange) {
-      byte[] bytes = JSON.writeValueAsBytes(body);
-      exchange.getResponseHeaders().set("Content-Type", "application/json");
-      exchange.sendResponseHeaders(status, bytes.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(bytes);
-      }
-    } catch (IOException e) {
-      log.debug("Client went away before its answer: {}", e.getMessage());
     }
   }
 }

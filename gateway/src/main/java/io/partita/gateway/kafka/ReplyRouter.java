@@ -31,6 +31,7 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
   private final RecordCodec<InferenceReply> codec;
   private final CompletableFuture<Void> assigned = new CompletableFuture<>();
   private volatile boolean running = true;
+  private volatile boolean reading;
 
   public ReplyRouter(Consumer<String, byte[]> consumer, String topic, Codecs codecs) {
     this.codec = codecs.codec(InferenceReply.class);
@@ -60,6 +61,11 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
     return assigned;
   }
 
+  /** Whether the reply topic is being read (replies can arrive). */
+  public boolean reading() {
+    return reading;
+  }
+
   @Override
   public void run() {
     try {
@@ -76,6 +82,7 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
       consumer.assign(partitions);
       consumer.seekToEnd(partitions);
       partitions.forEach(consumer::position); // resolve the end offsets now, before requests go out
+      reading = true;
       assigned.complete(null);
       while (running) {
         for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
@@ -100,6 +107,7 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
         log.error("Reply router stopped", e);
       }
     } finally {
+      reading = false;
       consumer.close(Duration.ofSeconds(2));
     }
   }

@@ -1,0 +1,122 @@
+package io.partita.gateway.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpExchange;
+import io.partita.gateway.metrics.GatewayMetrics;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One HTTP call: the exchange, its request id, and what the metrics need (service model, endpoint,
+ * start time). It is answered exactly once, from whichever thread finishes the work; the answer is
+ * recorded in the metrics then.
+ */
+final class Call {
+  private static final Logger log = LoggerFactory.getLogger(Call.class);
+
+  final HttpExchange exchange;
+  final String requestId;
+  private final long start = System.nanoTime();
+  private final GatewayMetrics metrics;
+  private final AtomicBoolean answered = new AtomicBoolean();
+  String model;
+  String endpoint;
+
+  Call(HttpExchange exchange, String requestId, GatewayMetrics metrics) {
+    this.exchange = exchange;
+    this.requestId = requestId;
+    this.metrics = metrics;
+  }
+
+  String header(String name) {
+    return exchange.getRequestHeaders().getFirst(name);
+  }
+
+  String method() {
+    return exchange.getRequestMethod();
+  }
+
+  /** Reads the body up to {@code limit} bytes; 413 over it (by Content-Length before reading, or by what arrives). */
+  byte[] body(long limit, String setting) throws IOException {
+    String length = header("Content-Length");
+    if (length != null) {
+      long declared;
+      try {
+        declared = Long.parseLong(length.strip());
+      } catch (NumberFormatException e) {
+        throw HttpError.badRequest("Content-Length: not a number");
+      }
+      if (declared > limit) {
+        throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");
+      }
+    }
+    byte[] bytes;
+    try (InputStream in = exchange.getRequestBody()) {
+      bytes = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
+    }
+    if (bytes.length > limit) {
+      throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");
+    }
+    return bytes;
+  }
+
+  void json(int status, JsonNode body) {
+    try {
+      bytes(status, "application/json", InferBody.JSON.writeValueAsBytes(body));
+    } catch (IOException e) {
+      bytes(500, "application/json", "{\"error\":\"internal error\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+  }
+
+  void error(int status, String message) {
+    json(status, InferBody.JSON.createObjectNode().put("error", message));
+  }
+
+  void bytes(int status, String contentType, byte[] bytes) {
+    if (!answered.compareAndSet(false, true)) {
+      return;
+    }
+    try (exchange) {
+      exchange.getResponseHeaders().set("Content-Type", contentType);
+      boolean head = method().equals("HEAD");
+      exchange.sendResponseHeaders(status, head ? -1 : bytes.length);
+      if (!head) {
+        try (OutputStream out = exchange.getResponseBody()) {
+          out.write(bytes);
+        }
+      }
+    } catch (IOException e) {
+      log.debug("Client went away before its answer: {}", e.getMessage());
+    } finally {
+      metrics.request(model, endpoint, status, System.nanoTime() - start);
+    }
+  }
+
+  /** A streamed answer (chunked); {@code writer} writes the body. Failures after the headers end the stream. */
+  void stream(int status, String contentType, StreamWriter writer) {
+    if (!answered.compareAndSet(false, true)) {
+      return;
+    }
+    try (exchange) {
+      exchange.getResponseHeaders().set("Content-Type", contentType);
+      exchange.sendResponseHeaders(status, 0);
+      try (OutputStream out = exchange.getResponseBody()) {
+        writer.write(out);
+      }
+    } catch (IOException e) {
+      log.debug("Client went away during a streamed answer: {}", e.getMessage());
+    } catch (RuntimeException e) {
+      log.error("A streamed answer broke off for request {}", requestId, e);
+    } finally {
+      metrics.request(model, endpoint, status, System.nanoTime() - start);
+    }
+  }
+
+  interface StreamWriter {
+    void write(OutputStream out) throws IOException;
+  }
+}

@@ -1,0 +1,115 @@
+package io.partita.gateway.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.partita.avro.JobItem;
+import io.partita.avro.Tensor;
+import io.partita.gateway.http.HttpError;
+import io.partita.gateway.http.InferBody;
+import io.partita.models.repo.ModelSignature;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A job's input: JSON lines, one Open Inference Protocol infer request per line, numbered from 0
+ * in order (blank lines are skipped and not numbered). Each line is checked against the model now;
+ * a line that fails keeps its place and becomes an error item (its result says why), so one bad
+ * line does not sink the job. Items are then cut into chunks that fit in one Kafka record.
+ */
+public final class JobLines {
+  /** Largest tensor data of one item; a bigger one is refused (send it to the infer endpoint). */
+  public static final int MAX_ITEM_BYTES = 768 * 1024;
+  /** Target size of one chunk record. */
+  public static final int CHUNK_BYTES = 512 * 1024;
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private JobLines() {}
+
+  /** Parses the body; throws {@link HttpError} 413 over {@code maxItems}, 400 when there is no line. */
+  public static List<JobItem> parse(byte[] body, ModelSignature signature, int maxItems) {
+    List<JobItem> items = new ArrayList<>();
+    int start = 0;
+    while (start <= body.length) {
+      int end = start;
+      while (end < body.length && body[end] != '\n') {
+        end++;
+      }
+      int stop = end > start && body[end - 1] == '\r' ? end - 1 : end;
+      if (!blank(body, start, stop)) {
+        if (items.size() >= maxItems) {
+          throw new HttpError(413, "the job has more than " + maxItems + " items (gateway.jobs.max.items)");
+        }
+        items.add(item(body, start, stop, signature));
+      }
+      start = end + 1;
+    }
+    if (items.isEmpty()) {
+      throw HttpError.badRequest("body: no items; send one JSON infer request per line");
+    }
+    return items;
+  }
+
+  private static JobItem item(byte[] body, int start, int stop, ModelSignature signature) {
+    JobItem.Builder item = JobItem.newBuilder().setClientId(null).setInputs(List.of()).setOutputs(List.of()).setError(null);
+    JsonNode node;
+    try {
+      node = JSON.readTree(body, start, stop - start);
+    } catch (com.fasterxml.jackson.core.JacksonException e) {
+      return item.setError("line: not valid JSON (column " + e.getLocation().getColumnNr() + ")").build();
+    } catch (java.io.IOException e) {
+      return item.setError("line: cannot be read").build();
+    }
+    if (node == null || !node.isObject()) {
+      return item.setError("line: expected a JSON object").build();
+    }
+    if (node.get("id") != null && node.get("id").isTextual()) {
+      item.setClientId(node.get("id").asText());
+    }
+    try {
+      InferBody.Parsed parsed = InferBody.parseJson(node, signature);
+      long bytes = parsed.inputs().stream().mapToLong(t -> t.getData().remaining()).sum();
+      if (bytes > MAX_ITEM_BYTES) {
+        return item.setError("inputs: " + bytes + " bytes of tensor data, over the job item limit of "
+            + MAX_ITEM_BYTES + "; send it to the infer endpoint").build();
+      }
+      return item.setInputs(parsed.inputs()).setOutputs(parsed.outputs()).build();
+    } catch (HttpError e) {
+      return item.setError(e.getMessage()).build();
+    }
+  }
+
+  private static boolean blank(byte[] body, int start, int stop) {
+    for (int i = start; i < stop; i++) {
+      if (!Character.isWhitespace(body[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Cuts the items into consecutive chunks of about {@link #CHUNK_BYTES} (at least one item each). */
+  public static List<List<JobItem>> chunks(List<JobItem> items) {
+    List<List<JobItem>> chunks = new ArrayList<>();
+    List<JobItem> current = new ArrayList<>();
+    long size = 0;
+    for (JobItem item : items) {
+      long itemSize = 64 + (item.getError() == null ? 0 : item.getError().length())
+          + item.getInputs().stream().mapToLong(JobLines::size).sum();
+      if (!current.isEmpty() && size + itemSize > CHUNK_BYTES) {
+        chunks.add(current);
+        current = new ArrayList<>();
+        size = 0;
+      }
+      current.add(item);
+      size += itemSize;
+    }
+    if (!current.isEmpty()) {
+      chunks.add(current);
+    }
+    return chunks;
+  }
+
+  private static long size(Tensor t) {
+    return t.getData().remaining() + t.getName().length() + 8L * t.getShape().size() + 16;
+  }
+}

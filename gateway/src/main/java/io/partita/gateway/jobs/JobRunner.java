@@ -1,0 +1,445 @@
+package io.partita.gateway.jobs;
+
+import io.partita.avro.BatchJob;
+import io.partita.avro.ErrorCode;
+import io.partita.avro.InferenceError;
+import io.partita.avro.InferenceReply;
+import io.partita.avro.InferenceRequest;
+import io.partita.avro.JobItem;
+import io.partita.avro.JobItemResult;
+import io.partita.avro.JobStatus;
+import io.partita.common.Topics;
+import io.partita.gateway.http.HttpApi;
+import io.partita.gateway.http.SafeText;
+import io.partita.gateway.kafka.RequestProducer;
+import io.partita.gateway.limits.Capacity;
+import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.schemas.DecodeException;
+import java.time.Duration;
+import java.util.BitSet;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs batch jobs, one at a time, oldest first, on the one gateway that holds partition 0 of
+ * {@code <p>.jobs} in the consumer group {@code <p>.gateway.jobs} (so with several gateways exactly
+ * one runs jobs, and another takes over when it leaves or dies).
+ *
+ * <p>Running a job: read the results it already has (from its {@code resultsOffset} on
+ * {@code <p>.jobs.items}), then read its chunks and send each item that has no result yet, each
+ * taking a job slot of the {@link Capacity} (so jobs never hold more than their share of the
+ * in-flight limit and yield to online calls). Each reply becomes one {@link JobItemResult}. A
+ * deadline, a produce failure or a transient error reply (OVERLOADED, NOT_READY, DEADLINE_EXCEEDED)
+ * is retried up to {@code retries} times with the same request id. When every item has a result
+ * and the broker has them all, the job is DONE.
+ *
+ * <p>Exactly one result per item: results are only written while this gateway leads; on losing the
+ * lead (or closing) it stops writing, flushes what it wrote, and only then leaves the group, so the
+ * next leader reads every result written before it starts and sends only the items without one.
+ * Readers keep the first result per index as well ({@link ResultOrder}).
+ */
+public final class JobRunner implements Runnable, AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(JobRunner.class);
+  private static final long PROGRESS_EVERY_MS = 1000;
+
+  /** What the runner needs from the gateway. */
+  public record Context(Topics topics, String gatewayId, JobStore store, RequestProducer requests,
+      Producer<String, byte[]> producer, Capacity capacity, GatewayMetrics metrics, long itemTimeoutMs,
+      int retries, LongSupplier clock) {}
+
+  private final Context ctx;
+  private final Consumer<String, byte[]> leader;
+  private final Object lock = new Object();
+  private volatile boolean open = true;
+  private volatile boolean leading;
+  private Thread worker;
+  private final AtomicReference<Throwable> writeFailure = new AtomicReference<>();
+
+  /** @param leader a consumer in the group {@code <p>.gateway.jobs}, used only to decide who leads */
+  public JobRunner(Context ctx, Consumer<String, byte[]> leader) {
+    this.ctx = ctx;
+    this.leader = leader;
+  }
+
+  private volatile Run current;
+
+  /**
+   * The live status of the job this gateway is running right now (counts as of this moment, not as
+   * of the last report written), or empty when it runs no such job.
+   */
+  public java.util.Optional<JobStatus> live(String jobId) {
+    Run run = current;
+    if (run == null || !leading || !run.jobId.equals(jobId)) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(run.status(run.cancelled() ? JobStates.CANCELLING : JobStates.RUNNING, null, ctx.clock().getAsLong()));
+  }
+
+  /** Whether this gateway currently runs jobs. */
+  public boolean leading() {
+    return leading;
+  }
+
+  @Override
+  public void run() {
+    try {
+      leader.subscribe(List.of(ctx.topics().jobs()), new ConsumerRebalanceListener() {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+          if (!partitions.isEmpty()) {
+            stopLeading();
+          }
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+          stopLeading();
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+          leader.pause(leader.assignment()); // the group only elects; chunks are read elsewhere
+          if (!leader.assignment().isEmpty()) {
+            startLeading();
+          }
+        }
+      });
+      while (open) {
+        leader.poll(Duration.ofMillis(200));
+      }
+    } catch (WakeupException e) {
+      // closing
+    } catch (RuntimeException e) {
+      if (open) {
+        log.error("The job leader loop stopped; this gateway runs no jobs from now on", e);
+      }
+    } finally {
+      stopLeading(); // results flushed before the group hears that we leave
+      leader.close(Duration.ofSeconds(5));
+    }
+  }
+
+  private void startLeading() {
+    synchronized (lock) {
+      if (leading || !open) {
+        return;
+      }
+      leading = true;
+      worker = new Thread(this::runJobs, "partita-jobs-runner");
+      worker.setDaemon(true);
+      worker.start();
+      log.info("Gateway {} runs the batch jobs", ctx.gatewayId());
+    }
+  }
+
+  private void stopLeading() {
+    Thread t;
+    synchronized (lock) {
+      if (!leading) {
+        return;
+      }
+      leading = false; // from here on no result is written by this gateway
+      t = worker;
+      worker = null;
+    }
+    t.interrupt();
+    try {
+      t.join(30_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    ctx.producer().flush();
+    log.info("Gateway {} stopped running batch jobs", ctx.gatewayId());
+  }
+
+  private void runJobs() {
+    try {
+      ctx.store().caughtUp().get();
+      while (leading) {
+        JobStatus next = ctx.store().nextToRun();
+        if (next == null) {
+          ctx.store().awaitChange(500);
+          continue;
+        }
+        Run run = new Run(next);
+        current = run;
+        try {
+          run.execute();
+        } finally {
+          current = null;
+        }
+      }
+    } catch (InterruptedException e) {
+      // lost the lead or closing
+    } catch (Exception e) {
+      if (leading) {
+        log.error("The job runner stopped on an infrastructure failure; jobs resume on the next leader", e);
+      }
+    }
+  }
+
+  /** One job being run. Counters are guarded by {@link #lock}. */
+  private final class Run {
+    private final JobStatus initial;
+    private final String jobId;
+    private final int total;
+    private final BitSet done;
+    private int doneCount;
+    private int failed;
+    private int inFlight;
+    private long lastProgress;
+    private final RateWindow rate = new RateWindow(10_000);
+    private final long startedAt;
+
+    Run(JobStatus status) {
+      this.initial = status;
+      this.startedAt = status.getStartedAt() > 0 ? status.getStartedAt() : ctx.clock().getAsLong();
+      this.jobId = status.getJobId();
+      this.total = status.getTotal();
+      this.done = new BitSet(total);
+    }
+
+    void execute() throws InterruptedException {
+      readExistingResults();
+      long now = ctx.clock().getAsLong();
+      if (!cancelled()) {
+        ctx.store().publish(status(JobStates.RUNNING, null, now));
+      }
+      rate.add(now, doneCount);
+      lastProgress = now;
+      int[] chunksSeen = {0};
+      boolean[] stop = {false};
+      ctx.store().read(ctx.topics().jobs(), jobId, initial.getInputOffset(), record -> {
+        BatchJob chunk;
+        try {
+          chunk = ctx.store().decodeChunk(record);
+        } catch (DecodeException e) {
+          log.warn("Job {}: skipping an undecodable chunk at offset {}", jobId, record.offset());
+          return true;
+        }
+        if (chunk.getChunk() != chunksSeen[0]) {
+          return true; // a copy of a chunk already read
+        }
+        chunksSeen[0]++;
+        try {
+          stop[0] = !dispatch(chunk);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          stop[0] = true;
+        }
+        return !stop[0] && chunksSeen[0] < initial.getChunks();
+      });
+      if (Thread.currentThread().isInterrupted()) {
+        throw new InterruptedException();
+      }
+      drain();
+      ctx.producer().flush();
+      if (!leading) {
+        throw new InterruptedException();
+      }
+      if (writeFailure.get() != null) {
+        throw new IllegalStateException("job results could not be written", writeFailure.get());
+      }
+      long end = ctx.clock().getAsLong();
+      if (cancelled()) {
+        ctx.store().publish(status(JobStates.CANCELLED, "cancelled by a client; " + (total - doneCount) + " items not run", end));
+      } else if (chunksSeen[0] < initial.getChunks()) {
+        ctx.store().publish(status(JobStates.FAILED, "the job's input is no longer on the jobs topic (retention passed?); "
+            + chunksSeen[0] + " of " + initial.getChunks() + " chunks found", end));
+      } else {
+        ctx.store().publish(status(JobStates.DONE, null, end));
+      }
+      log.info("Job {} ended: {} of {} items done, {} failed", jobId, doneCount, total, failed);
+    }
+
+    private boolean cancelled() {
+      return ctx.store().status(jobId).map(s -> JobStates.isCancelled(s.getState())).orElse(false);
+    }
+
+    private void readExistingResults() {
+      ctx.store().read(ctx.topics().jobItems(), jobId, initial.getResultsOffset(), record -> {
+        try {
+          JobItemResult r = ctx.store().decodeResult(record);
+          if (r.getIndex() >= 0 && r.getIndex() < total && !done.get(r.getIndex())) {
+            done.set(r.getIndex());
+            doneCount++;
+            if (r.getError() != null) {
+              failed++;
+            }
+          }
+        } catch (DecodeException e) {
+          log.warn("Job {}: skipping an undecodable result at offset {}", jobId, record.offset());
+        }
+        return doneCount < total;
+      });
+      if (doneCount > 0) {
+        log.info("Job {}: resuming with {} of {} items already done", jobId, doneCount, total);
+      }
+    }
+
+    /** Sends the chunk's items that have no result; false when the job should stop. */
+    private boolean dispatch(BatchJob chunk) throws InterruptedException {
+      List<JobItem> items = chunk.getItems();
+      for (int i = 0; i < items.size(); i++) {
+        int index = chunk.getFirstIndex() + i;
+        synchronized (lock) {
+          if (index >= total || done.get(index)) {
+            continue;
+          }
+        }
+        if (!leading || cancelled()) {
+          return false;
+        }
+        JobItem item = items.get(i);
+        if (item.getError() != null) {
+          write(index, item.getClientId(), null, new InferenceError(ErrorCode.BAD_INPUT, item.getError()), 1);
+          continue;
+        }
+        while (!ctx.capacity().awaitJob(200)) {
+          progress();
+          if (!leading || cancelled()) {
+            return false;
+          }
+        }
+        if (!leading || cancelled()) {
+          ctx.capacity().releaseJob();
+          return false;
+        }
+        synchronized (lock) {
+          inFlight++;
+        }
+        send(chunk, item, index, 1);
+        progress();
+      }
+      return true;
+    }
+
+    private void send(BatchJob chunk, JobItem item, int index, int attempt) {
+      InferenceRequest request = InferenceRequest.newBuilder()
+          .setId(jobId + "-" + index)
+          .setServiceModel(chunk.getServiceModel())
+          .setVersion(chunk.getVersion())
+          .setInputs(item.getInputs())
+          .setOutputs(item.getOutputs())
+          .build();
+      ctx.requests().send(request, ctx.itemTimeoutMs(), null).whenComplete((reply, failure) -> {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        boolean transientFailure = cause != null
+            || (reply.getError() != null && (reply.getError().getCode() == ErrorCode.OVERLOADED
+                || reply.getError().getCode() == ErrorCode.NOT_READY || reply.getError().getCode() == ErrorCode.DEADLINE_EXCEEDED));
+        if (transientFailure && attempt <= ctx.retries() && leading && !cancelled()) {
+          send(chunk, item, index, attempt + 1); // keeps its job slot
+          return;
+        }
+        try {
+          if (cause instanceof TimeoutException) {
+            write(index, item.getClientId(), null, new InferenceError(ErrorCode.DEADLINE_EXCEEDED,
+                "no reply within " + ctx.itemTimeoutMs() + " ms after " + attempt + " attempts"), attempt);
+          } else if (cause != null) {
+            write(index, item.getClientId(), null, new InferenceError(ErrorCode.UNKNOWN,
+                "the request could not be queued: " + cause.getClass().getSimpleName()), attempt);
+          } else if (reply.getError() != null) {
+            write(index, item.getClientId(), reply, new InferenceError(reply.getError().getCode(), SafeText.clean(reply.getError().getMessage())), attempt);
+          } else {
+            write(index, item.getClientId(), reply, null, attempt);
+          }
+        } finally {
+          ctx.capacity().releaseJob();
+          synchronized (lock) {
+            inFlight--;
+            lock.notifyAll();
+          }
+        }
+      });
+    }
+
+    private void write(int index, String clientId, InferenceReply reply, InferenceError error, int attempts) {
+      JobItemResult result = JobItemResult.newBuilder()
+          .setJobId(jobId).setIndex(index).setClientId(clientId)
+          .setModelVersion(reply == null ? null : reply.getModelVersion())
+          .setOutputs(reply == null || error != null ? List.of() : reply.getOutputs())
+          .setError(error).setAttempts(attempts).setTimestamp(ctx.clock().getAsLong())
+          .build();
+      String topic = ctx.topics().jobItems();
+      synchronized (lock) {
+        if (!leading || done.get(index)) {
+          return; // lost the lead: the next leader sends it again
+        }
+        ctx.producer().send(new ProducerRecord<>(topic, 0, jobId, ctx.store().resultCodec().encode(topic, result)), (md, e) -> {
+          if (e != null) {
+            writeFailure.compareAndSet(null, e);
+            log.error("Job {}: the result of item {} could not be written: {}", jobId, index, e.toString());
+          }
+        });
+        done.set(index);
+        doneCount++;
+        if (error != null) {
+          failed++;
+        }
+      }
+      ctx.metrics().jobItem(initial.getServiceModel(), error == null ? 200 : HttpApi.statusOf(error.getCode()));
+    }
+
+    private void drain() throws InterruptedException {
+      synchronized (lock) {
+        while (inFlight > 0 && leading) {
+          lock.wait(200);
+          progressLocked();
+        }
+      }
+    }
+
+    private void progress() {
+      synchronized (lock) {
+        progressLocked();
+      }
+    }
+
+    private void progressLocked() {
+      long now = ctx.clock().getAsLong();
+      if (now - lastProgress < PROGRESS_EVERY_MS || !leading) {
+        return;
+      }
+      lastProgress = now;
+      rate.add(now, doneCount);
+      if (!cancelled()) {
+        ctx.store().publishLater(status(JobStates.RUNNING, null, now));
+      }
+    }
+
+    private JobStatus status(String state, String message, long now) {
+      synchronized (lock) {
+        boolean running = !JobStates.isFinal(state);
+        return JobStatus.newBuilder(initial)
+            .setState(state)
+            .setDone(doneCount)
+            .setFailed(failed)
+            .setStartedAt(startedAt)
+            .setUpdatedAt(now)
+            .setRatePerSecond(running ? rate.rate() : 0)
+            .setRunner(ctx.gatewayId())
+            .setMessage(message)
+            .build();
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    open = false;
+    leader.wakeup();
+  }
+}

@@ -1,0 +1,282 @@
+package io.partita.gateway.jobs;
+
+import io.partita.avro.BatchJob;
+import io.partita.avro.JobItem;
+import io.partita.avro.JobItemResult;
+import io.partita.avro.JobStatus;
+import io.partita.common.Topics;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
+import io.partita.schemas.DecodeException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Batch job state as every gateway sees it, kept in Kafka: the input chunks on {@code <p>.jobs},
+ * the current {@link JobStatus} of each job on the compacted {@code <p>.jobs.status}, and one
+ * {@link JobItemResult} per item on {@code <p>.jobs.items}. A background thread follows the status
+ * topic from its beginning, so any gateway answers for any job; the gateway that runs a job also
+ * records its own reports here at once.
+ *
+ * <p>Submission writes the chunks, waits until the broker has them, then writes the QUEUED status:
+ * a job exists once its status does, so a gateway that dies while writing chunks leaves nothing a
+ * runner would pick up.
+ */
+public final class JobStore implements Runnable, AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(JobStore.class);
+
+  private final Topics topics;
+  private final Producer<String, byte[]> producer;
+  private final Admin admin;
+  private final Supplier<Consumer<String, byte[]>> consumers;
+  private final Consumer<String, byte[]> follower;
+  private final LongSupplier clock;
+  private final RecordCodec<BatchJob> jobCodec;
+  private final RecordCodec<JobStatus> statusCodec;
+  private final RecordCodec<JobItemResult> resultCodec;
+  private final Map<String, JobStatus> statuses = new ConcurrentHashMap<>();
+  private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
+  private final Object changed = new Object();
+  private volatile boolean running = true;
+
+  /**
+   * @param consumers makes a consumer with no group (assigned partitions only), for reading a job's
+   *     chunks and results; the caller closes it
+   */
+  public JobStore(Topics topics, Producer<String, byte[]> producer, Admin admin, Supplier<Consumer<String, byte[]>> consumers,
+      Codecs codecs, LongSupplier clock) {
+    this.topics = topics;
+    this.producer = producer;
+    this.admin = admin;
+    this.consumers = consumers;
+    this.follower = consumers.get();
+    this.clock = clock;
+    this.jobCodec = codecs.codec(BatchJob.class);
+    this.statusCodec = codecs.codec(JobStatus.class);
+    this.resultCodec = codecs.codec(JobItemResult.class);
+  }
+
+  /** Completes once every status written before start has been read. */
+  public CompletableFuture<Void> caughtUp() {
+    return caughtUp;
+  }
+
+  @Override
+  public void run() {
+    try {
+      List<TopicPartition> partitions = partitions(follower, topics.jobStatus());
+      follower.assign(partitions);
+      follower.seekToBeginning(partitions);
+      Map<TopicPartition, Long> end = follower.endOffsets(partitions);
+      while (running) {
+        for (ConsumerRecord<String, byte[]> record : follower.poll(Duration.ofMillis(100))) {
+          if (record.value() == null) {
+            continue;
+          }
+          try {
+            remember(statusCodec.decode(record.topic(), record.value()));
+          } catch (DecodeException e) {
+            log.warn("Skipping an undecodable job status at {}-{}@{}: {}", record.topic(), record.partition(), record.offset(), e.getMessage());
+          }
+        }
+        if (!caughtUp.isDone() && end.entrySet().stream().allMatch(e -> follower.position(e.getKey()) >= e.getValue())) {
+          caughtUp.complete(null);
+        }
+      }
+    } catch (RuntimeException e) {
+      caughtUp.completeExceptionally(e);
+      if (running) {
+        log.error("The job status follower stopped; job status answers are stale from now on", e);
+      }
+    } finally {
+      follower.close(Duration.ofSeconds(2));
+    }
+  }
+
+  static List<TopicPartition> partitions(Consumer<String, byte[]> consumer, String topic) {
+    long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (true) {
+      List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(5)).stream()
+          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+      if (!partitions.isEmpty()) {
+        return partitions;
+      }
+      if (System.nanoTime() > giveUp) {
+        throw new IllegalStateException("topic " + topic + " has no partitions after 30 s");
+      }
+    }
+  }
+
+  private void remember(JobStatus status) {
+    statuses.merge(status.getJobId(), status, JobStates::merge);
+    synchronized (changed) {
+      changed.notifyAll();
+    }
+  }
+
+  /** Waits up to {@code ms} for any status to change. */
+  public void awaitChange(long ms) throws InterruptedException {
+    synchronized (changed) {
+      changed.wait(ms);
+    }
+  }
+
+  public Optional<JobStatus> status(String jobId) {
+    return Optional.ofNullable(statuses.get(jobId));
+  }
+
+  /** Every known job, newest first. */
+  public List<JobStatus> all() {
+    List<JobStatus> all = new ArrayList<>(statuses.values());
+    all.sort(Comparator.comparingLong(JobStatus::getCreatedAt).reversed().thenComparing(JobStatus::getJobId));
+    return all;
+  }
+
+  /** The oldest job that is not final (queued, running or cancelling), or null. */
+  public JobStatus nextToRun() {
+    return statuses.values().stream().filter(s -> !JobStates.isFinal(s.getState()))
+        .min(Comparator.comparingLong(JobStatus::getCreatedAt).thenComparing(JobStatus::getJobId)).orElse(null);
+  }
+
+  /** Writes a status and waits until the broker has it; this gateway sees it at once. */
+  public JobStatus publish(JobStatus status) {
+    await(send(status));
+    remember(status);
+    return status;
+  }
+
+  /** Writes a status without waiting (progress reports); this gateway sees it at once. */
+  public void publishLater(JobStatus status) {
+    send(status);
+    remember(status);
+  }
+
+  private java.util.concurrent.Future<RecordMetadata> send(JobStatus status) {
+    String topic = topics.jobStatus();
+    return producer.send(new ProducerRecord<>(topic, status.getJobId(), statusCodec.encode(topic, status)));
+  }
+
+  /** What a new job is: its service model, pinned version (or null) and items. */
+  public record NewJob(String serviceModel, String version, List<JobItem> items) {}
+
+  /** Writes a job's chunks, then its QUEUED status; returns the status once both are on the broker. */
+  public JobStatus submit(NewJob job) {
+    String jobId = "job-" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+    long resultsOffset = endOffset(topics.jobItems());
+    List<List<JobItem>> chunks = JobLines.chunks(job.items());
+    List<java.util.concurrent.Future<RecordMetadata>> sent = new ArrayList<>();
+    int first = 0;
+    for (int c = 0; c < chunks.size(); c++) {
+      BatchJob chunk = BatchJob.newBuilder().setJobId(jobId).setServiceModel(job.serviceModel()).setVersion(job.version())
+          .setChunk(c).setFirstIndex(first).setItems(chunks.get(c)).build();
+      sent.add(producer.send(new ProducerRecord<>(topics.jobs(), 0, jobId, jobCodec.encode(topics.jobs(), chunk))));
+      first += chunks.get(c).size();
+    }
+    long inputOffset = await(sent.get(0)).offset();
+    sent.forEach(JobStore::await);
+    long now = clock.getAsLong();
+    return publish(JobStatus.newBuilder()
+        .setJobId(jobId).setServiceModel(job.serviceModel()).setVersion(job.version()).setState(JobStates.QUEUED)
+        .setTotal(job.items().size()).setDone(0).setFailed(0).setChunks(chunks.size())
+        .setInputOffset(inputOffset).setResultsOffset(resultsOffset)
+        .setCreatedAt(now).setStartedAt(0).setUpdatedAt(now).setRatePerSecond(0).setRunner(null).setMessage(null)
+        .build());
+  }
+
+  /** Asks to cancel a job (CANCELLING); the runner stops sending its items and makes it CANCELLED with the final counts. */
+  public JobStatus cancel(JobStatus status) {
+    return publish(JobStatus.newBuilder(status).setState(JobStates.CANCELLING).setRatePerSecond(0)
+        .setUpdatedAt(Math.max(clock.getAsLong(), status.getUpdatedAt())).setMessage("cancelled by a client").build());
+  }
+
+  /**
+   * Reads the records of {@code jobId} on partition 0 of {@code topic} from {@code fromOffset} up to
+   * the end as it is now, handing each to {@code handler} until it returns false.
+   */
+  public void read(String topic, String jobId, long fromOffset, Predicate<ConsumerRecord<String, byte[]>> handler) {
+    try (Consumer<String, byte[]> consumer = consumers.get()) {
+      TopicPartition tp = new TopicPartition(topic, 0);
+      consumer.assign(List.of(tp));
+      consumer.seek(tp, fromOffset);
+      long end = consumer.endOffsets(List.of(tp)).get(tp);
+      while (running && consumer.position(tp) < end) {
+        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+          if (record.offset() >= end) {
+            return;
+          }
+          if (jobId.equals(record.key()) && record.value() != null && !handler.test(record)) {
+            return;
+          }
+        }
+      }
+    }
+  }
+
+  public BatchJob decodeChunk(ConsumerRecord<String, byte[]> record) {
+    return jobCodec.decode(record.topic(), record.value());
+  }
+
+  public JobItemResult decodeResult(ConsumerRecord<String, byte[]> record) {
+    return resultCodec.decode(record.topic(), record.value());
+  }
+
+  /** The topic of per-item results. */
+  public String resultsTopic() {
+    return topics.jobItems();
+  }
+
+  public RecordCodec<JobItemResult> resultCodec() {
+    return resultCodec;
+  }
+
+  private long endOffset(String topic) {
+    try {
+      return admin.listOffsets(Map.of(new TopicPartition(topic, 0), OffsetSpec.latest())).all()
+          .get(30, TimeUnit.SECONDS).get(new TopicPartition(topic, 0)).offset();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while reading the end of " + topic, e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("cannot read the end offset of " + topic + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static RecordMetadata await(java.util.concurrent.Future<RecordMetadata> future) {
+    try {
+      return future.get(60, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while writing a job record", e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("a job record could not be written to Kafka: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void close() {
+    running = false;
+  }
+}

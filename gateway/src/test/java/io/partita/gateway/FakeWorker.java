@@ -1,0 +1,73 @@
+package io.partita.gateway;
+
+import io.partita.avro.ErrorCode;
+import io.partita.avro.InferenceError;
+import io.partita.avro.InferenceReply;
+import io.partita.avro.InferenceRequest;
+import io.partita.common.KafkaHeaders;
+import io.partita.common.Topics;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
+import io.partita.testkit.KafkaFixture;
+import java.time.Duration;
+import java.util.List;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+/**
+ * A stand-in worker for tests that need replies a real model never gives. By request id:
+ * {@code hold-*} gets no reply; {@code code-<ErrorCode>-*} gets that error with a message holding a
+ * file path and a stack trace line (which must never reach an HTTP answer); anything else gets its
+ * first input back as the output {@code output}.
+ */
+final class FakeWorker implements AutoCloseable {
+  static final String ERROR_MESSAGE = "failed at /opt/partita/models/demo-mlp/1/model.onnx\n\tat ai.onnxruntime.OrtSession.run(OrtSession.java:1)";
+
+  private final KafkaConsumer<String, byte[]> consumer;
+  private final KafkaProducer<String, byte[]> producer = KafkaFixture.producer();
+  private final RecordCodec<InferenceRequest> requests = Codecs.singleObject().codec(InferenceRequest.class);
+  private final RecordCodec<InferenceReply> replies = Codecs.singleObject().codec(InferenceReply.class);
+  private final Thread thread;
+  private volatile boolean running = true;
+
+  FakeWorker(Topics topics, List<String> serviceModels) {
+    consumer = KafkaFixture.consumer(serviceModels.stream().map(topics::requests).toArray(String[]::new));
+    thread = new Thread(this::loop, "fake-worker");
+    thread.start();
+  }
+
+  private void loop() {
+    try {
+      while (running) {
+        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
+          InferenceRequest request = requests.decode(record.topic(), record.value());
+          String id = request.getId();
+          if (id.startsWith("hold-")) {
+            continue;
+          }
+          InferenceReply.Builder reply = InferenceReply.newBuilder().setId(id).setServiceModel(request.getServiceModel()).setModelVersion("1");
+          if (id.startsWith("code-")) {
+            reply.setError(new InferenceError(ErrorCode.valueOf(id.split("-")[1]), ERROR_MESSAGE));
+          } else {
+            reply.setOutputs(List.of(io.partita.avro.Tensor.newBuilder(request.getInputs().get(0)).setName("output").build()));
+          }
+          String to = KafkaHeaders.get(record.headers(), KafkaHeaders.REPLY_TO);
+          ProducerRecord<String, byte[]> out = new ProducerRecord<>(to, id, replies.encode(to, reply.build()));
+          KafkaHeaders.put(out.headers(), KafkaHeaders.CORRELATION_ID, KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID));
+          producer.send(out);
+        }
+      }
+    } finally {
+      consumer.close();
+      producer.close();
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    running = false;
+    thread.join(10_000);
+  }
+}
