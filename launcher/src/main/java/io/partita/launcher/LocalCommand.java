@@ -4,6 +4,9 @@ import io.partita.common.config.Settings;
 import io.partita.gateway.Gateway;
 import io.partita.gateway.GatewayConfig;
 import io.partita.models.demo.DemoRepository;
+import io.partita.models.repo.ModelRepository;
+import io.partita.profiler.ProfilerConfig;
+import io.partita.profiler.ProfilerService;
 import io.partita.worker.InferenceWorker;
 import io.partita.worker.WorkerConfig;
 import java.nio.file.Files;
@@ -44,6 +47,12 @@ final class LocalCommand implements Callable<Integer> {
   @Option(names = "--threads", defaultValue = "0", description = "ONNX Runtime threads per session; 0 = all cores.")
   int threads;
 
+  @Option(names = "--no-profile", description = "Do not profile the served models at start.")
+  boolean noProfile;
+
+  @Option(names = "--profile-budget-ms", defaultValue = "100", description = "Time budget per measured point when profiling at start (default: ${DEFAULT-VALUE}).")
+  long profileBudgetMs;
+
   @Override
   public Integer call() throws Exception {
     Files.createDirectories(dataDir);
@@ -80,6 +89,22 @@ final class LocalCommand implements Callable<Integer> {
     try {
       services.start(new InferenceWorker(WorkerConfig.from(settings)));
       Gateway gateway = services.start(new Gateway(GatewayConfig.from(settings)));
+      if (!noProfile) {
+        // Profile what is served, with a short budget, so the planner has measurements to plan
+        // from. It runs in the background on the same cores as the worker, so early requests may
+        // see it; --no-profile turns it off.
+        ProfilerService profiler = services.start(new ProfilerService(ProfilerConfig.from(settings)));
+        for (String model : ModelRepository.scan(repo).models().keySet()) {
+          profiler.profileNow(model, null, profileBudgetMs).whenComplete((outcome, failure) -> {
+            if (failure != null || outcome.error() != null) {
+              log.warn("Profiling {} at start failed: {}", model, failure != null ? failure.getMessage() : outcome.error());
+            } else {
+              log.info("Profiled {} at start: {} points over versions {} (partita.profile.timings)",
+                  model, outcome.points().size(), outcome.versions());
+            }
+          });
+        }
+      }
       System.out.printf("%nPartita is running.%n"
               + "  Kafka bootstrap:  %s%n"
               + "  HTTP (OIP v2):    http://localhost:%d/v2%n"
