@@ -14,6 +14,8 @@ import picocli.CommandLine.Command;
       WorkerCommand.class,
       GatewayCommand.class,
       PlanCommand.class,
+      PlannerCommand.class,
+      ReplayCommand.class,
       ProfileCommand.class,
       ProfilerCommand.class,
       BenchCommand.class,
