@@ -1,0 +1,298 @@
+package io.partita.client;
+
+import io.partita.avro.InferenceReply;
+import io.partita.avro.InferenceRequest;
+import io.partita.avro.Tensor;
+import io.partita.common.KafkaHeaders;
+import io.partita.common.TopicSpec;
+import io.partita.common.Topics;
+import io.partita.common.kafka.TopicAdmin;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
+import io.partita.schemas.DecodeException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Asks Partita for inferences straight over Kafka, without the HTTP gateway: each request is one
+ * record on {@code <prefix>.requests.<service model>} (the wire format of docs/wire-format.md), and
+ * the reply comes back on this client's own topic {@code <prefix>.replies.<client id>}, which it
+ * creates if missing and reads from its end (assigned, no consumer group).
+ *
+ * <p>Guarantees: the future of a request completes once, with the reply (an error reply too: look
+ * at {@link InferenceReply#getError()}), or with a {@link java.util.concurrent.TimeoutException}
+ * at its deadline, or with the produce failure. The deadline also travels as the {@code deadline}
+ * header, so a worker does not run a request nobody waits for. A second reply for the same request
+ * (a worker restarted mid-batch may send one) and replies nobody waits for are dropped and counted
+ * ({@link #repliesDropped()}). Request ids must be unique among the requests in flight.
+ *
+ * <pre>{@code
+ * try (PartitaClient client = PartitaClient.start(PartitaClient.Config.of("localhost:19092"))) {
+ *   InferenceReply reply = client.infer("demo-a", List.of(tensor)).get();
+ * }
+ * }</pre>
+ */
+public final class PartitaClient implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(PartitaClient.class);
+
+  /**
+   * How to reach Partita.
+   *
+   * @param bootstrapServers Kafka bootstrap servers
+   * @param topicPrefix Partita's topic prefix (default {@code partita})
+   * @param clientId names the reply topic; keep it stable to reuse one topic, unique per running client
+   * @param timeout the deadline of a request sent without its own
+   * @param kafka extra Kafka client settings (security, for example)
+   */
+  public record Config(String bootstrapServers, String topicPrefix, String clientId, Duration timeout, Properties kafka) {
+    public Config {
+      Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+      Objects.requireNonNull(topicPrefix, "topicPrefix");
+      Objects.requireNonNull(clientId, "clientId");
+      Objects.requireNonNull(timeout, "timeout");
+      kafka = kafka == null ? new Properties() : kafka;
+    }
+
+    /** Defaults: prefix {@code partita}, a random client id, a 30 s deadline. */
+    public static Config of(String bootstrapServers) {
+      return new Config(bootstrapServers, Topics.DEFAULT_PREFIX, "client-" + UUID.randomUUID().toString().substring(0, 8),
+          Duration.ofSeconds(30), new Properties());
+    }
+
+    public Config withTopicPrefix(String prefix) {
+      return new Config(bootstrapServers, prefix, clientId, timeout, kafka);
+    }
+
+    public Config withClientId(String id) {
+      return new Config(bootstrapServers, topicPrefix, id, timeout, kafka);
+    }
+
+    public Config withTimeout(Duration t) {
+      return new Config(bootstrapServers, topicPrefix, clientId, t, kafka);
+    }
+  }
+
+  /** How many recently answered ids are remembered to tell a duplicate from a stray reply. */
+  private static final int REMEMBERED = 10_000;
+
+  private final Config config;
+  private final Topics topics;
+  private final String replyTopic;
+  private final KafkaProducer<String, byte[]> producer;
+  private final KafkaConsumer<String, byte[]> consumer;
+  private final RecordCodec<InferenceRequest> requests;
+  private final RecordCodec<InferenceReply> replies;
+  private final Map<String, CompletableFuture<InferenceReply>> waiting = new ConcurrentHashMap<>();
+  private final Map<String, Boolean> answered = java.util.Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+      return size() > REMEMBERED;
+    }
+  });
+  private final AtomicLong duplicates = new AtomicLong();
+  private final AtomicLong dropped = new AtomicLong();
+  private final Thread thread;
+  private volatile boolean running = true;
+
+  private PartitaClient(Config config) {
+    this.config = config;
+    this.topics = new Topics(config.topicPrefix());
+    this.replyTopic = topics.replies(config.clientId());
+    Codecs codecs = Codecs.singleObject();
+    this.requests = codecs.codec(InferenceRequest.class);
+    this.replies = codecs.codec(InferenceReply.class);
+    this.producer = new KafkaProducer<>(producerProps());
+    this.consumer = new KafkaConsumer<>(consumerProps());
+    this.thread = new Thread(this::readReplies, "partita-client-replies-" + config.clientId());
+    this.thread.setDaemon(true);
+  }
+
+  /** Creates the reply topic if needed and starts reading it; returns once no reply can be missed. */
+  public static PartitaClient start(Config config) {
+    PartitaClient client = new PartitaClient(config);
+    try {
+      client.open();
+      return client;
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
+    }
+  }
+
+  private void open() {
+    try (Admin admin = Admin.create(base())) {
+      TopicAdmin.ensure(admin, List.of(TopicSpec.stream(replyTopic, 1)), (short) 3);
+    }
+    List<TopicPartition> partitions = List.of();
+    long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (partitions.isEmpty()) {
+      partitions = consumer.partitionsFor(replyTopic, Duration.ofSeconds(5)).stream()
+          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+      if (partitions.isEmpty() && System.nanoTime() > giveUp) {
+        throw new IllegalStateException("reply topic " + replyTopic + " has no partitions after 30 s");
+      }
+    }
+    consumer.assign(partitions);
+    consumer.seekToEnd(partitions);
+    partitions.forEach(consumer::position); // fix the start now, before any request goes out
+    thread.start();
+  }
+
+  /** Sends a request for {@code serviceModel} with a new id and the default deadline. */
+  public CompletableFuture<InferenceReply> infer(String serviceModel, List<Tensor> inputs) {
+    return send(InferenceRequest.newBuilder().setId(UUID.randomUUID().toString()).setServiceModel(serviceModel)
+        .setVersion(null).setInputs(inputs).build(), config.timeout());
+  }
+
+  public CompletableFuture<InferenceReply> send(InferenceRequest request) {
+    return send(request, config.timeout());
+  }
+
+  /** Sends a request; the future completes with its reply or fails at {@code timeout}. */
+  public CompletableFuture<InferenceReply> send(InferenceRequest request, Duration timeout) {
+    String id = request.getId();
+    CompletableFuture<InferenceReply> reply = new CompletableFuture<>();
+    if (waiting.putIfAbsent(id, reply) != null) {
+      return CompletableFuture.failedFuture(new IllegalArgumentException("a request with id " + id + " is already in flight"));
+    }
+    CompletableFuture<InferenceReply> result = reply.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+        .whenComplete((r, e) -> waiting.remove(id, reply));
+    try {
+      String topic = topics.requests(request.getServiceModel());
+      ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, id, requests.encode(topic, request));
+      KafkaHeaders.put(record.headers(), KafkaHeaders.CORRELATION_ID, id);
+      KafkaHeaders.put(record.headers(), KafkaHeaders.REPLY_TO, replyTopic);
+      KafkaHeaders.put(record.headers(), KafkaHeaders.DEADLINE, Long.toString(System.currentTimeMillis() + timeout.toMillis()));
+      producer.send(record, (metadata, failure) -> {
+        if (failure != null) {
+          reply.completeExceptionally(failure);
+        }
+      });
+    } catch (RuntimeException e) {
+      reply.completeExceptionally(e);
+    }
+    return result;
+  }
+
+  private void readReplies() {
+    try {
+      while (running) {
+        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
+          String id = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
+          if (id == null) {
+            id = record.key();
+          }
+          CompletableFuture<InferenceReply> future = id == null ? null : waiting.remove(id);
+          if (future == null) {
+            if (id != null && answered.containsKey(id)) {
+              duplicates.incrementAndGet();
+            }
+            dropped.incrementAndGet();
+            continue;
+          }
+          answered.put(id, Boolean.TRUE);
+          try {
+            future.complete(replies.decode(record.topic(), record.value()));
+          } catch (DecodeException e) {
+            future.completeExceptionally(e);
+          }
+        }
+      }
+    } catch (WakeupException e) {
+      // closing
+    } catch (RuntimeException e) {
+      if (running) {
+        log.error("Partita client {} stopped reading replies", config.clientId(), e);
+      }
+    } finally {
+      waiting.values().forEach(f -> f.completeExceptionally(new IllegalStateException("the Partita client was closed")));
+      consumer.close(Duration.ofSeconds(2));
+    }
+  }
+
+  /** The topic replies come back on. */
+  public String replyTopic() {
+    return replyTopic;
+  }
+
+  /** Requests waiting for a reply. */
+  public int inFlight() {
+    return waiting.size();
+  }
+
+  /** Replies dropped because nobody waited for them (late, foreign, or a duplicate). */
+  public long repliesDropped() {
+    return dropped.get();
+  }
+
+  /** Of those, second replies for a request already answered. */
+  public long duplicatesDropped() {
+    return duplicates.get();
+  }
+
+  private Properties base() {
+    Properties p = new Properties();
+    p.putAll(config.kafka());
+    p.put("bootstrap.servers", config.bootstrapServers());
+    return p;
+  }
+
+  private Properties producerProps() {
+    Properties p = base();
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "1");
+    return p;
+  }
+
+  private Properties consumerProps() {
+    Properties p = base();
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "10");
+    return p;
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    if (thread.isAlive()) {
+      consumer.wakeup();
+      try {
+        thread.join(5000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    } else {
+      consumer.close(Duration.ofSeconds(2));
+    }
+    producer.close(Duration.ofSeconds(5));
+  }
+}
