@@ -25,8 +25,8 @@ import org.apache.kafka.common.test.TestKitNodes;
  * authorizer denies everything no ACL allows ({@code StandardAuthorizer},
  * {@code allow.everyone.if.no.acl.found=false}). Applications authenticate with SASL/SCRAM-SHA-256
  * users created by {@link #createUser}; the test kit's own super user ({@code plain-admin}, SASL/PLAIN,
- * from a static JAAS file it writes) creates users and ACLs through {@link #admin()}. The
- * controller listener stays PLAINTEXT (it is internal to the node).
+ * from a static JAAS file it writes) creates users and ACLs through {@link #admin()}, and is also
+ * the identity the node uses on its own controller listener.
  *
  * <p>Not shared: a test class starts one and closes it. Setting the JAAS file is JVM-wide
  * ({@code java.security.auth.login.config}); clients that configure {@code sasl.jaas.config}
@@ -48,6 +48,9 @@ public final class SaslCluster implements AutoCloseable {
             new TestKitNodes.Builder().setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1)
                 .setBrokerListenerName(new ListenerName(LISTENER))
                 .setBrokerSecurityProtocol(SecurityProtocol.SASL_PLAINTEXT)
+                // The node registers with its controller as the super user too (over PLAINTEXT it
+                // would be ANONYMOUS, whom the authorizer rightly refuses).
+                .setControllerSecurityProtocol(SecurityProtocol.SASL_PLAINTEXT)
                 .build())
         // PLAIN for the test kit's super user (and the broker itself), SCRAM for applications.
         .setConfigProp("sasl.enabled.mechanisms", "PLAIN," + MECHANISM)
