@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
       LocalCommand.class,
       WorkerCommand.class,
       GatewayCommand.class,
+      JobCommand.class,
       PlanCommand.class,
       PlannerCommand.class,
       ReplayCommand.class,
