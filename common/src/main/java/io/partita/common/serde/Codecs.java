@@ -6,38 +6,65 @@ import io.partita.schemas.AvroCodec;
 import org.apache.avro.specific.SpecificRecord;
 
 /**
- * Chooses how records are written on Kafka. The one mode today is {@code single-object} (setting
- * {@code serde.mode}, the default): Avro's single-object encoding, the schema fingerprint in every
- * message, no registry needed. Every component gets its codecs here, so adding a mode changes one
- * place.
+ * Chooses how records are written on Kafka (setting {@code serde.mode}). Every component gets its
+ * codecs here, so a mode is added in one place.
+ *
+ * <ul>
+ *   <li>{@code single-object} (the default): Avro's single-object encoding, the schema fingerprint
+ *       in every message, no registry needed; earlier schema versions are known from the build.
+ *   <li>{@code registry}: the Confluent wire format with schemas registered in a
+ *       Confluent-compatible registry ({@code serde.registry.url}, e.g. Apicurio Registry's
+ *       {@code /apis/ccompat/v7}) under {@code <topic>-value}, so registry-aware consumers in any
+ *       language read Partita's topics, and the registry's compatibility rule checks evolution.
+ *       See {@link RegistrySettings} for the other {@code serde.registry.*} settings.
+ * </ul>
+ *
+ * All components of one installation must use the same mode: the two formats do not read each other.
  */
 public final class Codecs {
   public static final String MODE = "serde.mode";
   public static final String SINGLE_OBJECT = "single-object";
+  public static final String REGISTRY = "registry";
 
   private final String mode;
+  private final SchemaRegistryClient registry;
 
-  private Codecs(String mode) {
+  private Codecs(String mode, SchemaRegistryClient registry) {
     this.mode = mode;
+    this.registry = registry;
   }
 
   public static Codecs singleObject() {
-    return new Codecs(SINGLE_OBJECT);
+    return new Codecs(SINGLE_OBJECT, null);
+  }
+
+  /** Registry mode; no request is made until the first record is encoded or decoded. */
+  public static Codecs registry(RegistrySettings settings) {
+    return new Codecs(REGISTRY, new SchemaRegistryClient(settings));
   }
 
   public static Codecs from(Settings settings) {
     String mode = settings.string(MODE, SINGLE_OBJECT);
-    if (!mode.equals(SINGLE_OBJECT)) {
-      throw new ConfigException(MODE + "=" + mode + ": unknown serde mode; use " + SINGLE_OBJECT);
-    }
-    return new Codecs(mode);
+    return switch (mode) {
+      case SINGLE_OBJECT -> singleObject();
+      case REGISTRY -> registry(RegistrySettings.from(settings));
+      default -> throw new ConfigException(MODE + "=" + mode + ": unknown serde mode; use " + SINGLE_OBJECT + " or " + REGISTRY);
+    };
   }
 
   public String mode() {
     return mode;
   }
 
+  /** The registry client in registry mode (shared by this instance's codecs), or null. */
+  public SchemaRegistryClient registryClient() {
+    return registry;
+  }
+
   public <T extends SpecificRecord> RecordCodec<T> codec(Class<T> type) {
+    if (registry != null) {
+      return new RegistryCodec<>(type, registry);
+    }
     AvroCodec<T> codec = AvroCodec.of(type);
     return new RecordCodec<>() {
       @Override
