@@ -272,7 +272,8 @@ public final class HttpApi implements HttpHandler {
   private JsonNode serverMetadata() {
     ObjectNode out = InferBody.JSON.createObjectNode();
     out.put("name", "partita");
-    out.put("version", String.valueOf(HttpApi.class.getPackage().getImplementationVersion()));
+    String version = HttpApi.class.getPackage().getImplementationVersion();
+    out.put("version", version == null ? "development" : version);
     ArrayNode extensions = out.putArray("extensions");
     extensions.add("binary_tensor_data");
     if (deps.jobs() != null) {
