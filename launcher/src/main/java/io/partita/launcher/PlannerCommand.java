@@ -46,7 +46,7 @@ final class PlannerCommand implements Callable<Integer> {
     Services services = new Services();
     services.start(new PlannerService(config));
     if (modelRepo != null) {
-      publishCatalog(config, modelRepo, Codecs.from(settings));
+      publishCatalog(config, modelRepo, config.codecs());
     }
     return services.awaitShutdown();
   }

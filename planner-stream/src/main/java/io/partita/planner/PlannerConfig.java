@@ -27,6 +27,7 @@ import org.apache.kafka.streams.StreamsConfig;
  *     (default 3, capped at the number of brokers)
  * @param plan the planning choices ({@code planner.objective}, {@code planner.buffer.bytes},
  *     {@code planner.buffer.threshold.bytes}, {@code planner.default.rate})
+ * @param codecs how records are encoded ({@code serde.mode})
  * @param kafka every {@code kafka.*} setting, passed to Kafka Streams last (it wins)
  */
 public record PlannerConfig(
@@ -39,6 +40,7 @@ public record PlannerConfig(
     int replicationFactor,
     short topicReplication,
     PlanSettings plan,
+    io.partita.common.serde.Codecs codecs,
     Properties kafka) {
 
   public static PlannerConfig from(Settings settings) {
@@ -77,6 +79,7 @@ public record PlannerConfig(
         settings.integer("planner.replication.factor", -1, -1, 16),
         (short) settings.integer("topics.replication", 3, 1, 16),
         plan,
+        io.partita.common.serde.Codecs.from(settings),
         kafka);
   }
 

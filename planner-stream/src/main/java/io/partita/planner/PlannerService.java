@@ -43,7 +43,7 @@ public final class PlannerService implements Service {
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers()))) {
       TopicAdmin.ensure(admin, config.topics().infrastructure(), config.topicReplication());
     }
-    streams = new KafkaStreams(PlannerTopology.build(config.plan(), config.debounce()), config.streamsProperties());
+    streams = new KafkaStreams(PlannerTopology.build(config.plan(), config.codecs(), config.debounce()), config.streamsProperties());
     CountDownLatch running = new CountDownLatch(1);
     streams.setStateListener((now, before) -> {
       if (now == KafkaStreams.State.RUNNING || now == KafkaStreams.State.ERROR

@@ -1,6 +1,7 @@
 package io.partita.planner;
 
 import io.partita.common.Topics;
+import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.stream.InputKind;
 import io.partita.planner.stream.PlanTable;
@@ -44,17 +45,21 @@ import org.apache.kafka.streams.state.Stores;
 public final class PlannerTopology {
   private PlannerTopology() {}
 
-  public static Topology build(PlanSettings settings, Duration debounce) {
+  /**
+   * @param codecs how records are encoded on the topics ({@code serde.mode}); plan records are
+   *     compared in this encoding
+   */
+  public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce) {
     Topics topics = settings.topics();
     Topology topology = new Topology();
     List<String> folds = new ArrayList<>();
     for (InputKind kind : InputKind.values()) {
       topology.addSource(kind.source(), new StringDeserializer(), new ByteArrayDeserializer(), kind.topic(topics));
-      topology.addProcessor(kind.processor(), Processors.fold(kind), kind.source());
+      topology.addProcessor(kind.processor(), Processors.fold(kind, codecs, topics.deadLetter()), kind.source());
       folds.add(kind.processor());
     }
     String[] foldNames = folds.toArray(String[]::new);
-    topology.addProcessor(PlannerTopologyNames.PLAN_PROCESSOR, Processors.plan(settings, debounce), foldNames);
+    topology.addProcessor(PlannerTopologyNames.PLAN_PROCESSOR, Processors.plan(settings, codecs, debounce), foldNames);
     topology.addSink(PlannerTopologyNames.DEAD_LETTER_SINK, topics.deadLetter(), new StringSerializer(),
         new ByteArraySerializer(), foldNames);
     for (PlanTable table : PlanTable.values()) {

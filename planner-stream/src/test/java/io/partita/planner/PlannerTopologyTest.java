@@ -57,7 +57,7 @@ class PlannerTopologyTest {
 
   @BeforeEach
   void start() {
-    run = new PlanRun(settings, stateDir);
+    run = new PlanRun(settings, CODECS, stateDir);
   }
 
   @AfterEach
@@ -262,7 +262,7 @@ class PlannerTopologyTest {
 
   @Test
   void shouldNameEveryNodeAndStore() {
-    String description = PlannerTopology.build(settings, PlanRun.DEBOUNCE).describe().toString();
+    String description = PlannerTopology.build(settings, CODECS, PlanRun.DEBOUNCE).describe().toString();
     assertThat(description).doesNotContain("KSTREAM-").doesNotContain("KTABLE-")
         .contains("fold-timings", "plan-changes", "timings-store", "plans-store", "write-dead-letters");
   }

@@ -58,10 +58,10 @@ class ReplayIT {
     AtomicReference<Replay.Result> last = new AtomicReference<>();
     Path state = Files.createDirectories(dir.resolve("replay-full"));
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-      Replay.Result result = Replay.run(kafka(), config.plan(), 0, Long.MAX_VALUE, null, Files.createTempDirectory(state, "run"));
+      Replay.Result result = Replay.run(kafka(), config.plan(), config.codecs(), 0, Long.MAX_VALUE, null, Files.createTempDirectory(state, "run"));
       last.set(result);
-      assertThat(Replay.toJson(result.diff(), result.replayed(), result.live(), topics).get("identical").asBoolean())
-          .as(Replay.pretty(Replay.toJson(result.diff(), result.replayed(), result.live(), topics))).isTrue();
+      assertThat(Replay.toJson(result.diff(), result.replayed(), result.live(), topics, config.codecs()).get("identical").asBoolean())
+          .as(Replay.pretty(Replay.toJson(result.diff(), result.replayed(), result.live(), topics, config.codecs()))).isTrue();
     });
     for (PlanTable table : PlanTable.values()) {
       assertThat(last.get().replayed().get(table)).as(table.id()).isNotEmpty();
@@ -73,7 +73,7 @@ class ReplayIT {
   void shouldPlanTheExtraHostOfAWhatIfInventoryLikeTheHostItCopies() throws Exception {
     Path yaml = dir.resolve("hosts.yaml");
     Files.writeString(yaml, "hosts:\n  - id: host-b\n    like: host-a\n    cores: 2\n");
-    Replay.Result result = Replay.run(kafka(), config.plan(), 0, Long.MAX_VALUE, Inventory.read(yaml),
+    Replay.Result result = Replay.run(kafka(), config.plan(), config.codecs(), 0, Long.MAX_VALUE, Inventory.read(yaml),
         Files.createDirectories(dir.resolve("replay-what-if")));
 
     assertThat(result.diff().added().get(PlanTable.PARTITIONS)).containsExactly("demo-mlp/1/host-b/cpu");

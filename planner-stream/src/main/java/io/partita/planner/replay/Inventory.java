@@ -69,8 +69,7 @@ public record Inventory(List<HostChange> hosts) {
   }
 
   /** The recorded input with this inventory applied. */
-  public List<Recorded> apply(List<Recorded> recorded, Topics topics) {
-    Codecs codecs = Codecs.singleObject();
+  public List<Recorded> apply(List<Recorded> recorded, Topics topics, Codecs codecs) {
     RecordCodec<HostEnvironment> envs = codecs.codec(HostEnvironment.class);
     RecordCodec<TimingEvent> timings = codecs.codec(TimingEvent.class);
     RecordCodec<SlotStatus> statuses = codecs.codec(SlotStatus.class);

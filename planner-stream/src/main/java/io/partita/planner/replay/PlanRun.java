@@ -43,14 +43,14 @@ public final class PlanRun implements AutoCloseable {
   private final List<KeyValue<String, byte[]>> deadLetterRecords = new ArrayList<>();
   private final Map<PlanTable, Integer> emissions = new EnumMap<>(PlanTable.class);
 
-  public PlanRun(PlanSettings settings, Path stateDir) {
+  public PlanRun(PlanSettings settings, io.partita.common.serde.Codecs codecs, Path stateDir) {
     this.topics = settings.topics();
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, topics.prefix() + "-replay");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "replay.invalid:9092");
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    driver = new TopologyTestDriver(PlannerTopology.build(settings, DEBOUNCE), props);
+    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE), props);
     for (InputKind kind : InputKind.values()) {
       String topic = kind.topic(topics);
       inputs.put(topic, driver.createInputTopic(topic, new StringSerializer(), new ByteArraySerializer()));

@@ -60,16 +60,16 @@ public final class Replay {
    * @param kafka Kafka client settings ({@code bootstrap.servers} at least)
    * @param stateDir a directory for the private topology's state (deleted by the caller)
    */
-  public static Result run(Properties kafka, PlanSettings settings, long from, long to, Inventory inventory,
-      Path stateDir) {
+  public static Result run(Properties kafka, PlanSettings settings, Codecs codecs, long from, long to,
+      Inventory inventory, Path stateDir) {
     if (from > to) {
       throw new IllegalArgumentException("--from " + from + " is after --to " + to);
     }
     List<Recorded> records = read(kafka, settings.topics(), from, to);
     if (inventory != null) {
-      records = inventory.apply(records, settings.topics());
+      records = inventory.apply(records, settings.topics(), codecs);
     }
-    Map<PlanTable, SortedMap<String, byte[]>> replayed = plan(records, settings, stateDir);
+    Map<PlanTable, SortedMap<String, byte[]>> replayed = plan(records, settings, codecs, stateDir);
     Map<PlanTable, SortedMap<String, byte[]>> live = live(kafka, settings.topics());
     return new Result(replayed, live, diff(replayed, live));
   }
@@ -114,7 +114,8 @@ public final class Replay {
   }
 
   /** Plans the given records in the planner topology; the state directory is used and left for the caller to delete. */
-  public static Map<PlanTable, SortedMap<String, byte[]>> plan(List<Recorded> records, PlanSettings settings, Path stateDir) {
+  public static Map<PlanTable, SortedMap<String, byte[]>> plan(List<Recorded> records, PlanSettings settings,
+      Codecs codecs, Path stateDir) {
     List<String> order = Arrays.stream(InputKind.values()).map(k -> k.topic(settings.topics())).toList();
     // As Kafka Streams does: each partition in offset order, and across partitions the one whose
     // next record has the smallest timestamp first (ties: input topic order, then partition).
@@ -138,7 +139,7 @@ public final class Replay {
         queues.remove(pick);
       }
     }
-    try (PlanRun run = new PlanRun(settings, stateDir)) {
+    try (PlanRun run = new PlanRun(settings, codecs, stateDir)) {
       for (Recorded r : sorted) {
         run.pipe(r.topic(), r.key(), r.value(), r.timestamp());
       }
@@ -185,10 +186,9 @@ public final class Replay {
   }
 
   /** The plan as JSON: {@code {"versions": {key: record}, "mappings": ..., ...}}. */
-  public static ObjectNode toJson(Map<PlanTable, SortedMap<String, byte[]>> plan, Topics topics) {
+  public static ObjectNode toJson(Map<PlanTable, SortedMap<String, byte[]>> plan, Topics topics, Codecs codecs) {
     ObjectMapper mapper = new ObjectMapper();
     ObjectNode root = mapper.createObjectNode();
-    Codecs codecs = Codecs.singleObject();
     for (PlanTable t : PlanTable.values()) {
       ObjectNode table = root.putObject(t.id());
       plan.getOrDefault(t, new TreeMap<>()).forEach((key, bytes) -> {
@@ -204,12 +204,12 @@ public final class Replay {
 
   /** The diff as JSON, with the replayed and live record of every changed key side by side. */
   public static ObjectNode toJson(Diff diff, Map<PlanTable, SortedMap<String, byte[]>> replayed,
-      Map<PlanTable, SortedMap<String, byte[]>> live, Topics topics) {
+      Map<PlanTable, SortedMap<String, byte[]>> live, Topics topics, Codecs codecs) {
     ObjectMapper mapper = new ObjectMapper();
     ObjectNode root = mapper.createObjectNode();
     root.put("identical", diff.identical());
-    ObjectNode replayedJson = toJson(replayed, topics);
-    ObjectNode liveJson = toJson(live, topics);
+    ObjectNode replayedJson = toJson(replayed, topics, codecs);
+    ObjectNode liveJson = toJson(live, topics, codecs);
     for (PlanTable t : PlanTable.values()) {
       ObjectNode table = root.putObject(t.id());
       ArrayNode added = table.putArray("added");

@@ -34,14 +34,14 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   private static final byte[] MARK = new byte[0];
 
   private final InputKind kind;
-  private final Codecs codecs = Codecs.singleObject();
-  private final RecordCodec<TimingEvent> timings = codecs.codec(TimingEvent.class);
-  private final RecordCodec<ModelVersion> models = codecs.codec(ModelVersion.class);
-  private final RecordCodec<ServiceModel> services = codecs.codec(ServiceModel.class);
-  private final RecordCodec<HostEnvironment> environments = codecs.codec(HostEnvironment.class);
-  private final RecordCodec<SlotStatus> statuses = codecs.codec(SlotStatus.class);
-  private final RecordCodec<Demand> demands = codecs.codec(Demand.class);
-  private final RecordCodec<DeadLetter> deadLetters = codecs.codec(DeadLetter.class);
+  private final RecordCodec<TimingEvent> timings;
+  private final RecordCodec<ModelVersion> models;
+  private final RecordCodec<ServiceModel> services;
+  private final RecordCodec<HostEnvironment> environments;
+  private final RecordCodec<SlotStatus> statuses;
+  private final RecordCodec<Demand> demands;
+  private final RecordCodec<DeadLetter> deadLetters;
+  private final String deadLetterTopic;
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> store;
   private KeyValueStore<String, byte[]> groupings;
@@ -50,8 +50,16 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   private KeyValueStore<String, byte[]> dirty;
   private String topic;
 
-  FoldProcessor(InputKind kind) {
+  FoldProcessor(InputKind kind, Codecs codecs, String deadLetterTopic) {
     this.kind = kind;
+    this.deadLetterTopic = deadLetterTopic;
+    timings = codecs.codec(TimingEvent.class);
+    models = codecs.codec(ModelVersion.class);
+    services = codecs.codec(ServiceModel.class);
+    environments = codecs.codec(HostEnvironment.class);
+    statuses = codecs.codec(SlotStatus.class);
+    demands = codecs.codec(Demand.class);
+    deadLetters = codecs.codec(DeadLetter.class);
   }
 
   @Override
@@ -188,6 +196,9 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     if (sm.getWeightFile() != null && sm.getWeightFile().getSha256().isBlank()) {
       throw new Rejected("weightFile.sha256: must not be blank");
     }
+    if (sm.getWeightFile() != null && sm.getWeightFile().getSizeBytes() < 0) {
+      throw new Rejected("weightFile.sizeBytes: must be >= 0, was " + sm.getWeightFile().getSizeBytes());
+    }
     store.put(key, record.value());
     touchServiceModel(sm.getBaseModel());
   }
@@ -317,7 +328,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
         .setComponent(COMPONENT)
         .setTimestamp(record.timestamp())
         .build();
-    context.forward(new Record<>(record.key(), deadLetters.encode(topic, letter), record.timestamp()),
+    context.forward(new Record<>(record.key(), deadLetters.encode(deadLetterTopic, letter), record.timestamp()),
         PlannerTopologyNames.DEAD_LETTER_SINK);
   }
 }

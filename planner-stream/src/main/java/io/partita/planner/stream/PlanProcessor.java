@@ -51,7 +51,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
 
   private final PlanSettings settings;
   private final Duration debounce;
-  private final Codecs codecs = Codecs.singleObject();
+  private final Codecs codecs;
   private final Map<Class<?>, RecordCodec<?>> codecCache = new java.util.HashMap<>();
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> dirty;
@@ -59,8 +59,9 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
   private final Map<InputKind, KeyValueStore<String, byte[]>> inputs = new TreeMap<>();
   private KeyValueStore<String, byte[]> groupings;
 
-  PlanProcessor(PlanSettings settings, Duration debounce) {
+  PlanProcessor(PlanSettings settings, Codecs codecs, Duration debounce) {
     this.settings = settings;
+    this.codecs = codecs;
     this.debounce = debounce;
   }
 
@@ -99,20 +100,23 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
 
   private PlanInputs loadInputs() {
     return new PlanInputs(
-        load(inputs.get(InputKind.CATALOG_MODELS), ModelVersion.class),
-        load(inputs.get(InputKind.CATALOG_SERVICES), ServiceModel.class),
-        load(inputs.get(InputKind.HOST_ENVIRONMENTS), HostEnvironment.class),
-        load(inputs.get(InputKind.SLOT_STATUS), SlotStatus.class),
-        load(inputs.get(InputKind.DEMAND), Demand.class),
-        load(inputs.get(InputKind.TIMINGS), TimingEvent.class),
-        load(groupings, TimingEvent.class));
+        load(InputKind.CATALOG_MODELS, inputs.get(InputKind.CATALOG_MODELS), ModelVersion.class),
+        load(InputKind.CATALOG_SERVICES, inputs.get(InputKind.CATALOG_SERVICES), ServiceModel.class),
+        load(InputKind.HOST_ENVIRONMENTS, inputs.get(InputKind.HOST_ENVIRONMENTS), HostEnvironment.class),
+        load(InputKind.SLOT_STATUS, inputs.get(InputKind.SLOT_STATUS), SlotStatus.class),
+        load(InputKind.DEMAND, inputs.get(InputKind.DEMAND), Demand.class),
+        load(InputKind.TIMINGS, inputs.get(InputKind.TIMINGS), TimingEvent.class),
+        load(InputKind.TIMINGS, groupings, TimingEvent.class));
   }
 
-  private <T extends SpecificRecord> SortedMap<String, T> load(KeyValueStore<String, byte[]> store, Class<T> type) {
+  /** A store of input records, decoded as records of the topic they were read from. */
+  private <T extends SpecificRecord> SortedMap<String, T> load(InputKind kind, KeyValueStore<String, byte[]> store,
+      Class<T> type) {
+    String topic = kind.topic(settings.topics());
     RecordCodec<T> codec = codec(type);
     SortedMap<String, T> out = new TreeMap<>();
     try (KeyValueIterator<String, byte[]> it = store.all()) {
-      it.forEachRemaining(kv -> out.put(kv.key, codec.decode(store.name(), kv.value)));
+      it.forEachRemaining(kv -> out.put(kv.key, codec.decode(topic, kv.value)));
     }
     return out;
   }
@@ -127,7 +131,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
     RecordCodec<T> codec = codec(type);
     SortedMap<String, T> out = new TreeMap<>();
     try (KeyValueIterator<String, byte[]> it = plans.prefixScan(table.storePrefix(), KEYS)) {
-      it.forEachRemaining(kv -> out.put(kv.key.substring(table.storePrefix().length()), codec.decode(table.id(), kv.value)));
+      it.forEachRemaining(kv -> out.put(kv.key.substring(table.storePrefix().length()), codec.decode(table.topic(settings.topics()), kv.value)));
     }
     return out;
   }

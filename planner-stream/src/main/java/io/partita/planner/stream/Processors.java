@@ -1,5 +1,6 @@
 package io.partita.planner.stream;
 
+import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.PlanSettings;
 import java.time.Duration;
 import org.apache.kafka.streams.processor.api.ProcessorSupplier;
@@ -8,11 +9,11 @@ import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 public final class Processors {
   private Processors() {}
 
-  public static ProcessorSupplier<String, byte[], String, byte[]> fold(InputKind kind) {
-    return () -> new FoldProcessor(kind);
+  public static ProcessorSupplier<String, byte[], String, byte[]> fold(InputKind kind, Codecs codecs, String deadLetterTopic) {
+    return () -> new FoldProcessor(kind, codecs, deadLetterTopic);
   }
 
-  public static ProcessorSupplier<String, byte[], String, byte[]> plan(PlanSettings settings, Duration debounce) {
-    return () -> new PlanProcessor(settings, debounce);
+  public static ProcessorSupplier<String, byte[], String, byte[]> plan(PlanSettings settings, Codecs codecs, Duration debounce) {
+    return () -> new PlanProcessor(settings, codecs, debounce);
   }
 }

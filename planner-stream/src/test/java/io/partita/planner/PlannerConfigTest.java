@@ -1,0 +1,40 @@
+package io.partita.planner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.partita.common.config.ConfigException;
+import io.partita.common.config.Settings;
+import io.partita.planning.GroupingObjective;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Test;
+
+class PlannerConfigTest {
+  @Test
+  void shouldRunExactlyOnceWithTheConfiguredStandbysAndLetKafkaSettingsWin() {
+    PlannerConfig config = PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:9092",
+        "topic.prefix", "p", "planner.standby.replicas", "2", "planner.objective", "latency",
+        "kafka.commit.interval.ms", "250")));
+    Properties props = config.streamsProperties();
+    assertThat(props.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)).isEqualTo(StreamsConfig.EXACTLY_ONCE_V2);
+    assertThat(props.get(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG)).isEqualTo(2);
+    assertThat(props.get(StreamsConfig.APPLICATION_ID_CONFIG)).isEqualTo("p-planner");
+    assertThat(props.get("commit.interval.ms")).isEqualTo("250");
+    assertThat(config.plan().objective()).isEqualTo(GroupingObjective.LATENCY);
+    assertThat(config.topics().planRoutes()).isEqualTo("p.plan.routes");
+  }
+
+  @Test
+  void shouldNameTheSettingAtFault() {
+    assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of())))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("kafka.bootstrap.servers");
+    assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
+        "planner.objective", "speed")))).hasMessageContaining("planner.objective=speed");
+    assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
+        "planner.default.rate", "0")))).hasMessageContaining("planner.default.rate");
+    assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
+        "planner.standby.replicas", "-1")))).hasMessageContaining("planner.standby.replicas");
+  }
+}
