@@ -168,7 +168,14 @@ public final class JobRunner implements Runnable, AutoCloseable {
   private void runJobs() {
     try {
       ctx.store().caughtUp().get();
-      while (leading) {
+    } catch (InterruptedException e) {
+      return;
+    } catch (Exception e) {
+      log.error("The job status view never caught up; this gateway runs no jobs", e);
+      return;
+    }
+    while (leading) {
+      try {
         JobStatus next = ctx.store().nextToRun();
         if (next == null) {
           ctx.store().awaitChange(500);
@@ -181,12 +188,20 @@ public final class JobRunner implements Runnable, AutoCloseable {
         } finally {
           current = null;
         }
-      }
-    } catch (InterruptedException e) {
-      // lost the lead or closing
-    } catch (Exception e) {
-      if (leading) {
-        log.error("The job runner stopped on an infrastructure failure; jobs resume on the next leader", e);
+      } catch (InterruptedException e) {
+        return; // lost the lead or closing
+      } catch (Exception e) {
+        if (!leading || Thread.currentThread().isInterrupted()) {
+          return;
+        }
+        // An infrastructure failure (broker unreachable, a result not written): the job keeps its
+        // results so far and is taken up again from them after a pause.
+        log.error("The job runner hit a failure; trying again in 5 s", e);
+        try {
+          Thread.sleep(5000);
+        } catch (InterruptedException stop) {
+          return;
+        }
       }
     }
   }
@@ -250,8 +265,9 @@ public final class JobRunner implements Runnable, AutoCloseable {
       if (!leading) {
         throw new InterruptedException();
       }
-      if (writeFailure.get() != null) {
-        throw new IllegalStateException("job results could not be written", writeFailure.get());
+      Throwable failure = writeFailure.getAndSet(null);
+      if (failure != null) {
+        throw new IllegalStateException("job results could not be written", failure);
       }
       long end = ctx.clock().getAsLong();
       if (cancelled()) {
