@@ -23,6 +23,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  */
 final class ReplyCollector implements AutoCloseable {
   private final Map<String, InferenceReply> replies = new ConcurrentHashMap<>();
+  private final Map<String, byte[]> raw = new ConcurrentHashMap<>();
   private final AtomicInteger duplicates = new AtomicInteger();
   private final Thread thread;
   private volatile boolean running = true;
@@ -44,6 +45,7 @@ final class ReplyCollector implements AutoCloseable {
         while (running) {
           for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
             String id = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
+            raw.putIfAbsent(id, record.value());
             if (replies.putIfAbsent(id, codec.decode(record.topic(), record.value())) == null) {
               onNew.accept(id);
             } else {
@@ -64,6 +66,12 @@ final class ReplyCollector implements AutoCloseable {
       throw new IllegalStateException("the reply collector stopped: " + failure, failure);
     }
     return replies;
+  }
+
+  /** The bytes of the first reply per correlation id, as they were on the topic. */
+  Map<String, byte[]> raw() {
+    replies();
+    return raw;
   }
 
   int count() {

@@ -39,7 +39,7 @@ import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.awaitility.Awaitility;
@@ -58,7 +58,7 @@ import org.junit.jupiter.api.io.TempDir;
  * is refused by the registry's BACKWARD rule (HTTP 409).
  */
 @Tag("registry")
-@ExtendWith(KafkaFixture.class)
+@ExtendWith(ClusterKafka.class)
 class SchemaRegistryIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static ApicurioRegistry registry;
@@ -83,7 +83,8 @@ class SchemaRegistryIT {
     Topics topics = new Topics(KafkaFixture.uniquePrefix("registry"));
     String requestTopic = topics.requests("demo");
     String replyTopic = topics.replies("registry-client");
-    try (Admin admin = KafkaFixture.admin()) {
+    String bootstrap = ClusterKafka.bootstrapServers();
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
       TopicAdmin.ensure(admin, List.of(TopicSpec.stream(replyTopic, 1)), (short) 1);
     }
     Codecs codecs = Codecs.registry(RegistrySettings.of(registry.ccompatUrl()));
@@ -91,14 +92,15 @@ class SchemaRegistryIT {
     RecordCodec<InferenceReply> replies = codecs.codec(InferenceReply.class);
 
     try (InferenceWorker worker = new InferenceWorker(WorkerConfig.from(Settings.of(Map.of(
-            "kafka.bootstrap.servers", KafkaFixture.bootstrapServers(),
+            "kafka.bootstrap.servers", bootstrap,
             "topic.prefix", topics.prefix(),
             "host.id", "registry-host",
             "model.repo", repo.toString(),
             "worker.threads", "1",
             "serde.mode", "registry",
             "serde.registry.url", registry.ccompatUrl()))));
-         KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
+         ReplyCollector collector = new ReplyCollector(bootstrap, Map.of(), replyTopic, 1, replies, id -> { });
+         KafkaProducer<String, byte[]> producer = Requests.producer(bootstrap, Map.of())) {
       worker.start();
 
       // Given a request in the registry wire format
@@ -108,10 +110,9 @@ class SchemaRegistryIT {
       producer.send(Requests.record(requestTopic, requests, request, replyTopic)).get(30, TimeUnit.SECONDS);
 
       // Then the worker answers in the same format
-      List<ConsumerRecord<String, byte[]>> answered = KafkaFixture.read(1, Duration.ofSeconds(60), replyTopic);
-      assertThat(answered).hasSize(1);
-      byte[] replyBytes = answered.get(0).value();
-      InferenceReply reply = replies.decode(replyTopic, replyBytes);
+      Awaitility.await("the reply to reg-1").atMost(Duration.ofSeconds(60)).until(() -> collector.replies().containsKey("reg-1"));
+      byte[] replyBytes = collector.raw().get("reg-1");
+      InferenceReply reply = collector.replies().get("reg-1");
       assertThat(reply.getError()).isNull();
       assertThat(reply.getId()).isEqualTo("reg-1");
       assertThat(reply.getOutputs()).isNotEmpty();
@@ -135,8 +136,8 @@ class SchemaRegistryIT {
       assertThat(compatibleId).isNotEqualTo(ByteBuffer.wrap(value, 1, 4).getInt());
       producer.send(evolvedRecord(requestTopic, replyTopic, compatible, compatibleId, Requests.request("reg-2", "demo", 6))).get(30, TimeUnit.SECONDS);
       // Then the worker reads the newer record with its older class and answers it
-      Awaitility.await("the reply to the evolved request").atMost(Duration.ofSeconds(60)).until(() ->
-          KafkaFixture.read(2, Duration.ofSeconds(5), replyTopic).stream().anyMatch(r -> replies.decode(replyTopic, r.value()).getId().equals("reg-2")));
+      Awaitility.await("the reply to the evolved request").atMost(Duration.ofSeconds(60)).until(() -> collector.replies().containsKey("reg-2"));
+      assertThat(collector.replies().get("reg-2").getError()).isNull();
 
       // When an incompatible change (a new field without a default) is registered
       Schema incompatible = withField(InferenceRequest.getClassSchema(), "tenant", "string", null);
