@@ -261,6 +261,24 @@ class PlannerTopologyTest {
   }
 
   @Test
+  void shouldTombstoneThePlansOfAHostAndAServiceModelThatWereDeleted() {
+    catalogOneCpuHost();
+    timingsOnHostA();
+    run.plan();
+    assertThat(run.tables().get(PlanTable.ROUTES)).containsOnlyKeys("rec");
+
+    pipe(topics.hostEnvironments(), "host-a", null, 40);
+    pipe(topics.catalogServices(), "rec", null, 41);
+    run.plan();
+
+    assertThat(run.tables().get(PlanTable.VERSIONS)).isEmpty();
+    assertThat(run.tables().get(PlanTable.PARTITIONS)).isEmpty();
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS)).isEmpty();
+    assertThat(run.tables().get(PlanTable.ROUTES)).isEmpty();
+    assertThat(run.deadLetters()).isEmpty();
+  }
+
+  @Test
   void shouldNameEveryNodeAndStore() {
     String description = PlannerTopology.build(settings, CODECS, PlanRun.DEBOUNCE).describe().toString();
     assertThat(description).doesNotContain("KSTREAM-").doesNotContain("KTABLE-")
