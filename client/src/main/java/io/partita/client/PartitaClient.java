@@ -67,32 +67,43 @@ public final class PartitaClient implements AutoCloseable {
    * @param clientId names the reply topic; keep it stable to reuse one topic, unique per running client
    * @param timeout the deadline of a request sent without its own
    * @param kafka extra Kafka client settings (security, for example)
+   * @param codecs the record format, which must be the installation's ({@code serde.mode});
+   *     {@code Codecs.from(settings)} builds it from settings
    */
-  public record Config(String bootstrapServers, String topicPrefix, String clientId, Duration timeout, Properties kafka) {
+  public record Config(String bootstrapServers, String topicPrefix, String clientId, Duration timeout, Properties kafka, Codecs codecs) {
     public Config {
       Objects.requireNonNull(bootstrapServers, "bootstrapServers");
       Objects.requireNonNull(topicPrefix, "topicPrefix");
       Objects.requireNonNull(clientId, "clientId");
       Objects.requireNonNull(timeout, "timeout");
       kafka = kafka == null ? new Properties() : kafka;
+      codecs = codecs == null ? Codecs.singleObject() : codecs;
     }
 
-    /** Defaults: prefix {@code partita}, a random client id, a 30 s deadline. */
+    /** Defaults: prefix {@code partita}, a random client id, a 30 s deadline, single-object encoding. */
     public static Config of(String bootstrapServers) {
       return new Config(bootstrapServers, Topics.DEFAULT_PREFIX, "client-" + UUID.randomUUID().toString().substring(0, 8),
-          Duration.ofSeconds(30), new Properties());
+          Duration.ofSeconds(30), new Properties(), Codecs.singleObject());
     }
 
     public Config withTopicPrefix(String prefix) {
-      return new Config(bootstrapServers, prefix, clientId, timeout, kafka);
+      return new Config(bootstrapServers, prefix, clientId, timeout, kafka, codecs);
     }
 
     public Config withClientId(String id) {
-      return new Config(bootstrapServers, topicPrefix, id, timeout, kafka);
+      return new Config(bootstrapServers, topicPrefix, id, timeout, kafka, codecs);
     }
 
     public Config withTimeout(Duration t) {
-      return new Config(bootstrapServers, topicPrefix, clientId, t, kafka);
+      return new Config(bootstrapServers, topicPrefix, clientId, t, kafka, codecs);
+    }
+
+    public Config withKafka(Properties settings) {
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, settings, codecs);
+    }
+
+    public Config withCodecs(Codecs format) {
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, format);
     }
   }
 
@@ -122,7 +133,7 @@ public final class PartitaClient implements AutoCloseable {
     this.config = config;
     this.topics = new Topics(config.topicPrefix());
     this.replyTopic = topics.replies(config.clientId());
-    Codecs codecs = Codecs.singleObject();
+    Codecs codecs = config.codecs();
     this.requests = codecs.codec(InferenceRequest.class);
     this.replies = codecs.codec(InferenceReply.class);
     this.producer = new KafkaProducer<>(producerProps());
