@@ -1,5 +1,6 @@
 package io.partita.launcher.bench;
 
+import io.partita.client.PartitaClient;
 import io.partita.models.demo.DemoMlp;
 import io.partita.profiler.onnx.TinyModels;
 import java.io.IOException;
@@ -155,7 +156,13 @@ public final class Bench {
       rows.add(row(model.name(), "(a) engine, batch of 8 per call", "client-side", 1, batched.throughput(), ms(batched, false), ms(batched, true),
           Report.fmt(engineGain) + "x batch-1"));
       Path dir = Files.createTempDirectory(workDir, "pipeline");
-      try (PipelineEnv env = new PipelineEnv(dir, List.of(model), Map.of(), 0)) {
+      try (PipelineEnv env = new PipelineEnv(dir, List.of(model), Map.of(), 0);
+           PartitaClient client = env.client()) {
+        for (int c : concurrencies()) {
+          LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, model, i));
+          rows.add(row(model.name(), "(b) Kafka, Java client -> worker", "off", c, r.throughput(), ms(r, false), ms(r, true),
+              Report.fmt(r.throughput() / engine.get(c).throughput())));
+        }
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         for (int c : concurrencies()) {
           LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, model, i));
@@ -168,6 +175,16 @@ public final class Bench {
         "Throughput in items per second and latency per call, the same model on the same cores (ONNX Runtime using all cores). "
             + "The last column is the pipeline's throughput over the engine's at the same concurrency, or the engine's own batching gain.",
         List.of("model", "path", "batching", "concurrency", "items/s", "p50 ms", "p99 ms", "vs engine"), rows, self));
+  }
+
+  private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, int i) {
+    List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(1, i));
+    return () -> {
+      io.partita.avro.InferenceReply reply = client.infer(model.name(), inputs).get(60, TimeUnit.SECONDS);
+      if (reply.getError() != null) {
+        throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
+      }
+    };
   }
 
   private static LoadRunner.Call httpCall(HttpClient http, PipelineEnv env, BenchModel model, int i) {
@@ -250,7 +267,12 @@ public final class Bench {
     LoadRunner.Result engine = EngineBench.run(identity, 1, 1, 1, warmup(), measured());
     rows.add(row("(a) engine, in-process", 1, engine.throughput(), ms(engine, false), ms(engine, true)));
     Path dir = Files.createTempDirectory(workDir, "ceiling");
-    try (PipelineEnv env = new PipelineEnv(dir, List.of(identity), Map.of(), 1)) {
+    try (PipelineEnv env = new PipelineEnv(dir, List.of(identity), Map.of(), 1);
+         PartitaClient client = env.client()) {
+      for (int c : concurrencies()) {
+        LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, identity, i));
+        rows.add(row("(b) Kafka round trip, Java client", c, r.throughput(), ms(r, false), ms(r, true)));
+      }
       HttpClient http = HttpClient.newHttpClient();
       for (int c : concurrencies()) {
         LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, identity, i));

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.time.Duration;
 
 /**
  * A whole Partita pipeline for one benchmark configuration: an embedded broker on free ports, a
@@ -64,6 +65,12 @@ final class PipelineEnv implements AutoCloseable {
       }
     }
     throw new IOException("no two adjacent free ports for the embedded broker");
+  }
+
+  /** A Kafka-native client of this pipeline (its own reply topic). */
+  io.partita.client.PartitaClient client() {
+    return io.partita.client.PartitaClient.start(io.partita.client.PartitaClient.Config.of(kafka.bootstrapServers())
+        .withTopicPrefix(prefix).withClientId("bench").withTimeout(Duration.ofSeconds(60)));
   }
 
   @Override

@@ -1,0 +1,42 @@
+package io.partita.launcher.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Keeps the benchmark harness working: the quick mode runs every part for real (embedded broker,
+ * worker, gateway, ONNX Runtime) and writes a report with figures in every section. It checks the
+ * harness, not the figures.
+ */
+@Tag("slow")
+class BenchQuickIT {
+  @TempDir Path dir;
+
+  @Test
+  void shouldWriteEverySectionWithMeasuredFigures() throws Exception {
+    Path out = dir.resolve("BENCHMARKS.md");
+    int code = new Bench(true, out, dir.resolve("work"), false).run();
+    assertThat(code).isZero();
+    String report = Files.readString(out);
+    for (String section : List.of("1. Pipeline against the engine", "2. Planner against reality", "3a. Weight files: memory",
+        "3b. Weight files: throughput", "4. Planning speed", "5. Kafka ceiling")) {
+      assertThat(report).contains("### " + section);
+    }
+    assertThat(report).contains("Machine: ").contains("Reproduce: `./partita bench --quick`");
+    // Every pipeline path produced a positive throughput: rows end with measured numbers, not n/a.
+    for (String path : List.of("(a) engine, in-process", "(b) Kafka, Java client -> worker", "(c) HTTP -> gateway -> Kafka -> worker")) {
+      Matcher m = Pattern.compile("\\| demo-mlp \\| " + Pattern.quote(path) + " \\| off \\| 1 \\| ([0-9.e+-]+) \\|").matcher(report);
+      assertThat(m.find()).as("row for %s in%n%s", path, report).isTrue();
+      assertThat(Double.parseDouble(m.group(1))).as(path).isPositive();
+    }
+    assertThat(report).contains("planner's choice");
+  }
+}
