@@ -18,7 +18,7 @@ import org.testcontainers.utility.DockerImageName;
  * {@code -Dpartita.kafka.image} picks the image (default {@value #DEFAULT_IMAGE}).
  */
 public final class ClusterKafka implements BeforeAllCallback {
-  static final String DEFAULT_IMAGE = "apache/kafka:4.1.1";
+  static final String DEFAULT_IMAGE = "apache/kafka:4.3.1"; // the brokers of the Kafka clients Partita uses
 
   /** Where the broker runs. */
   enum Kind { TESTCONTAINERS, IN_JVM }
