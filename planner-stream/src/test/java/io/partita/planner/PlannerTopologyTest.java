@@ -10,9 +10,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.partita.avro.DeadLetter;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.Route;
+import io.partita.avro.RouteInstance;
 import io.partita.avro.ServiceMapping;
 import io.partita.avro.SlotAssignment;
+import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
+import io.partita.avro.TopicPartitions;
 import io.partita.avro.VersionChoice;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
@@ -190,7 +193,46 @@ class PlannerTopologyTest {
     Route after = plan(PlanTable.ROUTES, "rec", Route.class);
     assertThat(after.getReadyInstances()).isEqualTo(1);
     assertThat(after.getInstances().get(0).getReady()).isTrue();
+    assertThat(after.getInstances().get(0).getPartitions()).isEmpty();
     assertThat(after.getInstances().get(1).getReason()).contains("no status");
+  }
+
+  @Test
+  void shouldCarryEachInstancesRequestPartitionsAndLoadIntoTheRoute() {
+    catalogOneCpuHost();
+    timingsOnHostA();
+    run.plan();
+    String recTopic = topics.requests("rec");
+    // unordered, duplicated and split over two entries; another topic's partitions are not the route's
+    SlotStatus busy = TestRecords.withLoad(TestRecords.ready("host-a", "cpu-0", "rec", "1", "rec#0"), 3, 7,
+        new TopicPartitions(recTopic, List.of(4, 0)), new TopicPartitions(topics.requests("other"), List.of(1)),
+        new TopicPartitions(recTopic, List.of(2, 0)));
+    pipe(topics.workerStatus(), "host-a/cpu-0", busy, 10);
+    pipe(topics.workerStatus(), "host-a/cpu-1", TestRecords.withLoad(
+        TestRecords.ready("host-a", "cpu-1", "rec", "1", "rec#1"), 0, 1, new TopicPartitions(recTopic, List.of(1, 3))), 11);
+    run.plan();
+
+    Route route = plan(PlanTable.ROUTES, "rec", Route.class);
+    assertThat(route.getReadyInstances()).isEqualTo(2);
+    RouteInstance first = route.getInstances().get(0);
+    assertThat(first.getInstanceId()).isEqualTo("rec#0");
+    assertThat(first.getPartitions()).containsExactly(0, 2, 4);
+    assertThat(first.getInFlight()).isEqualTo(3);
+    assertThat(first.getQueueDepth()).isEqualTo(7);
+    RouteInstance second = route.getInstances().get(1);
+    assertThat(second.getInstanceId()).isEqualTo("rec#1");
+    assertThat(second.getPartitions()).containsExactly(1, 3);
+    assertThat(second.getInFlight()).isZero();
+    assertThat(second.getQueueDepth()).isEqualTo(1);
+
+    // the load changes: the route follows it (its bytes changed, so it is written again)
+    pipe(topics.workerStatus(), "host-a/cpu-0", TestRecords.withLoad(
+        TestRecords.ready("host-a", "cpu-0", "rec", "1", "rec#0"), 0, 0, new TopicPartitions(recTopic, List.of(0, 2, 4))), 12);
+    run.plan();
+    RouteInstance idle = plan(PlanTable.ROUTES, "rec", Route.class).getInstances().get(0);
+    assertThat(idle.getPartitions()).containsExactly(0, 2, 4);
+    assertThat(idle.getInFlight()).isZero();
+    assertThat(idle.getQueueDepth()).isZero();
   }
 
   @Test

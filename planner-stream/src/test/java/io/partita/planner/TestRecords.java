@@ -8,6 +8,7 @@ import io.partita.avro.ModelVersion;
 import io.partita.avro.MountStatus;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotStatus;
+import io.partita.avro.TopicPartitions;
 import io.partita.avro.TimingEvent;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,6 +56,12 @@ final class TestRecords {
         .setP90Ms(p50Ms).setP99Ms(p50Ms).setMeanMs(p50Ms).setSamples(100).setThroughput(1000.0 / p50Ms)
         .setMemoryBytes(1 << 20).setStable(true).setPinned(true).setOk(true).setError(null).setRequestId(null)
         .setTimestamp(1000).build();
+  }
+
+  /** A copy of {@code status} with the given load and the request-topic partitions its worker owns. */
+  static SlotStatus withLoad(SlotStatus status, int inFlight, int queueDepth, TopicPartitions... owned) {
+    return SlotStatus.newBuilder(status).setInFlight(inFlight).setQueueDepth(queueDepth)
+        .setRequestPartitions(List.of(owned)).build();
   }
 
   static SlotStatus ready(String host, String slot, String model, String version, String... instanceIds) {

@@ -17,6 +17,7 @@ import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
+import io.partita.avro.TopicPartitions;
 import io.partita.avro.VersionCandidate;
 import io.partita.avro.VersionChoice;
 import io.partita.planning.AllocationPlan;
@@ -52,6 +53,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
+import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -582,7 +584,10 @@ public final class Plans {
         String reason = notReady(a, asm, status);
         instances.computeIfAbsent(asm.getServiceModel(), k -> new ArrayList<>()).add(RouteInstance.newBuilder()
             .setInstanceId(asm.getInstanceId()).setHost(a.getHost()).setSlot(a.getSlot())
-            .setReady(reason == null).setReason(reason).build());
+            .setReady(reason == null).setReason(reason)
+            .setPartitions(requestPartitions(status, settings.topics().requests(asm.getServiceModel())))
+            .setInFlight(status == null ? 0 : Math.max(0, status.getInFlight()))
+            .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).build());
       }
     }
     SortedMap<String, Route> out = new TreeMap<>();
@@ -596,6 +601,27 @@ public final class Plans {
           .setInstances(list).build());
     }
     return out;
+  }
+
+  /**
+   * The partitions of {@code topic} the slot's worker reports owning, ascending and without
+   * duplicates (several entries for one topic are merged); empty without a status.
+   */
+  static List<Integer> requestPartitions(SlotStatus status, String topic) {
+    if (status == null) {
+      return List.of();
+    }
+    SortedSet<Integer> partitions = new TreeSet<>();
+    for (TopicPartitions tp : status.getRequestPartitions()) {
+      if (tp.getTopic().equals(topic)) {
+        for (Integer p : tp.getPartitions()) {
+          if (p != null && p >= 0) {
+            partitions.add(p);
+          }
+        }
+      }
+    }
+    return new ArrayList<>(partitions);
   }
 
   private static String notReady(SlotAssignment a, AssignedServiceModel asm, SlotStatus status) {
