@@ -76,6 +76,31 @@ class ComposeFilesTest {
     assertThat(Files.isExecutable(COMPOSE.resolve("entrypoint.sh"))).as("entrypoint.sh is executable").isTrue();
   }
 
+  @Test
+  void shouldRunBothJoinedCommandsAndStopWithTheFirstOneThatExits(@org.junit.jupiter.api.io.TempDir Path bin) throws Exception {
+    Path bash = onPath("bash");
+    Assumptions.assumeTrue(bash != null, "bash is not installed; entrypoint.sh not run");
+    // A stand-in for java: prints its arguments; "worker" exits with 3 at once, anything else waits to be stopped.
+    Path java = bin.resolve("java");
+    Files.writeString(java, "#!/usr/bin/env bash\necho \"java $*\"\ncase \"$*\" in *worker*) exit 3;; *) exec sleep 60;; esac\n");
+    assertThat(java.toFile().setExecutable(true)).isTrue();
+    Path log = bin.resolve("out.txt");
+    ProcessBuilder builder = new ProcessBuilder(bash.toString(), COMPOSE.resolve("entrypoint.sh").toString(), "profiler+worker", "--set", "a=b")
+        .redirectErrorStream(true).redirectOutput(log.toFile());
+    builder.environment().put("PATH", bin + File.pathSeparator + System.getenv("PATH"));
+    builder.environment().put("JAVA_OPTS", "-Xmx64m");
+    Process process = builder.start();
+    // Waits first: an entrypoint that left the profiler running would still be waiting for it.
+    boolean exited = process.waitFor(30, TimeUnit.SECONDS);
+    process.descendants().forEach(ProcessHandle::destroyForcibly);
+    process.destroyForcibly();
+    String output = Files.readString(log);
+    assertThat(exited).as("the pair stopped when the worker exited: %s", output).isTrue();
+    assertThat(process.exitValue()).as(output).isEqualTo(3);
+    assertThat(output).contains("java -Xmx64m -jar /opt/partita/partita-launcher.jar profiler --set a=b")
+        .contains("java -Xmx64m -jar /opt/partita/partita-launcher.jar worker --set a=b");
+  }
+
   private static Path onPath(String name) {
     for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
       Path candidate = Path.of(dir, name);
