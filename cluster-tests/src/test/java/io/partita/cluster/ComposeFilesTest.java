@@ -80,9 +80,15 @@ class ComposeFilesTest {
   void shouldRunBothJoinedCommandsAndStopWithTheFirstOneThatExits(@org.junit.jupiter.api.io.TempDir Path bin) throws Exception {
     Path bash = onPath("bash");
     Assumptions.assumeTrue(bash != null, "bash is not installed; entrypoint.sh not run");
-    // A stand-in for java: prints its arguments; "worker" exits with 3 at once, anything else waits to be stopped.
+    // A stand-in for java: prints its arguments; "worker" exits with 3 once the other command has
+    // started (so both lines are printed), anything else waits to be stopped.
     Path java = bin.resolve("java");
-    Files.writeString(java, "#!/usr/bin/env bash\necho \"java $*\"\ncase \"$*\" in *worker*) exit 3;; *) exec sleep 60;; esac\n");
+    Path started = bin.resolve("other-started");
+    Files.writeString(java, "#!/usr/bin/env bash\necho \"java $*\"\n"
+        + "case \"$*\" in\n"
+        + "  *worker*) while [ ! -e '" + started + "' ]; do sleep 0.05; done; exit 3;;\n"
+        + "  *) touch '" + started + "'; exec sleep 60;;\n"
+        + "esac\n");
     assertThat(java.toFile().setExecutable(true)).isTrue();
     Path log = bin.resolve("out.txt");
     ProcessBuilder builder = new ProcessBuilder(bash.toString(), COMPOSE.resolve("entrypoint.sh").toString(), "profiler+worker", "--set", "a=b")
