@@ -11,6 +11,9 @@ import io.partita.gateway.jobs.JobRunner;
 import io.partita.gateway.jobs.JobStore;
 import io.partita.gateway.kafka.ReplyRouter;
 import io.partita.gateway.kafka.RequestProducer;
+import io.partita.gateway.kafka.RouteTable;
+import io.partita.gateway.routing.PlanRouting;
+import io.partita.gateway.routing.Routing;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
 import io.partita.models.repo.ModelRepository;
@@ -43,9 +46,12 @@ import org.slf4j.LoggerFactory;
  * {@code <prefix>.replies.<gateway id>}. HTTP handlers never block on Kafka: the answer is written
  * when the reply's future completes; job submission and result streaming run on their own threads.
  *
- * <p>Readiness today means: the model and version are in this gateway's model repository and the
- * gateway reads its reply topic. It does not yet mean that a worker serves the model; that comes
- * with routing by {@code plan.routes}.
+ * <p>With {@code gateway.routing=plan} (the default) a request goes only to a ready instance of its
+ * service model, the least loaded one, by producing to a partition its worker owns
+ * ({@link RouteTable} reads {@code <prefix>.plan.routes}); a model without one is answered 503 before
+ * anything is produced, and readiness follows the routes. With {@code any} requests go to the
+ * request topic without a plan and readiness means: the model is in this gateway's model repository
+ * and the gateway reads its reply topic.
  */
 public final class Gateway implements Service {
   private static final Logger log = LoggerFactory.getLogger(Gateway.class);
@@ -59,6 +65,8 @@ public final class Gateway implements Service {
   private Admin admin;
   private ReplyRouter router;
   private Thread routerThread;
+  private RouteTable routeTable;
+  private Thread routeTableThread;
   private JobStore jobStore;
   private Thread jobStoreThread;
   private JobRunner jobRunner;
@@ -93,7 +101,20 @@ public final class Gateway implements Service {
     routerThread = new Thread(router, "partita-gateway-replies");
     routerThread.start();
     router.ready().get(60, TimeUnit.SECONDS);
-    RequestProducer requests = new RequestProducer(producer, router, topics, replyTopic, config.codecs(), System::currentTimeMillis);
+    Routing routing = Routing.any();
+    if (config.routing() == Routing.Mode.PLAN) {
+      Properties routeProps = consumerProps();
+      routeProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // the planner writes in transactions
+      routeProps.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
+      routeTable = new RouteTable(new KafkaConsumer<>(routeProps), topics.planRoutes(), config.codecs());
+      routeTableThread = new Thread(routeTable, "partita-gateway-routes");
+      routeTableThread.setDaemon(true);
+      routeTableThread.start();
+      routeTable.caughtUp().get(60, TimeUnit.SECONDS);
+      RouteTable table = routeTable;
+      routing = new PlanRouting(table::route, table::reading);
+    }
+    RequestProducer requests = new RequestProducer(producer, router, topics, replyTopic, config.codecs(), routing, System::currentTimeMillis);
     capacity = new Capacity(config.maxInFlight(), config.jobs().share());
     GatewayMetrics metrics = new GatewayMetrics(index.serviceModels().keySet(), capacity);
 
@@ -114,8 +135,11 @@ public final class Gateway implements Service {
     http = HttpServer.create(new InetSocketAddress(config.httpPort()), 1024);
     executor = Executors.newFixedThreadPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2), daemon("partita-http"));
     http.setExecutor(executor);
+    Routing routes = routing;
+    ReplyRouter replies = router;
     http.createContext("/", new HttpApi(new HttpApi.Deps(index, requests, capacity, config.apiKeys(), metrics, jobsApi,
-        router::reading, config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds())));
+        () -> replies.reading() && routes.ready() && index.serviceModels().keySet().stream().anyMatch(routes::ready),
+        config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds())));
     http.start();
     if (config.apiKeys().isOpen()) {
       log.warn("Gateway {} is OPEN: no API keys are configured (gateway.api-keys), so anyone who can reach port {} may call every model",
@@ -123,8 +147,10 @@ public final class Gateway implements Service {
     } else {
       log.info("Gateway {} requires an API key ({} configured)", config.gatewayId(), config.apiKeys().size());
     }
-    log.info("Gateway {} listening on http://localhost:{}/v2 for {} (in-flight limit {}, jobs {})", config.gatewayId(), port(),
-        index.serviceModels().keySet(), config.maxInFlight(), config.jobs().enabled() ? "up to " + capacity.jobLimit() + " in flight" : "off");
+    log.info("Gateway {} listening on http://localhost:{}/v2 for {} (in-flight limit {}, jobs {}, routing {})", config.gatewayId(), port(),
+        index.serviceModels().keySet(), config.maxInFlight(), config.jobs().enabled() ? "up to " + capacity.jobLimit() + " in flight" : "off",
+        config.routing() == Routing.Mode.PLAN ? "by " + topics.planRoutes() + " (gateway.routing=plan)"
+            : "to any partition, no plan (gateway.routing=any)");
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -205,6 +231,11 @@ public final class Gateway implements Service {
       jobStore.close();
       join(jobStoreThread, 5000);
       jobStore = null;
+    }
+    if (routeTable != null) {
+      routeTable.close();
+      join(routeTableThread, 5000);
+      routeTable = null;
     }
     if (router != null) {
       router.close();

@@ -4,6 +4,7 @@ import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.routing.Routing;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -27,11 +28,13 @@ import java.util.UUID;
  * @param jobs the batch job settings
  * @param kafka extra Kafka client settings (everything under {@code kafka.})
  * @param codecs how records are encoded ({@code serde.mode})
+ * @param routing how requests find an instance ({@code gateway.routing}: {@code plan}, the default,
+ *     follows {@code <prefix>.plan.routes}; {@code any} produces to the request topic without a plan)
  */
 public record GatewayConfig(
     String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
     long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
-    Jobs jobs, Properties kafka, Codecs codecs) {
+    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing) {
 
   /**
    * Batch job settings.
@@ -95,6 +98,17 @@ public record GatewayConfig(
         ApiKeys.parse("gateway.api-keys", settings.string("gateway.api-keys", "")),
         jobs,
         kafka,
-        Codecs.from(settings));
+        Codecs.from(settings),
+        routing(settings.string("gateway.routing", Routing.Mode.PLAN.setting())));
+  }
+
+  static Routing.Mode routing(String value) {
+    for (Routing.Mode mode : Routing.Mode.values()) {
+      if (mode.setting().equals(value.strip())) {
+        return mode;
+      }
+    }
+    throw new ConfigException("gateway.routing=" + value + ": must be 'plan' (route by the planner's "
+        + "plan.routes to the least loaded ready instance) or 'any' (produce to the request topic without a plan)");
   }
 }

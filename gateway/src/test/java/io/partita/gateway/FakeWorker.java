@@ -11,6 +11,8 @@ import io.partita.common.serde.RecordCodec;
 import io.partita.testkit.KafkaFixture;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -30,6 +32,7 @@ final class FakeWorker implements AutoCloseable {
   private final RecordCodec<InferenceRequest> requests = Codecs.singleObject().codec(InferenceRequest.class);
   private final RecordCodec<InferenceReply> replies = Codecs.singleObject().codec(InferenceReply.class);
   private final Thread thread;
+  private final Map<String, Integer> partitionOf = new ConcurrentHashMap<>();
   private volatile boolean running = true;
 
   FakeWorker(Topics topics, List<String> serviceModels) {
@@ -44,6 +47,7 @@ final class FakeWorker implements AutoCloseable {
         for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
           InferenceRequest request = requests.decode(record.topic(), record.value());
           String id = request.getId();
+          partitionOf.put(id, record.partition());
           if (id.startsWith("hold-")) {
             continue;
           }
@@ -63,6 +67,11 @@ final class FakeWorker implements AutoCloseable {
       consumer.close();
       producer.close();
     }
+  }
+
+  /** The partition of its request topic the request with this id was read from, or null if it was not read. */
+  Integer partitionOf(String requestId) {
+    return partitionOf.get(requestId);
   }
 
   @Override

@@ -29,7 +29,8 @@ class GatewayDeadlineIT {
         "kafka.bootstrap.servers", KafkaFixture.bootstrapServers(),
         "topic.prefix", topics.prefix(),
         "model.repo", repo.toString(),
-        "http.port", "0"))))) {
+        "http.port", "0",
+        "gateway.routing", "any"))))) { // no planner in this test: produce without routes
       gateway.start();
       String body = "{\"parameters\":{\"timeout_ms\":700},\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}";
       HttpResponse<String> response = HttpClient.newHttpClient().send(

@@ -54,6 +54,7 @@ class GatewayIT {
         "topic.prefix", topics.prefix(),
         "model.repo", repo.toString(),
         "http.port", "0",
+        "gateway.routing", "any", // no planner in this test: produce without routes
         "worker.threads", "1",
         "gateway.timeout.ms", "20000"));
     worker = new InferenceWorker(WorkerConfig.from(settings));

@@ -61,6 +61,7 @@ class GatewayLimitsIT {
         "topic.prefix", topics.prefix(),
         "model.repo", repo.toString(),
         "http.port", "0",
+        "gateway.routing", "any", // no planner in this test: produce without routes
         "gateway.api-keys", ALL + ":*," + DEMO_ONLY + ":demo",
         "gateway.max.in.flight", "2",
         "gateway.max.body.bytes", "2048",

@@ -44,6 +44,7 @@ class GatewayLoadIT {
         "topic.prefix", topics.prefix(),
         "model.repo", repo.toString(),
         "http.port", "0",
+        "gateway.routing", "any", // no planner in this test: produce without routes
         "worker.threads", "1",
         "gateway.timeout.ms", "60000"));
     float[][] rows = DemoMlp.sampleInput(CALLS, 99);

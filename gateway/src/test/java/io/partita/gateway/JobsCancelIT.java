@@ -39,6 +39,7 @@ class JobsCancelIT {
         "topic.prefix", topics.prefix(),
         "model.repo", repo.toString(),
         "http.port", "0",
+        "gateway.routing", "any", // no planner in this test: produce without routes
         "gateway.max.in.flight", "4",
         "gateway.jobs.share", "0.5",
         "gateway.jobs.item.timeout.ms", "1500",

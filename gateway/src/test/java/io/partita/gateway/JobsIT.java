@@ -51,6 +51,7 @@ class JobsIT {
         "topic.prefix", topics.prefix(),
         "model.repo", repo.toString(),
         "http.port", "0",
+        "gateway.routing", "any", // no planner in this test: produce without routes
         "worker.threads", "1",
         "gateway.jobs.input.dir", inputs.toString(),
         "gateway.jobs.max.body.bytes", "20000"));

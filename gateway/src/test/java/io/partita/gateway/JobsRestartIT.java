@@ -47,6 +47,7 @@ class JobsRestartIT {
         "topic.prefix", topics.prefix(),
         "model.repo", repo.toString(),
         "http.port", "0",
+        "gateway.routing", "any", // no planner in this test: produce without routes
         "worker.threads", "1",
         "gateway.max.in.flight", "64"));
     float[][] rows = DemoMlp.sampleInput(ITEMS, 42);

@@ -12,6 +12,8 @@ import io.partita.gateway.auth.ApiKeys;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.routing.NotRoutableException;
+import io.partita.gateway.routing.Routing;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
@@ -30,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * The Open Inference Protocol v2 HTTP endpoints, {@code /metrics}, and (through {@link JobsApi}) the
  * batch job endpoints. Everything from outside is checked before anything is produced, in this
  * order: API key (401, 403), model and version (404), body size (413), body content (400, naming
- * the field), then the in-flight limit (429 with {@code Retry-After}). An infer call registers its
+ * the field), then routing (503 when the service model has no route or no ready instance, with
+ * {@code gateway.routing=plan}), then the in-flight limit (429 with {@code Retry-After}). An infer call registers its
  * waiter before producing, answers 504 at its deadline and always gives its slot back; an error
  * reply becomes the matching HTTP status with the worker's message. No answer carries a stack trace
  * or a file path.
@@ -41,7 +44,8 @@ public final class HttpApi implements HttpHandler {
   /**
    * What the endpoints need.
    *
-   * @param ready whether the gateway can take infer calls (its reply topic is being read)
+   * @param ready whether the gateway can take infer calls (its reply topic is being read and, with
+   *     {@code gateway.routing=plan}, its route table has caught up)
    * @param jobs the batch job endpoints, or null when jobs are off
    */
   public record Deps(RepositoryIndex index, RequestProducer requests, Capacity capacity, ApiKeys keys,
@@ -135,7 +139,7 @@ public final class HttpApi implements HttpHandler {
           ObjectNode m = models.addObject().put("name", s.name()).put("base_model", s.baseModel());
           ArrayNode versions = m.putArray("versions");
           deps.index().models().get(s.baseModel()).versions().keySet().forEach(versions::add);
-          m.put("ready", deps.ready().getAsBoolean());
+          m.put("ready", modelReady(s.name()));
         }
       });
       call.json(200, out);
@@ -162,7 +166,7 @@ public final class HttpApi implements HttpHandler {
       call.json(200, modelMetadata(service, entry, version == null));
     } else if (action.equals("ready")) {
       requireGet(method);
-      boolean ready = deps.ready().getAsBoolean();
+      boolean ready = modelReady(service.name());
       ObjectNode out = InferBody.JSON.createObjectNode().put("name", model);
       if (version != null) {
         out.put("version", version);
@@ -178,10 +182,21 @@ public final class HttpApi implements HttpHandler {
     }
   }
 
+  /** Ready: the gateway takes calls and (with {@code gateway.routing=plan}) the model has a ready instance. */
+  private boolean modelReady(String serviceModel) {
+    return deps.ready().getAsBoolean() && deps.requests().routing().ready(serviceModel);
+  }
+
   private void infer(Call call, ServiceModelEntry service, VersionEntry pinned, VersionEntry signatureOf) throws IOException {
     byte[] body = call.body(deps.maxBodyBytes(), "gateway.max.body.bytes");
     InferBody.Parsed parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature());
     long timeoutMs = parsed.timeoutMs() == null ? deps.defaultTimeoutMs() : Math.min(parsed.timeoutMs(), deps.defaultTimeoutMs() * 10);
+    Routing.Target target;
+    try {
+      target = deps.requests().routing().choose(service.name());
+    } catch (NotRoutableException e) {
+      throw new HttpError(503, e.getMessage());
+    }
     if (!deps.capacity().tryOnline()) {
       throw new HttpError(429, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
     }
@@ -193,7 +208,7 @@ public final class HttpApi implements HttpHandler {
         .setOutputs(parsed.outputs())
         .build();
     try {
-      deps.requests().send(request, timeoutMs, call.header("traceparent")).whenComplete((reply, failure) -> {
+      deps.requests().send(request, timeoutMs, call.header("traceparent"), target).whenComplete((reply, failure) -> {
         deps.capacity().releaseOnline();
         if (failure != null) {
           Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;

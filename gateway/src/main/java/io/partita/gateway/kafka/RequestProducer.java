@@ -1,11 +1,15 @@
 package io.partita.gateway.kafka;
 
+import io.partita.avro.ErrorCode;
+import io.partita.avro.InferenceError;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
+import io.partita.gateway.routing.NotRoutableException;
+import io.partita.gateway.routing.Routing;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -15,7 +19,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 /**
  * Produces a request to its service model's topic and returns the future of its reply. The waiter
  * is registered before the record is produced (so a fast reply is never missed) and removed when
- * the future completes in any way: reply, deadline, or a produce failure.
+ * the future completes in any way: reply, deadline, or a produce failure. Where the record goes
+ * (which partition, so which instance) is the {@link Routing}'s choice.
  */
 public final class RequestProducer {
   private final Producer<String, byte[]> producer;
@@ -24,9 +29,12 @@ public final class RequestProducer {
   private final String replyTopic;
   private final LongSupplier clock;
   private final RecordCodec<InferenceRequest> codec;
+  private final Routing routing;
 
-  public RequestProducer(Producer<String, byte[]> producer, ReplyRouter router, Topics topics, String replyTopic, Codecs codecs, LongSupplier clock) {
+  public RequestProducer(Producer<String, byte[]> producer, ReplyRouter router, Topics topics, String replyTopic, Codecs codecs,
+      Routing routing, LongSupplier clock) {
     this.codec = codecs.codec(InferenceRequest.class);
+    this.routing = routing;
     this.producer = producer;
     this.router = router;
     this.topics = topics;
@@ -34,14 +42,35 @@ public final class RequestProducer {
     this.clock = clock;
   }
 
+  public Routing routing() {
+    return routing;
+  }
+
+  /**
+   * Routes, then sends (batch job items). A request with nowhere to go is not produced: its future
+   * completes at once with a {@code NOT_READY} error reply that says why.
+   */
   public CompletableFuture<InferenceReply> send(InferenceRequest request, long timeoutMs, String traceparent) {
+    Routing.Target target;
+    try {
+      target = routing.choose(request.getServiceModel());
+    } catch (NotRoutableException e) {
+      return CompletableFuture.completedFuture(InferenceReply.newBuilder().setId(request.getId())
+          .setServiceModel(request.getServiceModel()).setModelVersion(null)
+          .setError(new InferenceError(ErrorCode.NOT_READY, e.getMessage())).build());
+    }
+    return send(request, timeoutMs, traceparent, target);
+  }
+
+  /** Sends to a target already chosen by {@link #routing()} (online calls choose before taking a slot). */
+  public CompletableFuture<InferenceReply> send(InferenceRequest request, long timeoutMs, String traceparent, Routing.Target target) {
     String id = request.getId();
     CompletableFuture<InferenceReply> reply = router.expect(id);
     CompletableFuture<InferenceReply> result = reply.orTimeout(timeoutMs, TimeUnit.MILLISECONDS)
         .whenComplete((r, e) -> router.forget(id));
     try {
       String topic = topics.requests(request.getServiceModel());
-      ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, id, codec.encode(topic, request));
+      ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, target.partition(), id, codec.encode(topic, request));
       KafkaHeaders.put(record.headers(), KafkaHeaders.CORRELATION_ID, id);
       KafkaHeaders.put(record.headers(), KafkaHeaders.REPLY_TO, replyTopic);
       KafkaHeaders.put(record.headers(), KafkaHeaders.DEADLINE, Long.toString(clock.getAsLong() + timeoutMs));

@@ -1,0 +1,38 @@
+package io.partita.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.partita.common.config.ConfigException;
+import io.partita.common.config.Settings;
+import io.partita.gateway.routing.Routing;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class GatewayConfigTest {
+  @TempDir Path repo;
+
+  private GatewayConfig config(String... pairs) {
+    Map<String, String> values = new HashMap<>(Map.of("kafka.bootstrap.servers", "localhost:1", "model.repo", repo.toString()));
+    for (int i = 0; i < pairs.length; i += 2) {
+      values.put(pairs[i], pairs[i + 1]);
+    }
+    return GatewayConfig.from(Settings.of(values));
+  }
+
+  @Test
+  void shouldRouteByThePlanByDefault() {
+    assertThat(config().routing()).isEqualTo(Routing.Mode.PLAN);
+    assertThat(config("gateway.routing", "any").routing()).isEqualTo(Routing.Mode.ANY);
+    assertThat(config("gateway.routing", "plan").routing()).isEqualTo(Routing.Mode.PLAN);
+  }
+
+  @Test
+  void shouldNameTheSettingWhenTheRoutingModeIsUnknown() {
+    assertThatThrownBy(() -> config("gateway.routing", "random")).isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("gateway.routing=random: must be 'plan'");
+  }
+}

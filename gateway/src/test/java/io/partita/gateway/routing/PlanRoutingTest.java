@@ -1,0 +1,97 @@
+package io.partita.gateway.routing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.partita.avro.Route;
+import io.partita.avro.RouteInstance;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+class PlanRoutingTest {
+  private final Map<String, Route> routes = new HashMap<>();
+  private final AtomicBoolean caughtUp = new AtomicBoolean(true);
+  private final PlanRouting routing = new PlanRouting(routes::get, caughtUp::get);
+
+  static RouteInstance instance(String id, boolean ready, String reason, int inFlight, int queueDepth, Integer... partitions) {
+    return RouteInstance.newBuilder().setInstanceId(id).setHost("host-" + id.charAt(id.length() - 1)).setSlot("cpu-0")
+        .setReady(ready).setReason(reason).setPartitions(List.of(partitions)).setInFlight(inFlight)
+        .setQueueDepth(queueDepth).build();
+  }
+
+  static Route route(String model, RouteInstance... instances) {
+    int ready = (int) List.of(instances).stream().filter(RouteInstance::getReady).count();
+    return Route.newBuilder().setServiceModel(model).setRequestTopic("p.requests." + model).setReadyInstances(ready)
+        .setInstances(List.of(instances)).build();
+  }
+
+  @Test
+  void shouldRefuseAModelWithoutARoute() {
+    assertThatThrownBy(() -> routing.choose("demo-a")).isInstanceOf(NotRoutableException.class)
+        .hasMessage("no route for model 'demo-a' yet (is the planner running?)");
+    assertThat(routing.ready("demo-a")).isFalse();
+  }
+
+  @Test
+  void shouldRefuseARouteWithoutReadyInstancesNamingEachReason() {
+    routes.put("demo-a", route("demo-a",
+        instance("demo-a#0", false, "no status from host-0/cpu-0 yet", 0, 0),
+        instance("demo-a#1", false, "instance demo-a#1 is NOT_READY: sha256 mismatch", 0, 0, 1)));
+    assertThatThrownBy(() -> routing.choose("demo-a")).isInstanceOf(NotRoutableException.class)
+        .hasMessage("model 'demo-a' has no ready instance: demo-a#0 on host-0/cpu-0: no status from host-0/cpu-0 yet; "
+            + "demo-a#1 on host-1/cpu-0: instance demo-a#1 is NOT_READY: sha256 mismatch");
+    assertThat(routing.ready("demo-a")).isFalse();
+
+    routes.put("demo-b", route("demo-b"));
+    assertThatThrownBy(() -> routing.choose("demo-b")).hasMessageContaining("the plan places no instance of it");
+  }
+
+  @Test
+  void shouldChooseTheReadyInstanceWithTheLeastInFlightPlusQueued() {
+    routes.put("m", route("m",
+        instance("m#0", true, null, 5, 0, 0),
+        instance("m#1", false, "down", 0, 0, 1),   // idle but not ready
+        instance("m#2", true, null, 1, 3, 2),      // 4
+        instance("m#3", true, null, 2, 1, 3)));    // 3: least loaded
+    assertThat(routing.choose("m")).isEqualTo(new Routing.Target("m#3", 3));
+    assertThat(routing.ready("m")).isTrue();
+  }
+
+  @Test
+  void shouldBreakLoadTiesByInstanceId() {
+    routes.put("m", route("m",
+        instance("m#2", true, null, 1, 1, 2),
+        instance("m#1", true, null, 2, 0, 1),
+        instance("m#3", true, null, 0, 2, 3)));
+    assertThat(routing.choose("m").instanceId()).isEqualTo("m#1");
+  }
+
+  @Test
+  void shouldRoundRobinOverTheChosenInstancesPartitions() {
+    routes.put("m", route("m", instance("m#0", true, null, 0, 0, 1, 4, 6), instance("m#1", true, null, 9, 9, 0)));
+    List<Integer> chosen = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      chosen.add(routing.choose("m").partition());
+    }
+    assertThat(chosen).containsExactly(1, 4, 6, 1, 4, 6, 1);
+  }
+
+  @Test
+  void shouldLeaveThePartitionToKafkaWhenTheInstanceListsNone() {
+    routes.put("m", route("m", instance("m#0", true, null, 0, 0)));
+    assertThat(routing.choose("m")).isEqualTo(new Routing.Target("m#0", null));
+  }
+
+  @Test
+  void shouldBeReadyOnlyOnceTheRouteTableCaughtUp() {
+    caughtUp.set(false);
+    assertThat(routing.ready()).isFalse();
+    caughtUp.set(true);
+    assertThat(routing.ready()).isTrue();
+    assertThat(Routing.any().choose("anything")).isEqualTo(Routing.Target.ANY_PARTITION);
+  }
+}
