@@ -75,6 +75,8 @@ class BrokerFailoverIT {
         "model.repo", repo.toString(),
         "worker.threads", "1",
         "gateway.id", "failover-gw",
+        // Straight to the request topic: this test is about brokers, not plans (no planner runs).
+        "gateway.routing", "any",
         "http.port", "0"));
     String requestTopic = topics.requests(MODEL);
     String replyTopic = topics.replies("failover-client");

@@ -119,6 +119,8 @@ class SaslAclIT {
     s.put("host.id", "sasl-host");
     s.put("worker.threads", "1");
     s.put("http.port", "0");
+    // The gateway produces straight to the request topic: no planner runs in these tests.
+    s.put("gateway.routing", "any");
     s.putAll(more);
     return s;
   }
