@@ -56,7 +56,9 @@ public final class TopicAdmin {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while creating topics", e);
     } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("cannot create topics on the Kafka cluster: " + e.getMessage(), e);
+      Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+      throw new IllegalStateException("cannot create topics on the Kafka cluster: " + cause.getClass().getSimpleName()
+          + (cause.getMessage() == null ? " (no answer in time: check kafka.bootstrap.servers and the security settings)" : ": " + cause.getMessage()), e);
     }
   }
 }
