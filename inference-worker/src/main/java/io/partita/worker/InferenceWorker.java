@@ -1,5 +1,10 @@
 package io.partita.worker;
 
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.partita.avro.SlotAssignment;
+import io.partita.avro.SlotStatus;
+import io.partita.avro.TopicPartitions;
 import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
@@ -7,11 +12,22 @@ import io.partita.common.kafka.TopicAdmin;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.worker.kafka.RequestLoop;
-import io.partita.worker.serving.ModelServer;
+import io.partita.worker.kafka.StatusPublisher;
+import io.partita.worker.metrics.MetricsServer;
+import io.partita.worker.metrics.WorkerMetrics;
 import io.partita.worker.serving.SessionFactory;
+import io.partita.worker.slot.Assignments;
+import io.partita.worker.slot.Cpus;
+import io.partita.worker.slot.SlotSpec;
+import io.partita.worker.slot.Slots;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -26,20 +42,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The inference worker (first cut): serves every service model of its model repository from one
- * ONNX Runtime session per model version using all cores, consuming the request topics as one
- * member of the consumer group {@code <prefix>.workers}, so each request is served by exactly one
- * worker and a worker that dies hands its partitions, and their unanswered requests, to the others.
+ * The inference worker: runs the slots its static assignment gives this host (one per partition;
+ * see {@link Assignments}), consumes the request topics of the service models they serve as one
+ * member of the consumer group {@code <prefix>.workers}, batches requests per slot, replies, and
+ * publishes slot status and metrics. Each request is served by exactly one live worker; a worker
+ * that dies hands its partitions, and their unanswered requests, to the others (docs/worker.md).
  */
 public final class InferenceWorker implements Service {
   private static final Logger log = LoggerFactory.getLogger(InferenceWorker.class);
+  private static final Duration SLOT_START = Duration.ofMinutes(5);
 
   private final WorkerConfig config;
   private final Topics topics;
-  private ModelServer server;
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private Slots slots;
   private KafkaProducer<String, byte[]> producer;
+  private volatile StatusPublisher status;
   private RequestLoop loop;
   private Thread thread;
+  private MetricsServer metricsServer;
+  private final AtomicReference<List<TopicPartitions>> owned = new AtomicReference<>(List.of());
 
   public InferenceWorker(WorkerConfig config) {
     this.config = config;
@@ -48,20 +70,85 @@ public final class InferenceWorker implements Service {
 
   @Override
   public void start() throws Exception {
+    try {
+      startAll();
+    } catch (Exception | Error e) {
+      close();
+      throw e;
+    }
+  }
+
+  private void startAll() throws Exception {
     RepositoryIndex index = ModelRepository.scan(config.modelRepository());
-    server = new ModelServer(index, new SessionFactory(config.intraOpThreads(), config.cuda()), config.hostId() + "/all");
-    List<TopicSpec> specs = new ArrayList<>(topics.infrastructure());
-    for (String serviceModel : server.serviceModels()) {
-      specs.add(TopicSpec.stream(topics.requests(serviceModel), 4));
+    List<Integer> usable = Cpus.usable();
+    WorkerConfig.SlotSettings s = config.slots();
+    Assignments.Defaults defaults = new Assignments.Defaults(config.hostId(), config.intraOpThreads(),
+        config.batching().maxBatch(), s.weightBudgetBytes());
+    List<SlotAssignment> assignments;
+    String source;
+    if (s.assignmentFile() != null) {
+      assignments = Assignments.read(s.assignmentFile(), index, config.hostId());
+      source = "worker.assignments=" + s.assignmentFile();
+    } else {
+      assignments = Assignments.fromSettings(index, defaults, s.partitions(), config.cuda() ? s.gpu() : -1, usable);
+      source = s.partitions().isEmpty() ? "the default assignment" : "worker.partitions";
     }
+    List<SlotSpec> specs = Assignments.resolve(assignments, index, defaults, usable, source);
+    if (specs.isEmpty()) {
+      log.warn("No slot is assigned to host {} ({}); the worker serves nothing", config.hostId(), source);
+    }
+    WorkerMetrics metrics = new WorkerMetrics(registry);
+    slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions()),
+        new SessionFactory(), metrics, System::currentTimeMillis, this::statusChanged);
+
+    Set<String> served = slots.serviceModels();
+    Set<String> requestTopics = new TreeSet<>();
+    served.forEach(m -> requestTopics.add(topics.requests(m)));
+    index.serviceModels().keySet().forEach(m -> requestTopics.add(topics.requests(m)));
+    List<TopicSpec> specsToEnsure = new ArrayList<>(topics.infrastructure());
+    requestTopics.forEach(t -> specsToEnsure.add(TopicSpec.stream(t, 4)));
     try (Admin admin = Admin.create(adminProps())) {
-      TopicAdmin.ensure(admin, specs, (short) 3);
+      TopicAdmin.ensure(admin, specsToEnsure, (short) 3);
     }
+
+    slots.start(SLOT_START);
     producer = new KafkaProducer<>(producerProps());
-    loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, server, topics, config.codecs(), System::currentTimeMillis);
-    thread = new Thread(loop, "partita-worker");
-    thread.start();
-    log.info("Inference worker {} serving {} on {} ({})", config.hostId(), server.serviceModels(), server.provider(), config.bootstrapServers());
+    status = new StatusPublisher(producer, topics, config.codecs(), this::statuses, config.operation().statusIntervalMs());
+    status.start();
+    if (!served.isEmpty()) {
+      loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, slots, topics, config.codecs(),
+          new RequestLoop.Settings(served.stream().map(topics::requests).toList(), config.batching().maxOpen(),
+              config.operation().drainTimeoutMs()),
+          metrics, System::currentTimeMillis, this::ownershipChanged);
+      thread = new Thread(loop, "partita-worker");
+      thread.start();
+    }
+    if (config.operation().metricsPort() > 0) {
+      metricsServer = new MetricsServer(registry, config.operation().metricsPort());
+    }
+    log.info("Inference worker {} runs {} slots serving {} (batches up to {} rows, {} ms delay){}", config.hostId(), specs.size(),
+        served, config.batching().maxBatch(), config.batching().maxDelayMs(),
+        metricsServer == null ? "" : "; metrics on :" + metricsServer.port() + "/metrics");
+  }
+
+  /** Every slot's status, with the request partitions this worker owns. */
+  private List<SlotStatus> statuses() {
+    List<TopicPartitions> partitions = owned.get();
+    return slots.statuses().stream().map(s -> SlotStatus.newBuilder(s).setRequestPartitions(partitions).build()).toList();
+  }
+
+  private void ownershipChanged(Map<String, List<Integer>> byTopic) {
+    List<TopicPartitions> list = new ArrayList<>();
+    byTopic.forEach((topic, partitions) -> list.add(new TopicPartitions(topic, partitions)));
+    owned.set(List.copyOf(list));
+    statusChanged();
+  }
+
+  private void statusChanged() {
+    StatusPublisher publisher = status;
+    if (publisher != null) {
+      publisher.changed();
+    }
   }
 
   /** The failure that stopped the request loop, or null while it runs. */
@@ -69,8 +156,14 @@ public final class InferenceWorker implements Service {
     return loop == null ? null : loop.failure();
   }
 
-  public ModelServer server() {
-    return server;
+  /** The slots, for status and tests. */
+  public Slots slots() {
+    return slots;
+  }
+
+  /** The worker's metrics (also served on {@code /metrics} when {@code worker.metrics.port} is set). */
+  public PrometheusMeterRegistry metrics() {
+    return registry;
   }
 
   private Properties base() {
@@ -92,7 +185,7 @@ public final class InferenceWorker implements Service {
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.LINGER_MS_CONFIG, "1");
+    p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "1");
     return p;
   }
 
@@ -101,32 +194,42 @@ public final class InferenceWorker implements Service {
     p.put(ConsumerConfig.GROUP_ID_CONFIG, config.topicPrefix() + ".workers");
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    // A request topic created later is picked up within this many milliseconds.
-    p.putIfAbsent(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "5000");
-    p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "64");
+    p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "256");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     return p;
   }
 
+  /**
+   * Stops fetching, answers and commits what is open (up to {@code worker.drain.timeout.ms}), runs
+   * what the slots still hold, publishes a last STOPPED status, then releases everything.
+   */
   @Override
   public void close() {
     if (loop != null) {
       loop.stop();
       try {
-        thread.join(10_000);
+        thread.join(config.operation().drainTimeoutMs() + 15_000);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
       loop = null;
     }
+    if (slots != null) {
+      slots.stop(Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
+    }
+    if (status != null) {
+      status.close();
+      status = null;
+    }
     if (producer != null) {
       producer.close();
       producer = null;
     }
-    if (server != null) {
-      server.close();
-      server = null;
+    slots = null;
+    if (metricsServer != null) {
+      metricsServer.close();
+      metricsServer = null;
     }
   }
 }

@@ -1,7 +1,11 @@
 package io.partita.worker;
 
+import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.common.serde.Codecs;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
 
 /**
@@ -9,25 +13,62 @@ import java.util.Properties;
  *
  * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers})
  * @param topicPrefix prefix of every topic ({@code topic.prefix}, default partita)
- * @param hostId this host's id in plans and replies ({@code host.id}, default the host name)
+ * @param hostId this host's id in plans, slot status and replies ({@code host.id}, default the host name)
  * @param modelRepository the model repository served ({@code model.repo})
- * @param intraOpThreads ONNX Runtime threads per session; 0 = all cores ({@code worker.threads})
- * @param cuda try the CUDA provider ({@code worker.cuda})
+ * @param intraOpThreads ONNX Runtime threads of an unpinned slot; 0 = all cores ({@code worker.threads})
+ * @param cuda run the default slots on the CUDA provider when it loads ({@code worker.cuda})
  * @param kafka extra Kafka client settings (everything under {@code kafka.})
  * @param codecs how records are encoded ({@code serde.mode})
+ * @param slots where the slots come from and how they share
+ * @param batching how requests are batched and how many may be open
+ * @param operation status, metrics and shutdown
  */
 public record WorkerConfig(
-    String bootstrapServers, String topicPrefix, String hostId, Path modelRepository, int intraOpThreads, boolean cuda, Properties kafka, io.partita.common.serde.Codecs codecs) {
+    String bootstrapServers, String topicPrefix, String hostId, Path modelRepository, int intraOpThreads, boolean cuda,
+    Properties kafka, Codecs codecs, SlotSettings slots, BatchSettings batching, Operation operation) {
+
+  /**
+   * @param partitions partition sizes cut from the usable CPUs for every model version, one slot each
+   *     ({@code worker.partitions}, e.g. {@code 1,1}); empty = one unpinned slot per version
+   * @param assignmentFile a JSON or YAML list of slot assignments, instead of the above ({@code worker.assignments})
+   * @param gpu CUDA device of the default slots when {@code worker.cuda} is on ({@code worker.gpu}, default 0)
+   * @param shareSessions one-core slots of one model version share one session ({@code worker.sessions.shared})
+   * @param weightBudgetBytes memory budget for mounted weight files per slot; 0 = none ({@code worker.weights.budget.bytes})
+   */
+  public record SlotSettings(List<Integer> partitions, Path assignmentFile, int gpu, boolean shareSessions, long weightBudgetBytes) {
+    public SlotSettings {
+      partitions = List.copyOf(partitions);
+    }
+  }
+
+  /**
+   * @param maxBatch largest batch in rows, unless an assignment says otherwise ({@code worker.batch.max}, default 32)
+   * @param maxDelayMs how long a batch may wait for more requests ({@code worker.batch.delay.ms}, default 2)
+   * @param maxOpen requests read but not yet answered before the worker stops fetching ({@code worker.open.max}, default 1024)
+   */
+  public record BatchSettings(int maxBatch, long maxDelayMs, int maxOpen) {}
+
+  /**
+   * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code worker.metrics.port})
+   * @param statusIntervalMs how often every slot status is published even without a change ({@code worker.status.interval.ms})
+   * @param drainTimeoutMs how long stopping (or giving up partitions) waits for open requests to be answered ({@code worker.drain.timeout.ms})
+   */
+  public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs) {}
 
   public static WorkerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
     String bootstrap = kafka.getProperty("bootstrap.servers");
     if (bootstrap == null) {
-      throw new io.partita.common.config.ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker");
+      throw new ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker");
     }
     String repo = settings.string("model.repo", null);
     if (repo == null) {
-      throw new io.partita.common.config.ConfigException("model.repo: missing; set it to the model repository directory");
+      throw new ConfigException("model.repo: missing; set it to the model repository directory");
+    }
+    String assignments = settings.string("worker.assignments", null);
+    List<Integer> partitions = partitions(settings.string("worker.partitions", ""));
+    if (assignments != null && !partitions.isEmpty()) {
+      throw new ConfigException("worker.partitions and worker.assignments both set; use one (the file says everything the sizes do)");
     }
     return new WorkerConfig(
         bootstrap,
@@ -37,7 +78,41 @@ public record WorkerConfig(
         settings.integer("worker.threads", 0, 0, 4096),
         settings.bool("worker.cuda", false),
         kafka,
-        io.partita.common.serde.Codecs.from(settings));
+        Codecs.from(settings),
+        new SlotSettings(
+            partitions,
+            assignments == null ? null : Path.of(assignments),
+            settings.integer("worker.gpu", 0, 0, 1024),
+            settings.bool("worker.sessions.shared", true),
+            settings.longValue("worker.weights.budget.bytes", 0, 0, Long.MAX_VALUE)),
+        new BatchSettings(
+            settings.integer("worker.batch.max", 32, 1, 1 << 20),
+            settings.longValue("worker.batch.delay.ms", 2, 0, 60_000),
+            settings.integer("worker.open.max", 1024, 1, 1 << 20)),
+        new Operation(
+            settings.integer("worker.metrics.port", 0, 0, 65535),
+            settings.longValue("worker.status.interval.ms", 10_000, 100, 3_600_000),
+            settings.longValue("worker.drain.timeout.ms", 10_000, 0, 600_000)));
+  }
+
+  static List<Integer> partitions(String value) {
+    List<Integer> out = new ArrayList<>();
+    if (value.isBlank()) {
+      return out;
+    }
+    for (String part : value.split(",")) {
+      try {
+        int size = Integer.parseInt(part.strip());
+        if (size < 1) {
+          throw new NumberFormatException();
+        }
+        out.add(size);
+      } catch (NumberFormatException e) {
+        throw new ConfigException("worker.partitions=" + value + ": '" + part.strip()
+            + "' is not a partition size; give CPU counts separated by commas, e.g. 1,1 or 2");
+      }
+    }
+    return out;
   }
 
   public static String defaultHostId() {

@@ -10,6 +10,7 @@ import io.partita.avro.DeadLetter;
 import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
+import io.partita.avro.SlotStatus;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.Topics;
 import io.partita.common.config.Settings;
@@ -18,6 +19,11 @@ import io.partita.models.demo.DemoRepository;
 import io.partita.schemas.AvroCodec;
 import io.partita.testkit.KafkaFixture;
 import java.nio.charset.StandardCharsets;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -39,6 +45,7 @@ class InferenceWorkerIT {
   private static final AvroCodec<InferenceReply> REPLIES = AvroCodec.of(InferenceReply.class);
 
   @TempDir Path repo;
+  @TempDir Path dir;
   private Topics topics;
   private String replyTopic;
   private InferenceWorker worker;
@@ -58,12 +65,18 @@ class InferenceWorkerIT {
   }
 
   private InferenceWorker startWorker() throws Exception {
-    worker = new InferenceWorker(WorkerConfig.from(Settings.of(Map.of(
+    return startWorker(Map.of());
+  }
+
+  private InferenceWorker startWorker(Map<String, String> extra) throws Exception {
+    Map<String, String> settings = new HashMap<>(Map.of(
         "kafka.bootstrap.servers", KafkaFixture.bootstrapServers(),
         "topic.prefix", topics.prefix(),
         "host.id", "test-host",
         "model.repo", repo.toString(),
-        "worker.threads", "1"))));
+        "worker.threads", "1"));
+    settings.putAll(extra);
+    worker = new InferenceWorker(WorkerConfig.from(Settings.of(settings)));
     worker.start();
     return worker;
   }
@@ -160,5 +173,83 @@ class InferenceWorkerIT {
     Map<String, InferenceReply> replies = replies(count);
     assertThat(replies.keySet()).hasSize(count).allMatch(id -> id.startsWith("down-"));
     assertThat(replies.values()).allMatch(r -> r.getError() == null);
+  }
+
+  @Test
+  void shouldPublishSlotStatusAndKeepServingWhenOneWeightFileIsRefused() throws Exception {
+    Path slotsFile = dir.resolve("slots.json");
+    Files.writeString(slotsFile, """
+        [{"slot": "s0", "model": "demo-mlp", "version": "1", "serviceModels": ["demo", "demo-a",
+          {"serviceModel": "demo-b", "weightFile": {"path": "demo-mlp/adapters/b.onnx_adapter", "sha256": "%s"}}]}]
+        """.formatted("0".repeat(64)));
+    startWorker(Map.of("worker.assignments", slotsFile.toString()));
+    try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
+      producer.send(record(topics.requests("demo-a"), request("ok-a", "demo-a", DemoMlp.sampleInput(2, 3)), replyTopic));
+      producer.send(record(topics.requests("demo-b"), request("refused-b", "demo-b", DemoMlp.sampleInput(2, 3)), replyTopic));
+    }
+    Map<String, InferenceReply> replies = replies(2);
+    assertThat(replies.get("ok-a").getError()).isNull();
+    assertThat(replies.get("ok-a").getInstance()).isEqualTo("test-host/s0");
+    assertThat(replies.get("refused-b").getError().getCode()).isEqualTo(ErrorCode.NOT_READY);
+    assertThat(replies.get("refused-b").getError().getMessage()).contains("sha256");
+
+    SlotStatus status = latestStatus(s -> !s.getRequestPartitions().isEmpty());
+    assertThat(status.getHost()).isEqualTo("test-host");
+    assertThat(status.getSlot()).isEqualTo("s0");
+    assertThat(status.getHealth()).isEqualTo("DEGRADED");
+    assertThat(status.getServiceModels()).extracting(m -> m.getServiceModel() + "=" + m.getState())
+        .containsExactly("demo=READY", "demo-a=READY", "demo-b=NOT_READY");
+    // The one worker of the group owns every partition of the request topics it serves.
+    assertThat(status.getRequestPartitions()).extracting(tp -> tp.getTopic() + "=" + tp.getPartitions())
+        .containsExactly(topics.requests("demo") + "=[0, 1, 2, 3]", topics.requests("demo-a") + "=[0, 1, 2, 3]",
+            topics.requests("demo-b") + "=[0, 1, 2, 3]");
+  }
+
+  /** The first slot status on the status topic that matches, waiting for it. */
+  private SlotStatus latestStatus(java.util.function.Predicate<SlotStatus> wanted) {
+    AvroCodec<SlotStatus> codec = AvroCodec.of(SlotStatus.class);
+    try (var consumer = KafkaFixture.consumer(topics.workerStatus())) {
+      java.util.concurrent.atomic.AtomicReference<SlotStatus> found = new java.util.concurrent.atomic.AtomicReference<>();
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+        for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+          SlotStatus s = codec.decode(r.value());
+          if (wanted.test(s)) {
+            found.set(s);
+          }
+        }
+        return found.get() != null;
+      });
+      return found.get();
+    }
+  }
+
+  @Test
+  void shouldServeFromPinnedPartitionsAndExposeMetrics() throws Exception {
+    int port;
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    String partitions = io.partita.worker.slot.Cpus.usable().size() >= 2 ? "1,1" : "1";
+    startWorker(Map.of("worker.partitions", partitions, "worker.metrics.port", Integer.toString(port)));
+    int count = 24;
+    try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
+      for (int i = 0; i < count; i++) {
+        String model = DemoMlp.SERVICE_MODELS.get(i % DemoMlp.SERVICE_MODELS.size());
+        producer.send(record(topics.requests(model), request("p-" + i, model, DemoMlp.sampleInput(1 + i % 2, i)), replyTopic));
+      }
+    }
+    Map<String, InferenceReply> replies = replies(count);
+    assertThat(replies).hasSize(count);
+    assertThat(replies.values()).allMatch(r -> r.getError() == null && r.getInstance().startsWith("test-host/demo-mlp-2-"));
+    assertThat(worker.slots().statuses()).allMatch(s -> s.getCpus().size() == 1);
+
+    HttpResponse<String> metrics = HttpClient.newHttpClient().send(
+        HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/metrics")).GET().build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(metrics.statusCode()).isEqualTo(200);
+    assertThat(metrics.body())
+        .contains("partita_worker_queue_wait_seconds_bucket{")
+        .contains("partita_worker_inference_seconds_bucket{")
+        .contains("partita_worker_batch_size_requests_bucket{")
+        .containsPattern("partita_worker_replies_total\\{[^}]*outcome=\"OK\"[^}]*service_model=\"demo-a\"");
   }
 }

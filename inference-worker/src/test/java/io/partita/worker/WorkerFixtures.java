@@ -11,10 +11,10 @@ import java.util.List;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /** Builds demo requests and reads float outputs, for worker tests. */
-final class WorkerFixtures {
+public final class WorkerFixtures {
   private WorkerFixtures() {}
 
-  static Tensor floats(String name, float[][] rows) {
+  public static Tensor floats(String name, float[][] rows) {
     ByteBuffer b = ByteBuffer.allocate(rows.length * rows[0].length * 4).order(ByteOrder.LITTLE_ENDIAN);
     for (float[] row : rows) {
       for (float v : row) {
@@ -25,7 +25,7 @@ final class WorkerFixtures {
     return Tensor.newBuilder().setName(name).setDatatype("FP32").setShape(List.of((long) rows.length, (long) rows[0].length)).setData(b).build();
   }
 
-  static float[][] toRows(Tensor t) {
+  public static float[][] toRows(Tensor t) {
     int rows = t.getShape().get(0).intValue();
     int cols = t.getShape().get(1).intValue();
     ByteBuffer b = t.getData().duplicate().order(ByteOrder.LITTLE_ENDIAN);
@@ -38,11 +38,24 @@ final class WorkerFixtures {
     return out;
   }
 
-  static InferenceRequest request(String id, String serviceModel, float[][] x) {
+  public static InferenceRequest request(String id, String serviceModel, float[][] x) {
     return InferenceRequest.newBuilder().setId(id).setServiceModel(serviceModel).setInputs(List.of(floats(DemoMlp.INPUT, x))).build();
   }
 
-  static ProducerRecord<String, byte[]> record(String topic, InferenceRequest request, String replyTo) {
+  /** A request for {@code rows} rows of the demo input, pinned to a version (null = newest). */
+  public static InferenceRequest request(String id, String serviceModel, String version, float[][] x) {
+    InferenceRequest r = request(id, serviceModel, x);
+    r.setVersion(version);
+    return r;
+  }
+
+  /** The demo repository written and scanned under {@code root}. */
+  public static io.partita.models.repo.RepositoryIndex demoRepository(java.nio.file.Path root) throws java.io.IOException {
+    io.partita.models.demo.DemoRepository.writeTo(root);
+    return io.partita.models.repo.ModelRepository.scan(root);
+  }
+
+  public static ProducerRecord<String, byte[]> record(String topic, InferenceRequest request, String replyTo) {
     ProducerRecord<String, byte[]> r = new ProducerRecord<>(topic, request.getId(), AvroCodec.of(InferenceRequest.class).encode(request));
     KafkaHeaders.put(r.headers(), KafkaHeaders.REPLY_TO, replyTo);
     KafkaHeaders.put(r.headers(), KafkaHeaders.CORRELATION_ID, request.getId());

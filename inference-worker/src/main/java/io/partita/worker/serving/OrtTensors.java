@@ -21,25 +21,36 @@ public final class OrtTensors {
   private OrtTensors() {}
 
   public static OnnxTensor toOrt(OrtEnvironment env, Tensor tensor) throws OrtException {
-    ElementType type = ElementType.fromOipDatatype(tensor.getDatatype())
-        .orElseThrow(() -> new IllegalArgumentException("unknown datatype " + tensor.getDatatype()));
     long[] shape = tensor.getShape().stream().mapToLong(Long::longValue).toArray();
-    ByteBuffer src = tensor.getData().duplicate().order(ByteOrder.LITTLE_ENDIAN);
-    ByteBuffer direct = ByteBuffer.allocateDirect(src.remaining()).order(ByteOrder.nativeOrder());
-    direct.put(src).flip();
+    return toOrt(env, tensor.getDatatype(), shape, List.of(tensor.getData().duplicate()));
+  }
+
+  /** One ONNX Runtime tensor holding the given parts one after the other (a stacked batch). */
+  public static OnnxTensor toOrt(OrtEnvironment env, String datatype, long[] shape, List<ByteBuffer> parts) throws OrtException {
+    ElementType type = ElementType.fromOipDatatype(datatype)
+        .orElseThrow(() -> new IllegalArgumentException("unknown datatype " + datatype));
+    int size = 0;
+    for (ByteBuffer part : parts) {
+      size = Math.addExact(size, part.remaining());
+    }
+    ByteBuffer direct = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
+    for (ByteBuffer part : parts) {
+      direct.put(part.duplicate().order(ByteOrder.LITTLE_ENDIAN));
+    }
+    direct.flip();
     return OnnxTensor.createTensor(env, direct, shape, javaType(type));
   }
 
   public static Tensor fromOrt(String name, OnnxTensor value) {
+    if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+      throw new IllegalStateException("Partita's wire format is little-endian; big-endian hosts are not supported");
+    }
     TensorInfo info = value.getInfo();
     ElementType type = ElementType.fromOrt(info.onnxType);
     ByteBuffer bytes = value.getByteBuffer();
     ByteBuffer out = ByteBuffer.allocate(bytes.remaining());
     out.put(bytes.order(ByteOrder.nativeOrder()));
     out.flip();
-    if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
-      throw new IllegalStateException("Partita's wire format is little-endian; big-endian hosts are not supported");
-    }
     List<Long> shape = Arrays.stream(info.getShape()).boxed().toList();
     return Tensor.newBuilder().setName(name).setDatatype(type.oipDatatype()).setShape(shape).setData(out).build();
   }

@@ -2,62 +2,67 @@ package io.partita.worker.serving;
 
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtLoggingLevel;
 import ai.onnxruntime.OrtSession;
 import java.nio.file.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Opens ONNX Runtime sessions with the worker's settings: intra-op threads, and the CUDA provider
- * when asked for and it loads. Without CUDA it says once that it runs on CPU and carries on.
+ * Opens ONNX Runtime sessions for slots: intra-op threads and their CPU affinities, or the CUDA
+ * provider on the slot's device. A CUDA session that does not open falls back to CPU and says why;
+ * after the first such failure the provider is not tried again (it costs seconds each time).
  */
 public final class SessionFactory {
   private static final Logger log = LoggerFactory.getLogger(SessionFactory.class);
 
-  private final int intraOpThreads;
-  private volatile boolean cuda;
-  private volatile boolean fallbackLogged;
+  private volatile String cudaBroken;
 
   /**
-   * @param intraOpThreads threads per session; 0 lets ONNX Runtime use all cores
-   * @param cuda whether to try the CUDA provider
+   * An open session and what it really runs on.
+   *
+   * @param provider CPU or CUDA
+   * @param fallback why the CUDA provider that was asked for is not used; null when it is, or was not asked for
    */
-  public SessionFactory(int intraOpThreads, boolean cuda) {
-    this.intraOpThreads = intraOpThreads;
-    this.cuda = cuda;
-  }
+  public record Opened(OrtSession session, String provider, String fallback) {}
 
-  public String provider() {
-    return cuda ? "CUDA" : "CPU";
-  }
-
-  public OrtSession open(OrtEnvironment env, Path modelFile) throws OrtException {
-    if (cuda) {
-      try (OrtSession.SessionOptions options = options()) {
-        options.addCUDA(0);
-        return env.createSession(modelFile.toString(), options);
-      } catch (OrtException | RuntimeException | UnsatisfiedLinkError e) {
-        cuda = false;
-        if (!fallbackLogged) {
-          fallbackLogged = true;
-          log.warn("CUDA was asked for but does not load here ({}); running on CPU", e.getMessage());
+  public Opened open(OrtEnvironment env, Path modelFile, SessionSpec spec) throws OrtException {
+    String fallback = null;
+    if (spec.cuda()) {
+      String broken = cudaBroken;
+      if (broken == null) {
+        try (OrtSession.SessionOptions options = options(spec)) {
+          options.addCUDA(spec.gpu());
+          return new Opened(env.createSession(modelFile.toString(), options), "CUDA", null);
+        } catch (OrtException | RuntimeException | UnsatisfiedLinkError e) {
+          broken = e.getMessage();
+          cudaBroken = broken;
+          log.warn("CUDA was asked for but does not load here ({}); running on CPU", broken);
         }
       }
-    } else if (!fallbackLogged) {
-      fallbackLogged = true;
-      log.info("Running ONNX Runtime on CPU");
+      fallback = "CUDA device " + spec.gpu() + " did not load (" + broken + "); running on CPU";
     }
-    try (OrtSession.SessionOptions options = options()) {
-      return env.createSession(modelFile.toString(), options);
+    try (OrtSession.SessionOptions options = options(spec)) {
+      return new Opened(env.createSession(modelFile.toString(), options), "CPU", fallback);
     }
   }
 
-  private OrtSession.SessionOptions options() throws OrtException {
+  static OrtSession.SessionOptions options(SessionSpec spec) throws OrtException {
     OrtSession.SessionOptions options = new OrtSession.SessionOptions();
-    options.setIntraOpNumThreads(intraOpThreads);
-    options.setInterOpNumThreads(1);
-    // LoRA parameters are graph inputs with default initializers by design; ORT warns about each.
-    options.setSessionLogLevel(ai.onnxruntime.OrtLoggingLevel.ORT_LOGGING_LEVEL_ERROR);
-    return options;
+    try {
+      options.setIntraOpNumThreads(spec.threads());
+      options.setInterOpNumThreads(1);
+      options.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.SEQUENTIAL);
+      String affinities = spec.intraOpAffinities();
+      if (!affinities.isEmpty()) {
+        options.addConfigEntry("session.intra_op_thread_affinities", affinities);
+      }
+      // LoRA parameters are graph inputs with default initializers by design; ORT warns about each.
+      options.setSessionLogLevel(OrtLoggingLevel.ORT_LOGGING_LEVEL_ERROR);
+      return options;
+    } catch (OrtException | RuntimeException e) {
+      options.close();
+      throw e;
+    }
   }
 }

@@ -1,0 +1,96 @@
+package io.partita.worker.kafka;
+
+import io.partita.avro.SlotStatus;
+import io.partita.common.Topics;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes every slot's {@link SlotStatus} to {@code <prefix>.workers.status} (compacted, key
+ * {@code host/slot}) at a fixed interval and soon after any change (changes arriving together are
+ * published once). Status is best effort: a failed write is logged and the next one replaces it;
+ * it never stops the worker. Closing publishes a last time (the slots then say STOPPED).
+ */
+public final class StatusPublisher implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(StatusPublisher.class);
+
+  private final Producer<String, byte[]> producer;
+  private final String topic;
+  private final RecordCodec<SlotStatus> codec;
+  private final Supplier<List<SlotStatus>> statuses;
+  private final long intervalMs;
+  private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "partita-worker-status");
+    t.setDaemon(true);
+    return t;
+  });
+  private final AtomicBoolean pending = new AtomicBoolean();
+
+  public StatusPublisher(Producer<String, byte[]> producer, Topics topics, Codecs codecs, Supplier<List<SlotStatus>> statuses, long intervalMs) {
+    this.producer = producer;
+    this.topic = topics.workerStatus();
+    this.codec = codecs.codec(SlotStatus.class);
+    this.statuses = statuses;
+    this.intervalMs = intervalMs;
+  }
+
+  public void start() {
+    scheduler.scheduleAtFixedRate(this::publish, 0, intervalMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** Something changed: publish soon. */
+  public void changed() {
+    if (pending.compareAndSet(false, true)) {
+      try {
+        scheduler.execute(() -> {
+          pending.set(false);
+          publish();
+        });
+      } catch (RejectedExecutionException e) {
+        pending.set(false); // closing: the last publish covers it
+      }
+    }
+  }
+
+  /** The key of a slot's status. */
+  public static String key(SlotStatus status) {
+    return status.getHost() + "/" + status.getSlot();
+  }
+
+  private void publish() {
+    try {
+      for (SlotStatus status : statuses.get()) {
+        producer.send(new ProducerRecord<>(topic, key(status), codec.encode(topic, status)), (meta, e) -> {
+          if (e != null) {
+            log.warn("Slot status {} was not written: {}", key(status), e.getMessage());
+          }
+        });
+      }
+    } catch (RuntimeException e) {
+      log.warn("Publishing slot status failed: {}", e.getMessage());
+    }
+  }
+
+  @Override
+  public void close() {
+    scheduler.shutdown();
+    try {
+      scheduler.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    publish();
+    producer.flush();
+  }
+}

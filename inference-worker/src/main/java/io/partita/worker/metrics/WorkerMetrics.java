@@ -1,0 +1,96 @@
+package io.partita.worker.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The worker's metrics, and the one place their names and tags are spelled. Timers and the batch
+ * size publish histograms (Prometheus {@code _bucket} series), tagged by service model and slot;
+ * replies are counted by service model and outcome ({@code OK} or the error code, or {@code
+ * DEAD_LETTER}).
+ */
+public final class WorkerMetrics {
+  /** Time a request waited in its slot's queue, from being read to its batch starting. */
+  public static final String QUEUE_WAIT = "partita.worker.queue.wait";
+  /** Time one batch took in ONNX Runtime. */
+  public static final String INFERENCE = "partita.worker.inference";
+  /** Requests per batch. */
+  public static final String BATCH_SIZE = "partita.worker.batch.size";
+  /** Answers written, by outcome. */
+  public static final String REPLIES = "partita.worker.replies";
+  /** Requests waiting in a slot's queue. */
+  public static final String QUEUE_DEPTH = "partita.worker.queue.depth";
+  /** Requests in the batch a slot is running. */
+  public static final String IN_FLIGHT = "partita.worker.in.flight";
+  /** Weight files unmounted to stay within a memory budget. */
+  public static final String EVICTIONS = "partita.worker.weights.evictions";
+
+  public static final String TAG_SERVICE_MODEL = "service_model";
+  public static final String TAG_SLOT = "slot";
+  public static final String TAG_OUTCOME = "outcome";
+
+  private final MeterRegistry registry;
+  private final Map<List<String>, Timer> timers = new ConcurrentHashMap<>();
+  private final Map<List<String>, DistributionSummary> summaries = new ConcurrentHashMap<>();
+  private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
+
+  public WorkerMetrics(MeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  public MeterRegistry registry() {
+    return registry;
+  }
+
+  public void queueWait(String serviceModel, String slot, long nanos) {
+    timer(QUEUE_WAIT, serviceModel, slot).record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+  }
+
+  public void inference(String serviceModel, String slot, long nanos) {
+    timer(INFERENCE, serviceModel, slot).record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+  }
+
+  public void batch(String serviceModel, String slot, int requests) {
+    summaries.computeIfAbsent(List.of(serviceModel, slot), k -> DistributionSummary.builder(BATCH_SIZE)
+        .description("Requests per batch")
+        .baseUnit("requests")
+        .tag(TAG_SERVICE_MODEL, serviceModel)
+        .tag(TAG_SLOT, slot)
+        .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+        .register(registry)).record(requests);
+  }
+
+  public void reply(String serviceModel, String outcome) {
+    counters.computeIfAbsent(List.of(serviceModel, outcome), k -> Counter.builder(REPLIES)
+        .description("Answers written, by outcome")
+        .tag(TAG_SERVICE_MODEL, serviceModel)
+        .tag(TAG_OUTCOME, outcome)
+        .register(registry)).increment();
+  }
+
+  /** Registers a slot's queue depth, in-flight and eviction gauges. */
+  public void slot(String slot, Supplier<Number> queueDepth, Supplier<Number> inFlight, Supplier<Number> evictions) {
+    Gauge.builder(QUEUE_DEPTH, queueDepth).tag(TAG_SLOT, slot).register(registry);
+    Gauge.builder(IN_FLIGHT, inFlight).tag(TAG_SLOT, slot).register(registry);
+    Gauge.builder(EVICTIONS, evictions).tag(TAG_SLOT, slot).register(registry);
+  }
+
+  private Timer timer(String name, String serviceModel, String slot) {
+    return timers.computeIfAbsent(List.of(name, serviceModel, slot), k -> Timer.builder(name)
+        .tag(TAG_SERVICE_MODEL, serviceModel)
+        .tag(TAG_SLOT, slot)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofNanos(20_000))
+        .maximumExpectedValue(Duration.ofSeconds(30))
+        .register(registry));
+  }
+}

@@ -1,0 +1,77 @@
+package io.partita.worker.slot;
+
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import io.partita.worker.serving.ModelSession;
+import io.partita.worker.serving.SessionFactory;
+import io.partita.worker.serving.WeightFileMounts;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+
+/**
+ * Opens the slots' sessions and owns them. With sharing on, slots on one-core CPU partitions of the
+ * same model version get one session (one thread, called from each slot's own pinned thread) and
+ * one set of mounted weight files, instead of one copy of the weights each.
+ */
+final class SessionRegistry implements AutoCloseable {
+  private final OrtEnvironment env = OrtEnvironment.getEnvironment();
+  private final SessionFactory factory;
+  private final Path root;
+  private final boolean share;
+  private final LongSupplier clock;
+  private final Runnable onChange;
+  private final Map<String, ModelSession> shared = new HashMap<>();
+  private final List<ModelSession> all = new ArrayList<>();
+  private int opened;
+
+  SessionRegistry(SessionFactory factory, Path root, boolean share, LongSupplier clock, Runnable onChange) {
+    this.factory = factory;
+    this.root = root;
+    this.share = share;
+    this.clock = clock;
+    this.onChange = onChange;
+  }
+
+  /** The session for a slot: a shared one when the slot may share, else a new one. */
+  ModelSession obtain(SlotSpec spec) throws OrtException {
+    String key = spec.model() + "/" + spec.version().version();
+    if (share && spec.oneCore()) {
+      synchronized (shared) {
+        ModelSession existing = shared.get(key);
+        if (existing != null) {
+          existing.mounts().raiseBudget(spec.budgetBytes());
+          return existing;
+        }
+        ModelSession created = open(key, spec);
+        shared.put(key, created);
+        return created;
+      }
+    }
+    return open(key, spec);
+  }
+
+  private ModelSession open(String key, SlotSpec spec) throws OrtException {
+    SessionFactory.Opened session = factory.open(env, spec.version().modelFile(), spec.session());
+    WeightFileMounts mounts = new WeightFileMounts(root, spec.version().signature(), spec.budgetBytes(), clock, onChange);
+    synchronized (all) {
+      ModelSession s = new ModelSession(key + "#" + opened++, spec.version(), env, session, spec.session(), mounts);
+      all.add(s);
+      return s;
+    }
+  }
+
+  @Override
+  public void close() {
+    synchronized (all) {
+      all.forEach(ModelSession::close);
+      all.clear();
+    }
+    synchronized (shared) {
+      shared.clear();
+    }
+  }
+}

@@ -1,0 +1,488 @@
+package io.partita.worker.slot;
+
+import ai.onnxruntime.OrtException;
+import io.partita.avro.ErrorCode;
+import io.partita.avro.InferenceReply;
+import io.partita.avro.InferenceRequest;
+import io.partita.avro.MountStatus;
+import io.partita.avro.SlotStatus;
+import io.partita.avro.Tensor;
+import io.partita.worker.batch.BatchKey;
+import io.partita.worker.batch.BatchPolicy;
+import io.partita.worker.batch.Batcher;
+import io.partita.worker.batch.Pending;
+import io.partita.worker.metrics.WorkerMetrics;
+import io.partita.worker.serving.ModelSession;
+import io.partita.worker.serving.NotRunnableException;
+import io.partita.worker.serving.Replies;
+import io.partita.worker.serving.RequestCheck;
+import io.partita.worker.serving.WeightFileMounts;
+import io.partita.worker.serving.WeightFileRef;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * A slot: one partition (pinned CPUs, or a GPU) running one model version through one ONNX Runtime
+ * session, with its own queue and its own runner thread. Requests wait in the queue until the
+ * {@link Batcher} makes them due, then run as one batch with their weight file active, and each
+ * gets its own reply.
+ *
+ * <p>Guarantees: every job handed to {@link #enqueue} is answered exactly once (result,
+ * DEADLINE_EXCEEDED without running, NOT_READY/OVERLOADED when its weight file cannot be held,
+ * MODEL_ERROR), including the jobs still queued when the slot closes, which run first. A batch that
+ * fails is retried request by request, so one bad request does not fail the others. The runner
+ * thread opens the session after pinning itself to the partition, so ONNX Runtime's pool threads
+ * start on the partition's CPUs, then keeps the first CPU for itself (it runs one share of every
+ * batch).
+ */
+public final class Slot implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Slot.class);
+
+  public enum Health { STARTING, READY, DEGRADED, FAILED, STOPPED }
+
+  private final SlotSpec spec;
+  private final SessionRegistry sessions;
+  private final WorkerMetrics metrics;
+  private final LongSupplier clock;
+  private final Runnable onChange;
+  private final Batcher<Job> batcher;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition wake = lock.newCondition();
+  private final CountDownLatch started = new CountDownLatch(1);
+  private final AtomicLong answered = new AtomicLong();
+  private final AtomicLong solo = new AtomicLong();
+  private final Thread runner;
+  private final Map<String, SlotSpec.Instance> instances = new ConcurrentSkipListMap<>();
+  private boolean stopping; // guarded by lock
+  private volatile int queued;
+  private volatile int queuedRows;
+  private volatile int inFlight;
+  private volatile int inFlightRows;
+  private volatile ModelSession session;
+  private volatile boolean failed;
+  private volatile boolean stopped;
+  private volatile boolean pinned;
+  private volatile String message;
+
+  Slot(SlotSpec spec, BatchPolicy policy, SessionRegistry sessions, WorkerMetrics metrics, LongSupplier clock, Runnable onChange) {
+    this.spec = spec;
+    this.sessions = sessions;
+    this.metrics = metrics;
+    this.clock = clock;
+    this.onChange = onChange;
+    this.batcher = new Batcher<>(policy);
+    spec.instances().forEach(i -> instances.put(i.serviceModel(), i));
+    this.runner = new Thread(this::runnerMain, "partita-slot-" + spec.slot());
+    this.runner.setDaemon(true);
+    metrics.slot(spec.slot(), () -> queued, () -> inFlight, () -> {
+      ModelSession s = session;
+      return s == null ? 0 : s.mounts().evictions();
+    });
+  }
+
+  public SlotSpec spec() {
+    return spec;
+  }
+
+  void start() {
+    runner.start();
+  }
+
+  /** Waits until the session is open (or failed to open). */
+  boolean awaitStarted(Duration timeout) throws InterruptedException {
+    return started.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  public Health health() {
+    if (stopped) {
+      return Health.STOPPED;
+    }
+    if (failed) {
+      return Health.FAILED;
+    }
+    ModelSession s = session;
+    if (s == null) {
+      return Health.STARTING;
+    }
+    for (SlotSpec.Instance i : instances.values()) {
+      if (mountState(s, i.serviceModel()) == WeightFileMounts.State.NOT_READY) {
+        return Health.DEGRADED;
+      }
+    }
+    return Health.READY;
+  }
+
+  /** Whether this slot serves the service model (it was assigned or mounted here, and not unmounted). */
+  public boolean serves(String serviceModel) {
+    return instances.containsKey(serviceModel);
+  }
+
+  /** The service models this slot serves, by name. */
+  public List<SlotSpec.Instance> instances() {
+    return List.copyOf(instances.values());
+  }
+
+  /**
+   * The loading interface: adds a model instance to this running slot and mounts its weight file
+   * (checked as {@link WeightFileMounts#mount} says), without touching the base session.
+   *
+   * @return the mount: READY, or NOT_READY with the reason (the slot keeps serving the others)
+   * @throws IllegalStateException when the slot's session is not open
+   */
+  public WeightFileMounts.Mount mount(String serviceModel, String instanceId, WeightFileRef file) {
+    ModelSession s = session;
+    if (s == null || failed || stopped) {
+      throw new IllegalStateException("slot " + spec.name() + " is " + health().name().toLowerCase() + "; nothing can be mounted on it");
+    }
+    instances.put(serviceModel, new SlotSpec.Instance(serviceModel, instanceId, file));
+    return s.mounts().mount(serviceModel, instanceId, file);
+  }
+
+  /**
+   * Takes a model instance off this slot: its requests are no longer routed here. Whether its weight
+   * file is unmounted is for the caller to say, since slots sharing a session share its mounts.
+   */
+  boolean drop(String serviceModel) {
+    boolean had = instances.remove(serviceModel) != null;
+    onChange.run();
+    return had;
+  }
+
+  /** Whether requests can be queued here: the session is open and the slot not closing. */
+  public boolean running() {
+    return session != null && !failed && !stopped;
+  }
+
+  /** The mount of a service model on this slot, if the slot serves it and its session is open. */
+  public Optional<WeightFileMounts.Mount> mount(String serviceModel) {
+    ModelSession s = session;
+    return s == null || !serves(serviceModel) ? Optional.empty() : s.mounts().mount(serviceModel);
+  }
+
+  public String message() {
+    return message;
+  }
+
+  /** Rows queued or running: what the router balances on. */
+  public int load() {
+    return queuedRows + inFlightRows;
+  }
+
+  public int queued() {
+    return queued;
+  }
+
+  public ModelSession session() {
+    return session;
+  }
+
+  /** Queues a request that was checked against this slot's version; it will be answered exactly once. */
+  public void enqueue(Job job, RequestCheck.Batching batching) {
+    String layout = batching.layout() != null ? batching.layout() : "alone#" + solo.incrementAndGet();
+    BatchKey key = new BatchKey(job.request().getServiceModel(), spec.version().version(), layout);
+    lock.lock();
+    try {
+      if (!stopping && !stopped && !failed) {
+        batcher.add(new Pending<>(job, key, batching.rows(), job.arrivedAtMs(), job.deadlineMs()));
+        queued = batcher.size();
+        queuedRows = batcher.rows();
+        wake.signal();
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    answer(job, error(job.request(), ErrorCode.NOT_READY, "slot " + spec.slot() + " is stopping"));
+  }
+
+  private void runnerMain() {
+    MDC.put("slot", spec.slot());
+    try {
+      open();
+    } catch (Throwable e) {
+      failed = true;
+      message = "the session did not open: " + e.getMessage();
+      log.error("Slot {} failed to start", spec.name(), e);
+    } finally {
+      started.countDown();
+      onChange.run();
+    }
+    if (!failed) {
+      loop();
+    }
+    // Anything queued after a failure is still answered.
+    List<Pending<Job>> left;
+    lock.lock();
+    try {
+      left = batcher.drainAll();
+      queued = 0;
+      queuedRows = 0;
+    } finally {
+      lock.unlock();
+    }
+    for (Pending<Job> p : left) {
+      answer(p.item(), error(p.item().request(), ErrorCode.NOT_READY, "slot " + spec.slot() + " is not running: " + message));
+    }
+  }
+
+  private void open() throws OrtException {
+    List<Integer> cpus = spec.session().cpus();
+    boolean pinnedAll = !cpus.isEmpty() && Cpus.pinCurrentThread(cpus);
+    ModelSession s = sessions.obtain(spec);
+    for (SlotSpec.Instance i : instances.values()) {
+      WeightFileMounts.Mount m = s.mounts().mount(i.serviceModel(), i.instanceId(), i.file());
+      if (m.state() == WeightFileMounts.State.NOT_READY) {
+        log.warn("Service model {} is not ready on slot {}: {}", i.serviceModel(), spec.name(), m.reason());
+      }
+    }
+    if (pinnedAll && cpus.size() > 1) {
+      pinnedAll = Cpus.pinCurrentThread(List.of(cpus.get(0)));
+    }
+    pinned = pinnedAll;
+    if (!cpus.isEmpty() && !pinnedAll) {
+      log.warn("Slot {} could not pin its threads to CPUs {} (taskset missing or refused); running unpinned", spec.name(), cpus);
+    }
+    message = s.providerFallback();
+    session = s;
+    log.info("Slot {} runs {}/{} on {} ({}), serving {}", spec.name(), spec.model(), spec.version().version(), s.provider(),
+        cpus.isEmpty() ? (s.spec().cuda() ? "GPU " + s.spec().gpu() : "unpinned, threads " + s.spec().threads()) : "CPUs " + cpus,
+        List.copyOf(instances.keySet()));
+  }
+
+  private void loop() {
+    while (true) {
+      Batcher.Decision<Job> d;
+      lock.lock();
+      try {
+        while (true) {
+          long now = clock.getAsLong();
+          d = batcher.next(now, stopping);
+          if (!d.idle()) {
+            break;
+          }
+          if (stopping) {
+            return;
+          }
+          try {
+            if (d.wakeAtMs() == Long.MAX_VALUE) {
+              wake.await();
+            } else {
+              wake.await(Math.max(1, d.wakeAtMs() - now), TimeUnit.MILLISECONDS);
+            }
+          } catch (InterruptedException e) {
+            stopping = true; // finish what is queued, then leave
+          }
+        }
+        queued = batcher.size();
+        queuedRows = batcher.rows();
+        inFlight = d.batch().size();
+        inFlightRows = d.batch().stream().mapToInt(Pending::rows).sum();
+      } finally {
+        lock.unlock();
+      }
+      for (Pending<Job> p : d.expired()) {
+        answer(p.item(), error(p.item().request(), ErrorCode.DEADLINE_EXCEEDED, "the deadline passed before the request could run"));
+      }
+      if (!d.batch().isEmpty()) {
+        try {
+          run(d.batch());
+        } catch (Throwable e) {
+          // run() answers every job itself; this only keeps the runner alive after a bug
+          log.error("Slot {}: a batch failed unexpectedly", spec.name(), e);
+        }
+      }
+      inFlight = 0;
+      inFlightRows = 0;
+    }
+  }
+
+  private void run(List<Pending<Job>> batch) {
+    String serviceModel = batch.get(0).key().serviceModel();
+    long startNanos = System.nanoTime();
+    long startMs = clock.getAsLong();
+    List<InferenceRequest> requests = new ArrayList<>(batch.size());
+    int[] rows = new int[batch.size()];
+    for (int i = 0; i < batch.size(); i++) {
+      Job job = batch.get(i).item();
+      requests.add(job.request());
+      rows[i] = batch.get(i).rows();
+      metrics.queueWait(serviceModel, spec.slot(), startNanos - job.arrivedAtNanos());
+    }
+    WeightFileMounts.Lease lease;
+    try {
+      lease = session.mounts().acquire(serviceModel);
+    } catch (NotRunnableException e) {
+      for (Pending<Job> p : batch) {
+        answer(p.item(), error(p.item().request(), e.code(), e.getMessage()));
+      }
+      return;
+    }
+    try (lease) {
+      metrics.batch(serviceModel, spec.slot(), batch.size());
+      List<List<Tensor>> outputs;
+      long t0 = System.nanoTime();
+      try {
+        outputs = session.run(requests, rows, lease.adapter());
+      } catch (OrtException | RuntimeException e) {
+        if (batch.size() > 1) {
+          log.debug("Slot {}: a batch of {} failed ({}); running its requests one by one", spec.name(), batch.size(), e.getMessage());
+          for (int i = 0; i < batch.size(); i++) {
+            runAlone(batch.get(i), lease, startMs);
+          }
+        } else {
+          answer(batch.get(0).item(), error(requests.get(0), ErrorCode.MODEL_ERROR, "the model failed: " + e.getMessage()));
+        }
+        return;
+      }
+      long took = System.nanoTime() - t0;
+      metrics.inference(serviceModel, spec.slot(), took);
+      for (int i = 0; i < batch.size(); i++) {
+        answer(batch.get(i).item(), result(batch.get(i).item(), outputs.get(i), startMs, took));
+      }
+    }
+  }
+
+  private void runAlone(Pending<Job> pending, WeightFileMounts.Lease lease, long startMs) {
+    Job job = pending.item();
+    long t0 = System.nanoTime();
+    try {
+      List<List<Tensor>> out = session.run(List.of(job.request()), new int[] {pending.rows()}, lease.adapter());
+      long took = System.nanoTime() - t0;
+      metrics.inference(job.request().getServiceModel(), spec.slot(), took);
+      answer(job, result(job, out.get(0), startMs, took));
+    } catch (OrtException | RuntimeException e) {
+      answer(job, error(job.request(), ErrorCode.MODEL_ERROR, "the model failed: " + e.getMessage()));
+    }
+  }
+
+  private InferenceReply result(Job job, List<Tensor> outputs, long startMs, long tookNanos) {
+    return InferenceReply.newBuilder()
+        .setId(job.request().getId())
+        .setServiceModel(job.request().getServiceModel())
+        .setModelVersion(spec.version().version())
+        .setOutputs(outputs)
+        .setInstance(spec.name())
+        .setQueueMicros(Math.max(0, startMs - job.recordTimestampMs()) * 1000)
+        .setInferenceMicros(tookNanos / 1000)
+        .build();
+  }
+
+  private InferenceReply error(InferenceRequest request, ErrorCode code, String text) {
+    return Replies.error(request, spec.version().version(), code, text, spec.name());
+  }
+
+  private void answer(Job job, InferenceReply reply) {
+    answered.incrementAndGet();
+    try {
+      job.answer().accept(reply);
+    } catch (RuntimeException e) {
+      log.error("Slot {}: answering request {} failed", spec.name(), job.request().getId(), e);
+    }
+  }
+
+  /** The slot's status record at {@code nowMs}. */
+  public SlotStatus status(long nowMs) {
+    ModelSession s = session;
+    List<MountStatus> mounts = new ArrayList<>();
+    for (SlotSpec.Instance i : instances.values()) {
+      MountStatus.Builder m = MountStatus.newBuilder()
+          .setServiceModel(i.serviceModel())
+          .setInstanceId(i.instanceId())
+          .setWeightFile(i.file() == null ? null : i.file().path())
+          .setSha256(i.file() == null ? null : i.file().sha256());
+      Optional<WeightFileMounts.Mount> mount = s == null ? Optional.empty() : s.mounts().mount(i.serviceModel());
+      if (mount.isPresent()) {
+        m.setState(mount.get().state().name()).setReason(mount.get().reason())
+            .setBytes(mount.get().bytes()).setLastUsed(mount.get().lastUsedMs());
+      } else {
+        m.setState(WeightFileMounts.State.NOT_READY.name()).setReason(failed ? message : "the slot is " + health().name().toLowerCase());
+      }
+      mounts.add(m.build());
+    }
+    Health health = health();
+    String text = message;
+    if (health == Health.DEGRADED) {
+      long notReady = mounts.stream().filter(m -> m.getState().equals("NOT_READY")).count();
+      text = notReady + " of " + mounts.size() + " service models not ready" + (text == null ? "" : "; " + text);
+    }
+    return SlotStatus.newBuilder()
+        .setHost(spec.host())
+        .setSlot(spec.slot())
+        .setModel(spec.model())
+        .setVersion(spec.version().version())
+        .setPool(spec.pool())
+        .setProvider(s == null ? (spec.session().cuda() ? "CUDA" : "CPU") : s.provider())
+        .setProviderFallback(s == null ? null : s.providerFallback())
+        .setCpus(spec.session().cpus())
+        .setGpu(spec.session().gpu())
+        .setThreads(spec.session().threads())
+        .setPinned(pinned)
+        .setSession(s == null ? "" : s.id())
+        .setHealth(health.name())
+        .setMessage(text)
+        .setInFlight(inFlight)
+        .setQueueDepth(queued)
+        .setMaxBatch(spec.maxRows())
+        .setMemoryBudgetBytes(s == null ? spec.budgetBytes() : s.mounts().budgetBytes())
+        .setMountedBytes(s == null ? 0 : s.mounts().mountedBytes())
+        .setServiceModels(mounts)
+        .setAnswered(answered.get())
+        .setTimestamp(nowMs)
+        .build();
+  }
+
+  private static WeightFileMounts.State mountState(ModelSession s, String serviceModel) {
+    return s.mounts().mount(serviceModel).map(WeightFileMounts.Mount::state).orElse(WeightFileMounts.State.NOT_READY);
+  }
+
+  /** Stops taking requests; the runner runs everything still queued, then ends. */
+  void requestStop() {
+    lock.lock();
+    try {
+      stopping = true;
+      wake.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Waits (until {@code deadlineNanos} on the monotonic clock) for the runner to finish what was
+   * queued. The session is closed by the registry, once every slot using it stopped.
+   */
+  void awaitStopped(long deadlineNanos) {
+    try {
+      runner.join(Math.max(1, (deadlineNanos - System.nanoTime()) / 1_000_000));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (runner.isAlive()) {
+      log.warn("Slot {} did not finish its queue in time", spec.name());
+    }
+    stopped = true;
+    onChange.run();
+  }
+
+  boolean runnerAlive() {
+    return runner.isAlive();
+  }
+
+  @Override
+  public void close() {
+    requestStop();
+    awaitStopped(System.nanoTime() + Duration.ofSeconds(10).toNanos());
+  }
+}

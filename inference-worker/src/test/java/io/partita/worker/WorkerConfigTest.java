@@ -1,0 +1,46 @@
+package io.partita.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.partita.common.config.ConfigException;
+import io.partita.common.config.Settings;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class WorkerConfigTest {
+  private static WorkerConfig config(Map<String, String> extra) {
+    Map<String, String> values = new HashMap<>(Map.of("kafka.bootstrap.servers", "localhost:9092", "model.repo", "/models"));
+    values.putAll(extra);
+    return WorkerConfig.from(Settings.of(values));
+  }
+
+  @Test
+  void shouldKeepTheFirstCutBehaviourByDefault() {
+    WorkerConfig c = config(Map.of());
+    assertThat(c.slots().partitions()).isEmpty();
+    assertThat(c.slots().assignmentFile()).isNull();
+    assertThat(c.intraOpThreads()).isZero();
+    assertThat(c.operation().metricsPort()).as("no endpoint unless asked").isZero();
+    assertThat(c.batching().maxBatch()).isEqualTo(32);
+    assertThat(c.batching().maxDelayMs()).isEqualTo(2);
+  }
+
+  @Test
+  void shouldReadPartitionSizes() {
+    assertThat(config(Map.of("worker.partitions", "1, 1,2")).slots().partitions()).containsExactly(1, 1, 2);
+  }
+
+  @Test
+  void shouldNameTheSettingAtFault() {
+    assertThatThrownBy(() -> config(Map.of("worker.partitions", "1,x")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("worker.partitions=1,x").hasMessageContaining("'x'");
+    assertThatThrownBy(() -> config(Map.of("worker.partitions", "0")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("'0' is not a partition size");
+    assertThatThrownBy(() -> config(Map.of("worker.partitions", "1", "worker.assignments", "/slots.json")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("use one");
+    assertThatThrownBy(() -> config(Map.of("worker.batch.max", "0")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("worker.batch.max");
+  }
+}

@@ -1,0 +1,153 @@
+package io.partita.worker.batch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class BatcherTest {
+  private static final BatchKey A = new BatchKey("demo-a", "1", "input:FP32:[8]");
+  private static final BatchKey B = new BatchKey("demo-b", "1", "input:FP32:[8]");
+  private static final BatchKey A_V2 = new BatchKey("demo-a", "2", "input:FP32:[8]");
+
+  private static Pending<String> p(String id, BatchKey key, int rows, long at) {
+    return new Pending<>(id, key, rows, at, Pending.NO_DEADLINE);
+  }
+
+  private static List<String> ids(List<Pending<String>> ps) {
+    return ps.stream().map(Pending::item).toList();
+  }
+
+  @Test
+  void shouldWaitForTheQueueDelayThenRunALoneRequest() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(32, 5));
+    batcher.add(p("lone", A, 1, 100));
+
+    Batcher.Decision<String> early = batcher.next(100, false);
+    assertThat(early.batch()).isEmpty();
+    assertThat(early.wakeAtMs()).isEqualTo(105);
+    assertThat(batcher.next(104, false).batch()).isEmpty();
+
+    Batcher.Decision<String> due = batcher.next(105, false);
+    assertThat(ids(due.batch())).containsExactly("lone");
+    assertThat(batcher.isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldRunAtOnceWithZeroDelay() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(32, 0));
+    batcher.add(p("r1", A, 1, 100));
+    batcher.add(p("r2", A, 1, 100));
+    assertThat(ids(batcher.next(100, false).batch())).containsExactly("r1", "r2");
+  }
+
+  @ParameterizedTest(name = "{0} requests of {1} rows, max {2} rows: batches of {3} requests")
+  @CsvSource({
+      "10, 3, 8, 2",
+      "10, 1, 4, 4",
+      "5, 4, 4, 1",
+      "3, 9, 8, 1", // a request over the limit runs alone
+      "7, 2, 64, 7"})
+  void shouldNeverExceedTheMaximumBatch(int count, int rows, int maxRows, int perBatch) {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(maxRows, 1_000));
+    for (int i = 0; i < count; i++) {
+      batcher.add(p("r" + i, A, rows, 0));
+    }
+    List<List<String>> batches = new ArrayList<>();
+    long now = 0;
+    while (!batcher.isEmpty()) {
+      Batcher.Decision<String> d = batcher.next(now, false);
+      if (d.batch().isEmpty()) {
+        now = d.wakeAtMs();
+        continue;
+      }
+      int batchRows = d.batch().stream().mapToInt(Pending::rows).sum();
+      assertThat(batchRows <= maxRows || d.batch().size() == 1).as("batch of %d rows", batchRows).isTrue();
+      batches.add(ids(d.batch()));
+    }
+    assertThat(batches.get(0)).hasSize(perBatch);
+    assertThat(batches.stream().mapToInt(List::size).sum()).isEqualTo(count);
+    assertThat(batches.stream().flatMap(List::stream)).containsExactlyElementsOf(
+        java.util.stream.IntStream.range(0, count).mapToObj(i -> "r" + i).toList());
+  }
+
+  @Test
+  void shouldRunAFullBatchWithoutWaitingForTheDelay() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(4, 1_000));
+    for (int i = 0; i < 5; i++) {
+      batcher.add(p("r" + i, A, 1, 0));
+    }
+    assertThat(ids(batcher.next(0, false).batch())).containsExactly("r0", "r1", "r2", "r3");
+    // the one left over waits for company until its delay is up
+    Batcher.Decision<String> rest = batcher.next(0, false);
+    assertThat(rest.batch()).isEmpty();
+    assertThat(rest.wakeAtMs()).isEqualTo(1_000);
+  }
+
+  @Test
+  void shouldNeverMixServiceModelsOrVersionsInABatch() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(64, 0));
+    BatchKey[] keys = {A, B, A_V2};
+    for (int i = 0; i < 30; i++) {
+      batcher.add(p("r" + i, keys[i % 3], 1, i));
+    }
+    List<BatchKey> order = new ArrayList<>();
+    while (!batcher.isEmpty()) {
+      List<Pending<String>> batch = batcher.next(100, false).batch();
+      assertThat(batch).extracting(Pending::key).containsOnly(batch.get(0).key());
+      assertThat(batch).hasSize(10);
+      order.add(batch.get(0).key());
+    }
+    assertThat(order).containsExactly(A, B, A_V2); // oldest first
+  }
+
+  @Test
+  void shouldRunTheDueBatchOfTheOldestRequestFirst() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(2, 10));
+    batcher.add(p("a1", A, 1, 0));
+    batcher.add(p("b1", B, 1, 1));
+    batcher.add(p("b2", B, 1, 2)); // B is full, A is not due yet
+    assertThat(ids(batcher.next(3, false).batch())).containsExactly("b1", "b2");
+    assertThat(batcher.next(3, false).wakeAtMs()).isEqualTo(10);
+    assertThat(ids(batcher.next(10, false).batch())).containsExactly("a1");
+  }
+
+  @Test
+  void shouldTakeOutExpiredRequestsWithoutRunningThem() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(8, 50));
+    batcher.add(new Pending<>("late", A, 1, 0, 20));
+    batcher.add(new Pending<>("fine", A, 1, 0, 1_000));
+
+    Batcher.Decision<String> waiting = batcher.next(10, false);
+    assertThat(waiting.idle()).isTrue();
+    assertThat(waiting.wakeAtMs()).as("wakes when the first deadline passes").isEqualTo(21);
+
+    Batcher.Decision<String> d = batcher.next(21, false);
+    assertThat(ids(d.expired())).containsExactly("late");
+    assertThat(d.batch()).isEmpty();
+    assertThat(ids(batcher.next(50, false).batch())).containsExactly("fine");
+  }
+
+  @Test
+  void shouldRunEverythingQueuedWhenFlushing() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(8, 60_000));
+    batcher.add(p("a", A, 1, 0));
+    batcher.add(p("b", B, 1, 0));
+    assertThat(ids(batcher.next(1, true).batch())).containsExactly("a");
+    assertThat(ids(batcher.next(1, true).batch())).containsExactly("b");
+    assertThat(batcher.next(1, true).wakeAtMs()).isEqualTo(Long.MAX_VALUE);
+  }
+
+  @Test
+  void shouldKeepTwoEqualRequestsApart() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(1, 0));
+    batcher.add(p("same", A, 1, 0));
+    batcher.add(p("same", A, 1, 0));
+    assertThat(batcher.next(0, false).batch()).hasSize(1);
+    assertThat(batcher.size()).isEqualTo(1);
+    assertThat(batcher.rows()).isEqualTo(1);
+  }
+}

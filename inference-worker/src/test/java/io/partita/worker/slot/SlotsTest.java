@@ -1,0 +1,240 @@
+package io.partita.worker.slot;
+
+import static io.partita.worker.WorkerFixtures.request;
+import static io.partita.worker.WorkerFixtures.toRows;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.partita.avro.ErrorCode;
+import io.partita.avro.InferenceReply;
+import io.partita.avro.InferenceRequest;
+import io.partita.avro.SlotAssignment;
+import io.partita.avro.SlotStatus;
+import io.partita.models.demo.DemoMlp;
+import io.partita.models.repo.RepositoryIndex;
+import io.partita.worker.WorkerFixtures;
+import io.partita.worker.metrics.WorkerMetrics;
+import io.partita.worker.serving.SessionFactory;
+import io.partita.worker.serving.WeightFileMounts;
+import io.partita.worker.serving.WeightFileRef;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Slots and their router over real ONNX Runtime, without Kafka: jobs in, replies out. */
+class SlotsTest {
+  private static final Assignments.Defaults DEFAULTS = new Assignments.Defaults("host-1", 1, 32, 0);
+
+  @TempDir Path repo;
+  @TempDir Path dir;
+  private RepositoryIndex index;
+  private SimpleMeterRegistry registry;
+  private Slots slots;
+  private final Map<String, InferenceReply> replies = new ConcurrentHashMap<>();
+  private final Map<String, Integer> answers = new ConcurrentHashMap<>();
+
+  @BeforeEach
+  void setUp() throws Exception {
+    index = WorkerFixtures.demoRepository(repo);
+    registry = new SimpleMeterRegistry();
+  }
+
+  @AfterEach
+  void tearDown() {
+    if (slots != null) {
+      slots.close();
+    }
+  }
+
+  private Slots start(List<SlotAssignment> assignments, long delayMs, boolean share) throws Exception {
+    List<SlotSpec> specs = Assignments.resolve(assignments, index, DEFAULTS, Cpus.usable(), "test");
+    slots = new Slots(index, specs, new Slots.Settings(delayMs, share), new SessionFactory(), new WorkerMetrics(registry),
+        System::currentTimeMillis, () -> { });
+    slots.start(Duration.ofMinutes(1));
+    return slots;
+  }
+
+  private Slots startDefault(long delayMs) throws Exception {
+    return start(Assignments.fromSettings(index, DEFAULTS, List.of(), -1, Cpus.usable()), delayMs, true);
+  }
+
+  private void submit(InferenceRequest request, long deadline) {
+    long now = System.currentTimeMillis();
+    slots.submit(new Job(request, now, now, System.nanoTime(), deadline, reply -> {
+      replies.put(reply.getId(), reply);
+      answers.merge(reply.getId(), 1, Integer::sum);
+    }));
+  }
+
+  private void awaitReplies(int count) {
+    await().atMost(Duration.ofSeconds(30)).until(() -> replies.size() >= count);
+  }
+
+  @Test
+  void shouldAnswerInterleavedServiceModelsEachWithItsOwnAdapterInBatchesOfOneWeightFile() throws Exception {
+    startDefault(300); // long enough that the interleaved requests queue up together
+    Map<String, float[][]> inputs = new ConcurrentHashMap<>();
+    for (int i = 0; i < 40; i++) {
+      String model = DemoMlp.SERVICE_MODELS.get(i % DemoMlp.SERVICE_MODELS.size());
+      float[][] x = DemoMlp.sampleInput(1 + i % 3, i);
+      inputs.put("r" + i, x);
+      submit(request("r" + i, model, "1", x), Long.MAX_VALUE);
+    }
+    awaitReplies(40);
+    for (int i = 0; i < 40; i++) {
+      InferenceReply reply = replies.get("r" + i);
+      assertThat(reply.getError()).as("r%d", i).isNull();
+      float[][] expected = DemoMlp.reference(inputs.get("r" + i), DemoMlp.adapterForServiceModel(reply.getServiceModel()).orElse(null), "1");
+      float[][] actual = toRows(reply.getOutputs().get(0));
+      assertThat(actual.length).isEqualTo(expected.length);
+      for (int r = 0; r < expected.length; r++) {
+        for (int c = 0; c < expected[r].length; c++) {
+          assertThat(actual[r][c]).as("r%d %s [%d][%d]", i, reply.getServiceModel(), r, c).isCloseTo(expected[r][c], within(1e-4f));
+        }
+      }
+    }
+    // Batching happened, and every batch was tagged with one service model (hence one weight file).
+    List<DistributionSummary> batches = new ArrayList<>(registry.find(WorkerMetrics.BATCH_SIZE).summaries());
+    assertThat(batches).extracting(s -> s.getId().getTag(WorkerMetrics.TAG_SERVICE_MODEL))
+        .containsExactlyInAnyOrderElementsOf(DemoMlp.SERVICE_MODELS);
+    assertThat(batches.stream().mapToDouble(DistributionSummary::totalAmount).sum()).isEqualTo(40);
+    assertThat(batches.stream().mapToDouble(DistributionSummary::max).max().orElse(0)).isGreaterThan(1);
+    assertThat(answers.values()).containsOnly(1);
+  }
+
+  @Test
+  void shouldAnswerDeadlineExceededWithoutRunningARequestThatExpiresInTheQueue() throws Exception {
+    startDefault(60_000); // nothing runs before the deadline passes
+    submit(request("late", "demo-a", "1", DemoMlp.sampleInput(1, 1)), System.currentTimeMillis() + 50);
+    awaitReplies(1);
+    assertThat(replies.get("late").getError().getCode()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+    assertThat(registry.find(WorkerMetrics.INFERENCE).timers()).as("nothing ran").isEmpty();
+  }
+
+  @Test
+  void shouldRunWhatIsQueuedWhenStopping() throws Exception {
+    startDefault(60_000);
+    for (int i = 0; i < 5; i++) {
+      submit(request("q" + i, "demo-b", null, DemoMlp.sampleInput(1, i)), Long.MAX_VALUE);
+    }
+    slots.stop(Duration.ofSeconds(30));
+    assertThat(replies).hasSize(5);
+    assertThat(replies.values()).allMatch(r -> r.getError() == null && r.getModelVersion().equals("2"));
+  }
+
+  @Test
+  void shouldRefuseBadInputUnknownVersionsAndVersionsWithoutASlot() throws Exception {
+    SlotAssignment onlyV1 = SlotAssignment.newBuilder().setHost("host-1").setSlot("s").setModel(DemoMlp.MODEL_NAME).setVersion("1")
+        .setPool("cpu").setServiceModels(Assignments.read(writeList("[{\"slot\":\"s\",\"model\":\"demo-mlp\",\"version\":\"1\"}]"),
+            index, "host-1").get(0).getServiceModels()).build();
+    start(List.of(onlyV1), 0, true);
+    submit(request("bad", "demo", new float[][] {{1f, 2f}}), Long.MAX_VALUE);
+    submit(request("v9", "demo", "9", DemoMlp.sampleInput(1, 1)), Long.MAX_VALUE);
+    submit(request("v2", "demo", "2", DemoMlp.sampleInput(1, 1)), Long.MAX_VALUE);
+    submit(request("newest", "demo", null, DemoMlp.sampleInput(1, 1)), Long.MAX_VALUE);
+    awaitReplies(4);
+    assertThat(replies.get("bad").getError().getCode()).isEqualTo(ErrorCode.BAD_INPUT);
+    assertThat(replies.get("bad").getError().getMessage()).contains("input 'input'.shape[1]");
+    assertThat(replies.get("v9").getError().getCode()).isEqualTo(ErrorCode.NOT_FOUND);
+    assertThat(replies.get("v2").getError().getCode()).isEqualTo(ErrorCode.NOT_READY);
+    assertThat(replies.get("v2").getError().getMessage()).contains("no slot on this worker");
+    assertThat(replies.get("newest").getModelVersion()).as("the newest version with a slot here").isEqualTo("1");
+  }
+
+  @Test
+  void shouldShareOneSessionBetweenOneCoreSlotsOfAVersionWhenAsked() throws Exception {
+    List<Integer> usable = Cpus.usable();
+    List<Integer> sizes = usable.size() >= 2 ? List.of(1, 1) : List.of(1);
+    List<SlotAssignment> assignments = Assignments.fromSettings(index, DEFAULTS, sizes, -1, usable);
+
+    Function<Slots, Map<String, String>> sessionBySlot = s -> {
+      Map<String, String> out = new java.util.TreeMap<>();
+      s.statuses().forEach(st -> out.put(st.getSlot(), st.getSession()));
+      return out;
+    };
+    Map<String, String> shared = sessionBySlot.apply(start(assignments, 0, true));
+    for (int i = 0; i < 20; i++) {
+      submit(request("s" + i, DemoMlp.SERVICE_MODELS.get(i % 4), i % 2 == 0 ? "1" : "2", DemoMlp.sampleInput(2, i)), Long.MAX_VALUE);
+    }
+    awaitReplies(20);
+    assertThat(replies.values()).allMatch(r -> r.getError() == null);
+    for (SlotStatus status : slots.statuses()) {
+      assertThat(status.getCpus()).hasSize(1);
+      assertThat(status.getHealth()).isEqualTo("READY");
+    }
+    slots.close();
+    Map<String, String> separate = sessionBySlot.apply(start(assignments, 0, false));
+
+    assertThat(shared.values().stream().distinct()).hasSize(2); // one per version
+    assertThat(separate.values().stream().distinct()).hasSize(separate.size()); // one per slot
+  }
+
+  @Test
+  void shouldKeepServingTheOthersWhenAWeightFileFailsToMount() throws Exception {
+    Path file = writeList("""
+        [{"slot": "s", "model": "demo-mlp", "version": "1", "serviceModels": ["demo", "demo-a",
+          {"serviceModel": "demo-b", "weightFile": {"path": "demo-mlp/adapters/b.onnx_adapter", "sha256": "%s"}}]}]
+        """.formatted("0".repeat(64)));
+    start(Assignments.read(file, index, "host-1"), 0, true);
+    submit(request("a", "demo-a", null, DemoMlp.sampleInput(1, 1)), Long.MAX_VALUE);
+    submit(request("b", "demo-b", null, DemoMlp.sampleInput(1, 1)), Long.MAX_VALUE);
+    awaitReplies(2);
+    assertThat(replies.get("a").getError()).isNull();
+    assertThat(replies.get("b").getError().getCode()).isEqualTo(ErrorCode.NOT_READY);
+    assertThat(replies.get("b").getError().getMessage()).contains("sha256");
+
+    SlotStatus status = slots.statuses().get(0);
+    assertThat(status.getHealth()).isEqualTo("DEGRADED");
+    assertThat(status.getServiceModels()).filteredOn(m -> m.getServiceModel().equals("demo-b"))
+        .singleElement().satisfies(m -> {
+          assertThat(m.getState()).isEqualTo("NOT_READY");
+          assertThat(m.getReason()).contains("sha256");
+        });
+    assertThat(status.getServiceModels()).filteredOn(m -> m.getServiceModel().equals("demo-a"))
+        .singleElement().satisfies(m -> assertThat(m.getState()).isEqualTo("READY"));
+  }
+
+  @Test
+  void shouldMountAndUnmountAServiceModelOnARunningSlotWithoutReloadingTheBase() throws Exception {
+    start(Assignments.read(writeList("[{\"slot\": \"s\", \"model\": \"demo-mlp\", \"version\": \"1\", \"serviceModels\": [\"demo\"]}]"),
+        index, "host-1"), 0, true);
+    Slot slot = slots.slot("s").orElseThrow();
+    var session = slot.session();
+    String path = io.partita.models.demo.DemoRepository.adapterPath("c");
+    WeightFileMounts.Mount mount = slots.mount("s", "legal", "legal#1",
+        new WeightFileRef(path, io.partita.models.repo.Sha256.of(repo.resolve(path))));
+    assertThat(mount.state()).isEqualTo(WeightFileMounts.State.READY);
+    assertThat(slot.session()).as("the base session is not reopened").isSameAs(session);
+
+    float[][] x = DemoMlp.sampleInput(2, 5);
+    submit(request("legal-1", "legal", null, x), Long.MAX_VALUE);
+    awaitReplies(1);
+    float[][] expected = DemoMlp.reference(x, DemoMlp.adapter("c"), "1");
+    assertThat(toRows(replies.get("legal-1").getOutputs().get(0))[1][3]).isCloseTo(expected[1][3], within(1e-4f));
+    assertThat(slots.statuses().get(0).getServiceModels()).extracting(m -> m.getServiceModel() + "=" + m.getState())
+        .containsExactly("demo=READY", "legal=READY");
+
+    assertThat(slots.unmount("s", "legal")).isTrue();
+    assertThat(session.mounts().mount("legal")).isEmpty();
+    submit(request("legal-2", "legal", null, x), Long.MAX_VALUE);
+    awaitReplies(2);
+    assertThat(replies.get("legal-2").getError().getCode()).isEqualTo(ErrorCode.NOT_FOUND);
+  }
+
+  private Path writeList(String json) throws Exception {
+    Path file = dir.resolve("slots-" + System.nanoTime() + ".json");
+    java.nio.file.Files.writeString(file, json);
+    return file;
+  }
+}
