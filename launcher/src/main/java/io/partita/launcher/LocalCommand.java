@@ -3,6 +3,9 @@ package io.partita.launcher;
 import io.partita.common.config.Settings;
 import io.partita.gateway.Gateway;
 import io.partita.gateway.GatewayConfig;
+import io.partita.gateway.routing.Routing;
+import io.partita.planner.PlannerConfig;
+import io.partita.planner.PlannerService;
 import io.partita.models.demo.DemoRepository;
 import io.partita.models.repo.ModelRepository;
 import io.partita.profiler.ProfilerConfig;
@@ -22,8 +25,9 @@ import picocli.CommandLine.Option;
 
 /**
  * The embedded default: a real KRaft broker in this JVM (unless {@code --bootstrap} names a
- * cluster), the demo model repository (unless {@code --model-repo} names one), an inference worker
- * and the gateway, all in one process. Ctrl-C stops everything; a second start reuses the data.
+ * cluster), the demo model repository (unless {@code --model-repo} names one), the planner (with
+ * the repository's catalog published), an inference worker, the gateway and the profiler, all in
+ * one process. Ctrl-C stops everything; a second start reuses the data.
  */
 @Command(name = "local", mixinStandardHelpOptions = true,
     description = "Run Partita end to end in one process: embedded Kafka, demo models, worker and gateway.")
@@ -52,6 +56,23 @@ final class LocalCommand implements Callable<Integer> {
 
   @Option(names = "--profile-budget-ms", defaultValue = "100", description = "Time budget per measured point when profiling at start (default: ${DEFAULT-VALUE}).")
   long profileBudgetMs;
+
+  /**
+   * The routing of {@code partita local} unless {@code --set gateway.routing=...} says otherwise:
+   * {@code any}, because the worker does not follow {@code plan.assignments} yet (issue 6): it
+   * reports its slots as {@code <host>/<model>-<version>} with instance ids
+   * {@code <host>/<slot>/<service model>}, while the plan assigns {@code <host>/cpu-<n>} with
+   * {@code <service model>#<n>}, so no route ever has a ready instance and {@code plan} would answer
+   * every call 503. Switch to {@code plan} once the worker reports the planned slots and its
+   * {@code requestPartitions}.
+   */
+  static final Routing.Mode LOCAL_ROUTING = Routing.Mode.ANY;
+
+  static String routingLine(Routing.Mode mode) {
+    return mode == Routing.Mode.PLAN
+        ? "follows the plan (gateway.routing=plan): only to ready instances in partita.plan.routes, least loaded first"
+        : "does not follow the plan (gateway.routing=any): requests go to the request topics, any worker in the group serves them";
+  }
 
   @Override
   public Integer call() throws Exception {
@@ -84,11 +105,22 @@ final class LocalCommand implements Callable<Integer> {
     flags.put("worker.threads", Integer.toString(threads));
     flags.put("gateway.id", "local");
     flags.put("host.id", WorkerConfig.defaultHostId());
-    Settings settings = common.settings(Map.of(), flags);
+    // One broker: the planner's changelogs and the topics it creates have one replica.
+    flags.put("planner.state.dir", dataDir.resolve("planner").toAbsolutePath().toString());
+    flags.put("planner.replication.factor", "1");
+    flags.put("topics.replication", "1");
+    Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting()), flags);
     Services.logSettings("local", settings);
     try {
+      // The planner and the catalog come before the profiler: a timing event for a model version
+      // that is not in the catalog yet is dead-lettered.
+      PlannerConfig plannerConfig = PlannerConfig.from(settings);
+      services.start(new PlannerService(plannerConfig));
+      int published = PlannerCommand.publishCatalog(plannerConfig, repo, plannerConfig.codecs());
+      log.info("Published the catalog of {} ({} records) for the planner", repo, published);
       services.start(new InferenceWorker(WorkerConfig.from(settings)));
-      Gateway gateway = services.start(new Gateway(GatewayConfig.from(settings)));
+      GatewayConfig gatewayConfig = GatewayConfig.from(settings);
+      Gateway gateway = services.start(new Gateway(gatewayConfig));
       if (!noProfile) {
         // Profile what is served, with a short budget, so the planner has measurements to plan
         // from. It runs in the background on the same cores as the worker, so early requests may
@@ -109,10 +141,12 @@ final class LocalCommand implements Callable<Integer> {
               + "  Kafka bootstrap:  %s%n"
               + "  HTTP (OIP v2):    http://localhost:%d/v2%n"
               + "  Model repository: %s%n"
+              + "  Planner:          running (%s.plan.*)%n"
+              + "  Routing:          %s%n"
               + "Try:%n"
               + "  curl -s localhost:%d/v2/models/demo-a/infer -d '{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}'%n"
               + "Stop with Ctrl-C.%n%n",
-          bootstrap, gateway.port(), repo, gateway.port());
+          bootstrap, gateway.port(), repo, plannerConfig.topicPrefix(), routingLine(gatewayConfig.routing()), gateway.port());
     } catch (Exception e) {
       services.close();
       throw e;
