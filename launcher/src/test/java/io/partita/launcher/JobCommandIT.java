@@ -37,6 +37,7 @@ class JobCommandIT {
         "topic.prefix", topics.prefix(),
         "model.repo", repo.toString(),
         "http.port", "0",
+        "gateway.routing", "any",
         "worker.threads", "1"));
     StringBuilder lines = new StringBuilder();
     for (float[] row : DemoMlp.sampleInput(20, 4)) {

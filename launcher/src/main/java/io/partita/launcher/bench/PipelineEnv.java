@@ -44,6 +44,7 @@ final class PipelineEnv implements AutoCloseable {
     values.put("http.port", "0");
     values.put("worker.threads", Integer.toString(threads));
     values.put("gateway.id", "bench");
+    values.put("gateway.routing", "any"); // no planner here: requests go straight to the worker group
     values.putAll(workerSettings);
     Settings settings = Settings.of(values);
     worker = new InferenceWorker(WorkerConfig.from(settings));
