@@ -40,7 +40,11 @@ public final class PlannerService implements Service {
 
   @Override
   public void start() throws Exception {
-    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers()))) {
+    // The admin client needs the same security settings as the Streams clients (kafka.*).
+    java.util.Properties adminProps = new java.util.Properties();
+    adminProps.putAll(config.kafka());
+    adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+    try (Admin admin = Admin.create(adminProps)) {
       TopicAdmin.ensure(admin, config.topics().infrastructure(), config.topicReplication());
     }
     streams = new KafkaStreams(PlannerTopology.build(config.plan(), config.codecs(), config.debounce()), config.streamsProperties());
