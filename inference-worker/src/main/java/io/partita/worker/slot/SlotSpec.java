@@ -47,10 +47,6 @@ public record SlotSpec(String host, String slot, VersionEntry version, String po
     return host + "/" + slot;
   }
 
-  public boolean serves(String serviceModel) {
-    return instances.stream().anyMatch(i -> i.serviceModel().equals(serviceModel));
-  }
-
   /** A one-core CPU partition: its session may be shared with other such slots of the same version. */
   public boolean oneCore() {
     return !session.cuda() && session.cpus().size() == 1;
