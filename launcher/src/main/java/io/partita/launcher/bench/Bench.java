@@ -62,6 +62,7 @@ public final class Bench {
     pipeline(models);
     plannerReality();
     adapters();
+    adaptersThroughPipeline();
     planningSpeed();
     kafkaCeiling();
     report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the whole run");
@@ -142,8 +143,13 @@ public final class Bench {
   }
 
   // 1. The pipeline against the engine.
+  private static final Map<String, String> BATCHING_OFF = Map.of("worker.batch.max", "1");
+  private static final Map<String, String> BATCHING_ON = Map.of("worker.batch.max", "8", "worker.batch.delay.ms", "2");
+
   private void pipeline(List<BenchModel> models) throws Exception {
     List<List<String>> rows = new ArrayList<>();
+    List<List<String>> kept = new ArrayList<>();
+    int top = concurrencies().get(concurrencies().size() - 1);
     for (BenchModel model : models) {
       Map<Integer, LoadRunner.Result> engine = new HashMap<>();
       for (int c : concurrencies()) {
@@ -153,34 +159,51 @@ public final class Bench {
       }
       LoadRunner.Result batched = EngineBench.run(model, 0, 1, 8, warmup(), measured());
       double engineGain = batched.throughput() / engine.get(1).throughput();
-      rows.add(row(model.name(), "(a) engine, batch of 8 per call", "client-side", 1, batched.throughput(), ms(batched, false), ms(batched, true),
+      rows.add(row(model.name(), "(a) engine, batch of 8 per call", "8 per call", 1, batched.throughput(), ms(batched, false), ms(batched, true),
           Report.fmt(engineGain) + "x batch-1"));
-      Path dir = Files.createTempDirectory(workDir, "pipeline");
-      try (PipelineEnv env = new PipelineEnv(dir, List.of(model), Map.of(), 0);
-           PartitaClient client = env.client()) {
-        for (int c : concurrencies()) {
-          LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, model, i));
-          rows.add(row(model.name(), "(b) Kafka, Java client -> worker", "off", c, r.throughput(), ms(r, false), ms(r, true),
-              Report.fmt(r.throughput() / engine.get(c).throughput())));
-        }
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        for (int c : concurrencies()) {
-          LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, model, i));
-          rows.add(row(model.name(), "(c) HTTP -> gateway -> Kafka -> worker", "off", c, r.throughput(), ms(r, false), ms(r, true),
-              Report.fmt(r.throughput() / engine.get(c).throughput())));
+      Map<String, Double> kafkaAtTop = new HashMap<>();
+      for (Map.Entry<String, Map<String, String>> mode : List.of(Map.entry("off", BATCHING_OFF), Map.entry("dynamic, up to 8", BATCHING_ON))) {
+        Path dir = Files.createTempDirectory(workDir, "pipeline");
+        try (PipelineEnv env = new PipelineEnv(dir, List.of(model), mode.getValue(), 0);
+             PartitaClient client = env.client()) {
+          for (int c : concurrencies()) {
+            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, model, i));
+            rows.add(row(model.name(), "(b) Kafka, Java client -> worker", mode.getKey(), c, r.throughput(), ms(r, false), ms(r, true),
+                Report.fmt(r.throughput() / engine.get(c).throughput())));
+            if (c == top) {
+              kafkaAtTop.put(mode.getKey(), r.throughput());
+            }
+          }
+          HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+          for (int c : concurrencies()) {
+            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, model, i));
+            rows.add(row(model.name(), "(c) HTTP -> gateway -> Kafka -> worker", mode.getKey(), c, r.throughput(), ms(r, false), ms(r, true),
+                Report.fmt(r.throughput() / engine.get(c).throughput())));
+          }
         }
       }
+      double pipelineGain = kafkaAtTop.get("dynamic, up to 8") / kafkaAtTop.get("off");
+      kept.add(row(model.name(), engineGain, pipelineGain, Report.fmt(engineGain > 1 ? (pipelineGain - 1) / (engineGain - 1) : Double.NaN)));
     }
     report.add(new Report.Table("1. Pipeline against the engine",
-        "Throughput in items per second and latency per call, the same model on the same cores (ONNX Runtime using all cores). "
-            + "The last column is the pipeline's throughput over the engine's at the same concurrency, or the engine's own batching gain.",
+        "Throughput in items per second and latency per call, the same model on the same cores (ONNX Runtime using all cores), "
+            + "batch-1 requests from a closed loop of client threads. The last column is the path's throughput over the engine's "
+            + "at the same concurrency (for the engine's batch-8 row: its gain over batch-1 calls).",
         List.of("model", "path", "batching", "concurrency", "items/s", "p50 ms", "p99 ms", "vs engine"), rows, self));
+    report.add(new Report.Table("1b. Share of the engine's batching gain the pipeline keeps",
+        "Engine gain: batch-8 calls over batch-1 calls in-process. Pipeline gain: Kafka path with dynamic batching (up to 8, "
+            + "2 ms delay) over the same path with batching off, at concurrency " + top + ". Share kept = (pipeline gain - 1) / (engine gain - 1).",
+        List.of("model", "engine gain", "pipeline gain", "share kept"), kept, self));
   }
 
   private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, int i) {
+    return kafkaCall(client, model, model.name(), i);
+  }
+
+  private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, String serviceModel, int i) {
     List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(1, i));
     return () -> {
-      io.partita.avro.InferenceReply reply = client.infer(model.name(), inputs).get(60, TimeUnit.SECONDS);
+      io.partita.avro.InferenceReply reply = client.infer(serviceModel, inputs).get(60, TimeUnit.SECONDS);
       if (reply.getError() != null) {
         throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
       }
@@ -245,6 +268,57 @@ public final class Bench {
     report.add(new Report.Table("3b. Weight files: throughput",
         "Batch-1 runs on one base session, each activating its adapter per run (ONNX Runtime LoRA). Engine level: no batching across requests.",
         List.of("requests", "concurrency", "items/s", "p50 ms", "p99 ms", "vs one adapter"), spread, self));
+  }
+
+  /** 3c: requests spread over many weight files against all on one, through Kafka and the worker (batching on). */
+  private void adaptersThroughPipeline() throws Exception {
+    int width = 512;
+    int rank = 16;
+    int files = quick ? 10 : 100;
+    int c = quick ? 4 : 16;
+    Path dir = Files.createTempDirectory(workDir, "weights");
+    Path repo = dir.resolve("repo");
+    Path version = repo.resolve("lora").resolve("1");
+    Files.createDirectories(version);
+    Files.write(version.resolve("model.onnx"), LoraModels.base(width));
+    Files.createDirectories(repo.resolve("lora/adapters"));
+    StringBuilder manifest = new StringBuilder("serviceModels:\n");
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < files; i++) {
+      String name = String.format("lora-%03d", i);
+      byte[] bytes = LoraModels.adapter(width, rank, i);
+      String rel = "lora/adapters/" + name + ".onnx_adapter";
+      Files.write(repo.resolve(rel), bytes);
+      manifest.append("  ").append(name).append(":\n    weightFile: ").append(rel)
+          .append("\n    sha256: \"").append(io.partita.models.repo.Sha256.of(bytes)).append("\"\n");
+      names.add(name);
+    }
+    Files.writeString(repo.resolve("lora/model.yaml"), manifest.toString());
+    BenchModel input = BenchModel.of("lora", version.resolve("model.onnx"), Map.of(), "LoRA base");
+    List<List<String>> rows = new ArrayList<>();
+    try (PipelineEnv env = new PipelineEnv(dir, repo, BATCHING_ON, 0);
+         PartitaClient client = env.client()) {
+      LoadRunner.Result one = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, input, names.get(0), i));
+      int[] next = new int[c];
+      LoadRunner.Result spread = LoadRunner.run(c, warmup(), measured(), 1, i -> {
+        List<io.partita.avro.Tensor> inputs = List.of(input.wireInput(1, i));
+        return () -> {
+          String name = names.get((next[i]++ * c + i) % names.size());
+          io.partita.avro.InferenceReply reply = client.infer(name, inputs).get(60, TimeUnit.SECONDS);
+          if (reply.getError() != null) {
+            throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
+          }
+        };
+      });
+      rows.add(row("all on one weight file", c, one.throughput(), ms(one, false), ms(one, true), "1.00"));
+      rows.add(row("spread over " + files + " weight files", c, spread.throughput(), ms(spread, false), ms(spread, true),
+          Report.fmt(spread.throughput() / one.throughput())));
+    }
+    report.add(new Report.Table("3c. Weight files through the pipeline",
+        files + " service models, each a LoRA adapter on one base model, served by one worker slot with dynamic batching "
+            + "(up to 8, 2 ms); requests through Kafka with the Java client. A batch holds one service model, so spreading "
+            + "requests over many weight files leaves less to batch.",
+        List.of("requests", "concurrency", "items/s", "p50 ms", "p99 ms", "vs one file"), rows, self));
   }
 
   // 4. Planning speed.

@@ -27,12 +27,20 @@ final class PipelineEnv implements AutoCloseable {
   final String prefix;
 
   PipelineEnv(Path dir, List<BenchModel> models, Map<String, String> workerSettings, int threads) throws Exception {
-    Path repo = dir.resolve("repo");
+    this(dir, repositoryOf(dir.resolve("repo"), models), workerSettings, threads);
+  }
+
+  /** A model repository holding each benchmark model as {@code <name>/1/model.onnx}. */
+  static Path repositoryOf(Path repo, List<BenchModel> models) throws IOException {
     for (BenchModel m : models) {
       Path version = repo.resolve(m.name()).resolve("1");
       Files.createDirectories(version);
       Files.copy(m.file(), version.resolve("model.onnx"));
     }
+    return repo;
+  }
+
+  PipelineEnv(Path dir, Path repo, Map<String, String> workerSettings, int threads) throws Exception {
     kafka = new EmbeddedKafka(freePortPair(), dir);
     kafka.start();
     prefix = "bench";
