@@ -330,6 +330,20 @@ public final class Bench {
     report.add(new Report.Table("4. Planning speed",
         "Median wall time of one plan after warm-up. JMH figures with error bars: docs/planning.md.",
         List.of("problem", "median ms", "runs"), rows, self));
+    long events = quick ? 20_000 : 1_000_000;
+    int planEvery = 10_000;
+    ReplayBench.Outcome replay;
+    try {
+      replay = ReplayBench.run(workDir, events, 50, planEvery);
+    } catch (Exception e) {
+      throw new IllegalStateException("replay benchmark failed: " + e.getMessage(), e);
+    }
+    report.add(new Report.Table("4b. Replay re-planning",
+        "The planner topology (the live planner's builder, in Kafka's test driver, as `partita replay` runs it) fed " + events
+            + " synthetic timing events for demo-mlp from " + replay.hosts() + " hosts, re-planning after every " + planEvery
+            + " events as the debounced live planner would.",
+        List.of("timing events", "plans", "seconds", "events/s", "plan records at the end"),
+        List.of(row(replay.events(), replay.plans(), replay.seconds(), replay.eventsPerSecond(), replay.planRecords())), self));
   }
 
   // 5. The Kafka ceiling: an empty model, so only the pipeline's own overhead remains.

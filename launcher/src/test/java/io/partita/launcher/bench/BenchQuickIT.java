@@ -27,7 +27,8 @@ class BenchQuickIT {
     assertThat(code).isZero();
     String report = Files.readString(out);
     for (String section : List.of("1. Pipeline against the engine", "2. Planner against reality", "3a. Weight files: memory",
-        "3b. Weight files: throughput", "4. Planning speed", "5. Kafka ceiling")) {
+        "3b. Weight files: throughput", "3c. Weight files through the pipeline", "4. Planning speed", "4b. Replay re-planning",
+        "5. Kafka ceiling", "1b. Share of the engine")) {
       assertThat(report).contains("### " + section);
     }
     assertThat(report).contains("Machine: ").contains("Reproduce: `./partita bench --quick`");
