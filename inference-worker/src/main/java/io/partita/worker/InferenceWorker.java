@@ -11,6 +11,7 @@ import io.partita.common.Topics;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.worker.kafka.PlanFollower;
 import io.partita.worker.kafka.RequestLoop;
 import io.partita.worker.kafka.StatusPublisher;
 import io.partita.worker.metrics.MetricsServer;
@@ -43,7 +44,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The inference worker: runs the slots its static assignment gives this host (one per partition;
- * see {@link Assignments}), consumes the request topics of the service models they serve as one
+ * see {@link Assignments}), or, with {@code worker.follow-plan}, the slots {@code <prefix>.plan.assignments}
+ * gives it once the plan has any (see {@link PlanFollower} and {@link Slots#apply}), consumes the request topics of the service models they serve as one
  * member of the consumer group {@code <prefix>.workers}, batches requests per slot, replies, and
  * publishes slot status and metrics. Each request is served by exactly one live worker; a worker
  * that dies hands its partitions, and their unanswered requests, to the others (docs/worker.md).
@@ -62,6 +64,14 @@ public final class InferenceWorker implements Service {
   private Thread thread;
   private MetricsServer metricsServer;
   private final AtomicReference<List<TopicPartitions>> owned = new AtomicReference<>(List.of());
+  private RepositoryIndex index;
+  private List<Integer> usable;
+  private Assignments.Defaults defaults;
+  private PlanFollower follower;
+  /** Why the plan's latest assignment for this host is not applied, or null. */
+  private volatile String planProblem;
+  /** FAILED status of the planned slots that could not be opened, by host/slot; replaced on every change. */
+  private volatile Map<String, SlotStatus> refused = Map.of();
 
   public InferenceWorker(WorkerConfig config) {
     this.config = config;
@@ -79,10 +89,10 @@ public final class InferenceWorker implements Service {
   }
 
   private void startAll() throws Exception {
-    RepositoryIndex index = ModelRepository.scan(config.modelRepository());
-    List<Integer> usable = Cpus.usable();
+    index = ModelRepository.scan(config.modelRepository());
+    usable = Cpus.usable();
     WorkerConfig.SlotSettings s = config.slots();
-    Assignments.Defaults defaults = new Assignments.Defaults(config.hostId(), config.intraOpThreads(),
+    defaults = new Assignments.Defaults(config.hostId(), config.intraOpThreads(),
         config.batching().maxBatch(), s.weightBudgetBytes());
     List<SlotAssignment> assignments;
     String source;
@@ -101,7 +111,10 @@ public final class InferenceWorker implements Service {
     slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions()),
         new SessionFactory(), metrics, System::currentTimeMillis, this::statusChanged);
 
-    Set<String> served = slots.serviceModels();
+    Set<String> served = new TreeSet<>(slots.serviceModels());
+    if (s.followPlan()) {
+      served.addAll(index.serviceModels().keySet()); // the plan may put any of them here
+    }
     Set<String> requestTopics = new TreeSet<>();
     served.forEach(m -> requestTopics.add(topics.requests(m)));
     index.serviceModels().keySet().forEach(m -> requestTopics.add(topics.requests(m)));
@@ -123,6 +136,11 @@ public final class InferenceWorker implements Service {
       thread = new Thread(loop, "partita-worker");
       thread.start();
     }
+    if (s.followPlan()) {
+      follower = new PlanFollower(new KafkaConsumer<>(planConsumerProps()), topics.planAssignments(), config.hostId(),
+          config.codecs().codec(SlotAssignment.class), this::planChanged);
+      follower.start();
+    }
     if (config.operation().metricsPort() > 0) {
       metricsServer = new MetricsServer(registry, config.operation().metricsPort());
     }
@@ -131,10 +149,79 @@ public final class InferenceWorker implements Service {
         metricsServer == null ? "" : "; metrics on :" + metricsServer.port() + "/metrics");
   }
 
-  /** Every slot's status, with the request partitions this worker owns. */
+  /**
+   * The plan's assignments for this host changed: open the new slots, move the service models to
+   * them and drain the old ones. An assignment that cannot be applied leaves the current slots
+   * serving; the reason goes into their status and into a FAILED status of each planned slot.
+   */
+  private void planChanged(List<SlotAssignment> planned) {
+    String source = topics.planAssignments() + " for host " + config.hostId();
+    String problem = null;
+    if (planned.isEmpty()) {
+      log.warn("The plan assigns no slot to host {} now; the worker keeps serving from its current slots", config.hostId());
+    } else {
+      try {
+        List<SlotSpec> specs = Assignments.resolve(planned, index, defaults, usable, source);
+        log.info("Applying the plan's assignments for host {}: {}", config.hostId(), specs.stream().map(SlotSpec::slot).toList());
+        Slots.Change change = slots.apply(specs, SLOT_START, Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
+        problem = change.applied() ? null : source + ": " + change.reason();
+        change.retired().forEach(status::tombstone);
+      } catch (io.partita.common.config.ConfigException e) {
+        problem = e.getMessage();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    Map<String, SlotStatus> before = refused;
+    Map<String, SlotStatus> now = new java.util.TreeMap<>();
+    if (problem != null) {
+      log.error("The plan's assignments are not applied; the current slots keep serving: {}", problem);
+      Set<String> running = new TreeSet<>();
+      slots.slots().forEach(slot -> running.add(slot.spec().name()));
+      for (SlotAssignment a : planned) {
+        String key = a.getHost() + "/" + a.getSlot();
+        if (!running.contains(key)) {
+          now.put(key, refusedStatus(a, problem));
+        }
+      }
+    }
+    planProblem = problem;
+    refused = Map.copyOf(now);
+    Set<String> live = new TreeSet<>(now.keySet());
+    slots.slots().forEach(slot -> live.add(slot.spec().name()));
+    before.keySet().stream().filter(k -> !live.contains(k)).forEach(status::tombstone);
+    statusChanged();
+  }
+
+  private static SlotStatus refusedStatus(SlotAssignment a, String problem) {
+    List<io.partita.avro.MountStatus> mounts = new ArrayList<>();
+    for (io.partita.avro.AssignedServiceModel s : a.getServiceModels()) {
+      mounts.add(io.partita.avro.MountStatus.newBuilder().setServiceModel(s.getServiceModel()).setInstanceId(s.getInstanceId())
+          .setWeightFile(s.getWeightFile() == null ? null : s.getWeightFile().getPath())
+          .setSha256(s.getWeightFile() == null ? null : s.getWeightFile().getSha256())
+          .setState("NOT_READY").setReason(problem).build());
+    }
+    return SlotStatus.newBuilder().setHost(a.getHost()).setSlot(a.getSlot()).setModel(a.getModel()).setVersion(a.getVersion())
+        .setPool(a.getPool()).setProvider(a.getProvider()).setCpus(a.getCpus()).setGpu(a.getGpu()).setThreads(a.getThreads())
+        .setHealth("FAILED").setMessage("not opened: " + problem).setMaxBatch(a.getMaxBatch())
+        .setMemoryBudgetBytes(a.getMemoryBudgetBytes()).setServiceModels(mounts).setTimestamp(System.currentTimeMillis()).build();
+  }
+
+  /** Every slot's status, with the request partitions this worker owns, and the planned slots that were refused. */
   private List<SlotStatus> statuses() {
     List<TopicPartitions> partitions = owned.get();
-    return slots.statuses().stream().map(s -> SlotStatus.newBuilder(s).setRequestPartitions(partitions).build()).toList();
+    String problem = planProblem;
+    List<SlotStatus> out = new ArrayList<>();
+    for (SlotStatus s : slots.statuses()) {
+      SlotStatus.Builder b = SlotStatus.newBuilder(s).setRequestPartitions(partitions);
+      if (problem != null) {
+        b.setMessage((s.getMessage() == null ? "" : s.getMessage() + "; ") + "the plan's assignment is not applied: " + problem);
+      }
+      out.add(b.build());
+    }
+    out.addAll(refused.values());
+    return out;
   }
 
   private void ownershipChanged(Map<String, List<Integer>> byTopic) {
@@ -189,6 +276,16 @@ public final class InferenceWorker implements Service {
     return p;
   }
 
+  private Properties planConsumerProps() {
+    Properties p = base();
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, "partita-worker-plan-" + config.hostId());
+    p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    return p;
+  }
+
   private Properties consumerProps() {
     Properties p = base();
     p.put(ConsumerConfig.GROUP_ID_CONFIG, config.topicPrefix() + ".workers");
@@ -206,6 +303,10 @@ public final class InferenceWorker implements Service {
    */
   @Override
   public void close() {
+    if (follower != null) {
+      follower.close();
+      follower = null;
+    }
     if (loop != null) {
       loop.stop();
       try {

@@ -34,8 +34,11 @@ public record WorkerConfig(
    * @param gpu CUDA device of the default slots when {@code worker.cuda} is on ({@code worker.gpu}, default 0)
    * @param shareSessions one-core slots of one model version share one session ({@code worker.sessions.shared})
    * @param weightBudgetBytes memory budget for mounted weight files per slot; 0 = none ({@code worker.weights.budget.bytes})
+   * @param followPlan replace the start-up slots by the assignments of {@code <prefix>.plan.assignments} for this
+   *     host as they arrive and change ({@code worker.follow-plan}, default false)
    */
-  public record SlotSettings(List<Integer> partitions, Path assignmentFile, int gpu, boolean shareSessions, long weightBudgetBytes) {
+  public record SlotSettings(List<Integer> partitions, Path assignmentFile, int gpu, boolean shareSessions, long weightBudgetBytes,
+                             boolean followPlan) {
     public SlotSettings {
       partitions = List.copyOf(partitions);
     }
@@ -84,7 +87,8 @@ public record WorkerConfig(
             assignments == null ? null : Path.of(assignments),
             settings.integer("worker.gpu", 0, 0, 1024),
             settings.bool("worker.sessions.shared", true),
-            settings.longValue("worker.weights.budget.bytes", 0, 0, Long.MAX_VALUE)),
+            settings.longValue("worker.weights.budget.bytes", 0, 0, Long.MAX_VALUE),
+            settings.bool("worker.follow-plan", false)),
         new BatchSettings(
             settings.integer("worker.batch.max", 32, 1, 1 << 20),
             settings.longValue("worker.batch.delay.ms", 2, 0, 60_000),

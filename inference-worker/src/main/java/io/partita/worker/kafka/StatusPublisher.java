@@ -63,6 +63,23 @@ public final class StatusPublisher implements AutoCloseable {
     }
   }
 
+  /**
+   * Deletes a closed slot's status (a tombstone on the compacted topic). Sent from the publishing
+   * thread, after any status of that slot it was about to send, so the tombstone is the last word.
+   */
+  public void tombstone(String key) {
+    Runnable send = () -> producer.send(new ProducerRecord<>(topic, key, null), (meta, e) -> {
+      if (e != null) {
+        log.warn("The tombstone of slot status {} was not written: {}", key, e.getMessage());
+      }
+    });
+    try {
+      scheduler.execute(send);
+    } catch (RejectedExecutionException e) {
+      send.run();
+    }
+  }
+
   /** The key of a slot's status. */
   public static String key(SlotStatus status) {
     return status.getHost() + "/" + status.getSlot();

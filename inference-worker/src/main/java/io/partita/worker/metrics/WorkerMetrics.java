@@ -3,6 +3,7 @@ package io.partita.worker.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -78,10 +79,16 @@ public final class WorkerMetrics {
   }
 
   /** Registers a slot's queue depth, in-flight and eviction gauges. */
-  public void slot(String slot, Supplier<Number> queueDepth, Supplier<Number> inFlight, Supplier<Number> evictions) {
-    Gauge.builder(QUEUE_DEPTH, queueDepth).tag(TAG_SLOT, slot).register(registry);
-    Gauge.builder(IN_FLIGHT, inFlight).tag(TAG_SLOT, slot).register(registry);
-    Gauge.builder(EVICTIONS, evictions).tag(TAG_SLOT, slot).register(registry);
+  public List<Meter> slot(String slot, Supplier<Number> queueDepth, Supplier<Number> inFlight, Supplier<Number> evictions) {
+    return List.of(
+        Gauge.builder(QUEUE_DEPTH, queueDepth).tag(TAG_SLOT, slot).register(registry),
+        Gauge.builder(IN_FLIGHT, inFlight).tag(TAG_SLOT, slot).register(registry),
+        Gauge.builder(EVICTIONS, evictions).tag(TAG_SLOT, slot).register(registry));
+  }
+
+  /** Removes a closed slot's gauges, so a new slot with the same id reports its own values. */
+  public void removeSlot(List<Meter> gauges) {
+    gauges.forEach(registry::remove);
   }
 
   private Timer timer(String name, String serviceModel, String slot) {

@@ -26,6 +26,7 @@ final class SessionRegistry implements AutoCloseable {
   private final Runnable onChange;
   private final Map<String, ModelSession> shared = new HashMap<>();
   private final List<ModelSession> all = new ArrayList<>();
+  private final Map<ModelSession, Integer> users = new HashMap<>();
   private int opened;
 
   SessionRegistry(SessionFactory factory, Path root, boolean share, LongSupplier clock, Runnable onChange) {
@@ -44,6 +45,9 @@ final class SessionRegistry implements AutoCloseable {
         ModelSession existing = shared.get(key);
         if (existing != null) {
           existing.mounts().raiseBudget(spec.budgetBytes());
+          synchronized (all) {
+            users.merge(existing, 1, Integer::sum);
+          }
           return existing;
         }
         ModelSession created = open(key, spec);
@@ -60,8 +64,31 @@ final class SessionRegistry implements AutoCloseable {
     synchronized (all) {
       ModelSession s = new ModelSession(key + "#" + opened++, spec.version(), env, session, spec.session(), mounts);
       all.add(s);
+      users.put(s, 1);
       return s;
     }
+  }
+
+  /**
+   * A slot that used the session has stopped (its runner ended): the session is closed once no slot
+   * uses it any more, so slots retired after a plan change do not keep their weights in memory.
+   */
+  void release(ModelSession session) {
+    if (session == null) {
+      return;
+    }
+    synchronized (shared) {
+      synchronized (all) {
+        Integer left = users.computeIfPresent(session, (k, n) -> n - 1);
+        if (left == null || left > 0) {
+          return;
+        }
+        users.remove(session);
+        all.remove(session);
+      }
+      shared.values().remove(session);
+    }
+    session.close();
   }
 
   @Override
@@ -69,6 +96,7 @@ final class SessionRegistry implements AutoCloseable {
     synchronized (all) {
       all.forEach(ModelSession::close);
       all.clear();
+      users.clear();
     }
     synchronized (shared) {
       shared.clear();

@@ -66,6 +66,7 @@ public final class Slot implements AutoCloseable {
   private final AtomicLong solo = new AtomicLong();
   private final Thread runner;
   private final Map<String, SlotSpec.Instance> instances = new ConcurrentSkipListMap<>();
+  private volatile List<io.micrometer.core.instrument.Meter> gauges = List.of();
   private boolean stopping; // guarded by lock
   private volatile int queued;
   private volatile int queuedRows;
@@ -87,7 +88,11 @@ public final class Slot implements AutoCloseable {
     spec.instances().forEach(i -> instances.put(i.serviceModel(), i));
     this.runner = new Thread(this::runnerMain, "partita-slot-" + spec.slot());
     this.runner.setDaemon(true);
-    metrics.slot(spec.slot(), () -> queued, () -> inFlight, () -> {
+  }
+
+  /** Registers this slot's gauges (once it serves; a slot it replaces must have removed its own first). */
+  void registerGauges() {
+    gauges = metrics.slot(spec.slot(), () -> queued, () -> inFlight, () -> {
       ModelSession s = session;
       return s == null ? 0 : s.mounts().evictions();
     });
@@ -189,8 +194,12 @@ public final class Slot implements AutoCloseable {
     return session;
   }
 
-  /** Queues a request that was checked against this slot's version; it will be answered exactly once. */
-  public void enqueue(Job job, RequestCheck.Batching batching) {
+  /**
+   * Queues a request that was checked against this slot's version; it will be answered exactly once.
+   * A slot that is failed or stopping does not take it (false): the caller routes it again, since the
+   * slot may be draining after a plan change while its replacement runs.
+   */
+  public boolean offer(Job job, RequestCheck.Batching batching) {
     String layout = batching.layout() != null ? batching.layout() : "alone#" + solo.incrementAndGet();
     BatchKey key = new BatchKey(job.request().getServiceModel(), spec.version().version(), layout);
     lock.lock();
@@ -200,12 +209,35 @@ public final class Slot implements AutoCloseable {
         queued = batcher.size();
         queuedRows = batcher.rows();
         wake.signal();
-        return;
+        return true;
       }
     } finally {
       lock.unlock();
     }
-    answer(job, error(job.request(), ErrorCode.NOT_READY, "slot " + spec.slot() + " is stopping"));
+    return false;
+  }
+
+  /** Queues a request, or answers NOT_READY when the slot is failed or stopping; exactly one answer either way. */
+  public void enqueue(Job job, RequestCheck.Batching batching) {
+    if (!offer(job, batching)) {
+      answer(job, error(job.request(), ErrorCode.NOT_READY, "slot " + spec.slot() + " is stopping"));
+    }
+  }
+
+  /** Whether the slot is stopping (draining what it holds) or stopped. */
+  boolean closing() {
+    lock.lock();
+    try {
+      return stopping || stopped;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Removes this slot's gauges (it is retired, or it never served). */
+  void removeGauges() {
+    metrics.removeSlot(gauges);
+    gauges = List.of();
   }
 
   private void runnerMain() {

@@ -22,6 +22,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The worker's slots, and the router in front of them. {@link #submit} answers a request at once
@@ -32,10 +34,17 @@ import java.util.function.LongSupplier;
  * slot here for the service model.
  */
 public final class Slots implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Slots.class);
+
   private final RepositoryIndex index;
-  private final List<Slot> slots = new ArrayList<>();
+  /** The slots that take requests; replaced as a whole when the plan changes (read without a lock). */
+  private volatile List<Slot> slots = List.of();
   private final SessionRegistry sessions;
   private final LongSupplier clock;
+  private final Settings settings;
+  private final WorkerMetrics metrics;
+  private final Runnable onChange;
+  private boolean closed; // guarded by this
 
   /**
    * Settings every slot shares.
@@ -49,9 +58,112 @@ public final class Slots implements AutoCloseable {
                WorkerMetrics metrics, LongSupplier clock, Runnable onChange) {
     this.index = index;
     this.clock = clock;
+    this.settings = settings;
+    this.metrics = metrics;
+    this.onChange = onChange;
     this.sessions = new SessionRegistry(factory, index.root(), settings.shareSessions(), clock, onChange);
+    List<Slot> list = new ArrayList<>();
     for (SlotSpec spec : specs) {
-      slots.add(new Slot(spec, new BatchPolicy(spec.maxRows(), settings.maxDelayMs()), sessions, metrics, clock, onChange));
+      list.add(newSlot(spec));
+    }
+    list.forEach(Slot::registerGauges);
+    slots = List.copyOf(list);
+  }
+
+  private Slot newSlot(SlotSpec spec) {
+    return new Slot(spec, new BatchPolicy(spec.maxRows(), settings.maxDelayMs()), sessions, metrics, clock, onChange);
+  }
+
+  /**
+   * The outcome of {@link #apply}.
+   *
+   * @param applied whether the new slots serve now
+   * @param reason why not, naming the slot at fault
+   * @param retired the {@code host/slot} names of slots that were closed and that no slot uses any more
+   */
+  public record Change(boolean applied, String reason, List<String> retired) {}
+
+  /**
+   * Replaces the slots with {@code specs} without losing a request. A slot whose spec is unchanged
+   * keeps running untouched. The new slots are opened first (sessions, pinning, mounts); when one of
+   * them fails to open or cannot mount a weight file, they are closed again and the current slots
+   * keep serving (the change is not applied, and the reason says why). Otherwise requests are routed
+   * to the new slots from then on, and the old ones are drained (they run every batch they queued or
+   * were running) and closed; a request routed to an old slot just as it stopped taking requests is
+   * routed again to the new ones.
+   */
+  public synchronized Change apply(List<SlotSpec> specs, Duration startTimeout, Duration drainTimeout)
+      throws InterruptedException {
+    if (closed) {
+      return new Change(false, "the worker is stopping", List.of());
+    }
+    List<Slot> current = slots;
+    List<Slot> next = new ArrayList<>();
+    List<Slot> opened = new ArrayList<>();
+    for (SlotSpec spec : specs) {
+      Slot same = current.stream().filter(s -> s.spec().equals(spec) && s.running()).findFirst().orElse(null);
+      if (same != null) {
+        next.add(same);
+      } else {
+        Slot created = newSlot(spec);
+        opened.add(created);
+        next.add(created);
+      }
+    }
+    if (opened.isEmpty() && next.size() == current.size()) {
+      return new Change(true, null, List.of());
+    }
+    opened.forEach(Slot::start);
+    String problem = null;
+    for (Slot s : opened) {
+      if (!s.awaitStarted(startTimeout)) {
+        problem = "slot " + s.spec().name() + " did not open its session within " + startTimeout;
+      } else if (!s.running()) {
+        problem = "slot " + s.spec().name() + ": " + s.message();
+      } else {
+        for (SlotSpec.Instance i : s.instances()) {
+          Optional<WeightFileMounts.Mount> m = s.mount(i.serviceModel());
+          if (m.isEmpty() || m.get().state() == WeightFileMounts.State.NOT_READY) {
+            problem = "slot " + s.spec().name() + ": instance " + i.instanceId() + " of '" + i.serviceModel() + "' is not ready: "
+                + m.map(WeightFileMounts.Mount::reason).orElse("not mounted");
+            break;
+          }
+        }
+      }
+      if (problem != null) {
+        break;
+      }
+    }
+    if (problem != null) {
+      retire(opened, drainTimeout);
+      return new Change(false, problem, List.of());
+    }
+    List<Slot> old = current.stream().filter(s -> !next.contains(s)).toList();
+    old.forEach(Slot::removeGauges);
+    opened.forEach(Slot::registerGauges);
+    slots = List.copyOf(next);
+    onChange.run();
+    log.info("Slots now {}; draining {}", next.stream().map(s -> s.spec().name()).toList(), old.stream().map(s -> s.spec().name()).toList());
+    retire(old, drainTimeout);
+    List<String> retired = new ArrayList<>();
+    for (Slot s : old) {
+      if (next.stream().noneMatch(n -> n.spec().name().equals(s.spec().name()))) {
+        retired.add(s.spec().name());
+      }
+    }
+    return new Change(true, null, retired);
+  }
+
+  /** Stops the slots (each runs what it holds first), then releases their sessions. */
+  private void retire(List<Slot> retiring, Duration timeout) {
+    retiring.forEach(Slot::requestStop);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (Slot s : retiring) {
+      s.awaitStopped(deadline);
+      s.removeGauges();
+      if (!s.runnerAlive()) {
+        sessions.release(s.session());
+      }
     }
   }
 
@@ -73,7 +185,7 @@ public final class Slots implements AutoCloseable {
   }
 
   public List<Slot> slots() {
-    return List.copyOf(slots);
+    return slots;
   }
 
   /** Service models with at least one slot here. */
@@ -132,14 +244,37 @@ public final class Slots implements AutoCloseable {
     return slots.stream().map(s -> s.status(now)).toList();
   }
 
-  /** Routes a request to a slot, or answers it at once. Exactly one answer either way. */
+  /**
+   * Routes a request to a slot, or answers it at once. Exactly one answer either way. A slot that
+   * stopped taking requests because {@link #apply} replaced it is skipped: the request is routed
+   * again over the slots that replaced it.
+   */
   public void submit(Job job) {
+    for (int attempt = 0; ; attempt++) {
+      List<Slot> current = slots;
+      Slot chosen = route(job, current);
+      if (chosen == null) {
+        return;
+      }
+      RequestCheck.Batching batching = RequestCheck.batching(chosen.spec().version(), job.request());
+      if (chosen.offer(job, batching)) {
+        return;
+      }
+      if (current == slots || attempt >= 3) {
+        chosen.enqueue(job, batching); // answers NOT_READY: the slot stops and nothing replaced it
+        return;
+      }
+    }
+  }
+
+  /** The slot to run the request on, or null when it was answered here. */
+  private Slot route(Job job, List<Slot> slots) {
     InferenceRequest request = job.request();
     String name = request.getServiceModel();
     List<Slot> serving = slots.stream().filter(s -> s.serves(name)).toList();
     if (serving.isEmpty()) {
       job.answer().accept(Replies.error(request, null, ErrorCode.NOT_FOUND, "service model '" + name + "' is not served here", null));
-      return;
+      return null;
     }
     String model = serving.get(0).spec().model();
     String wanted = request.getVersion();
@@ -153,7 +288,7 @@ public final class Slots implements AutoCloseable {
             ? "version '" + wanted + "' of model '" + model + "' has no slot on this worker for '" + name + "'; its slots run versions " + versions(serving)
             : "version '" + wanted + "' of service model '" + name + "' does not exist; versions: "
                 + entry.map(e -> e.versions().keySet().toString()).orElse("[]"), null));
-        return;
+        return null;
       }
     } else {
       String newest = newest(model, serving);
@@ -180,14 +315,14 @@ public final class Slots implements AutoCloseable {
     if (best == null) {
       job.answer().accept(Replies.error(request, version.version(), ErrorCode.NOT_READY,
           "service model '" + name + "' is not ready: " + reason, null));
-      return;
+      return null;
     }
     Optional<String> problem = RequestCheck.problem(version, request);
     if (problem.isPresent()) {
       job.answer().accept(Replies.error(request, version.version(), ErrorCode.BAD_INPUT, problem.get(), best.spec().name()));
-      return;
+      return null;
     }
-    best.enqueue(job, RequestCheck.batching(version, request));
+    return best;
   }
 
   private static List<String> versions(List<Slot> slots) {
@@ -210,7 +345,9 @@ public final class Slots implements AutoCloseable {
   }
 
   /** Stops every slot (each runs what it has queued first), then closes the sessions. */
-  public void stop(Duration timeout) {
+  public synchronized void stop(Duration timeout) {
+    closed = true;
+    List<Slot> slots = this.slots;
     slots.forEach(Slot::requestStop);
     long deadline = System.nanoTime() + timeout.toNanos();
     for (Slot s : slots) {
