@@ -7,6 +7,7 @@ import io.partita.common.KafkaHeaders;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.common.kafka.KafkaClients;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.schemas.DecodeException;
@@ -22,18 +23,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -266,28 +261,16 @@ public final class PartitaClient implements AutoCloseable {
   }
 
   private Properties base() {
-    Properties p = new Properties();
-    p.putAll(config.kafka());
-    p.put("bootstrap.servers", config.bootstrapServers());
-    return p;
+    return KafkaClients.base(config.bootstrapServers(), config.kafka());
   }
 
   private Properties producerProps() {
-    Properties p = base();
-    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "1");
+    Properties p = KafkaClients.producer(config.bootstrapServers(), config.kafka());
     return p;
   }
 
   private Properties consumerProps() {
-    Properties p = base();
-    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "10");
+    Properties p = KafkaClients.consumer(config.bootstrapServers(), config.kafka());
     return p;
   }
 

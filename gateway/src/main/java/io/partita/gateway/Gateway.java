@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
+import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.gateway.http.HttpApi;
 import io.partita.gateway.http.JobsApi;
@@ -32,10 +33,6 @@ import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -173,29 +170,17 @@ public final class Gateway implements Service {
   }
 
   private Properties base() {
-    Properties p = new Properties();
-    p.putAll(config.kafka());
-    p.put("bootstrap.servers", config.bootstrapServers());
-    return p;
+    return KafkaClients.base(config.bootstrapServers(), config.kafka());
   }
 
   private Properties producerProps() {
-    Properties p = base();
-    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "1");
+    Properties p = KafkaClients.producer(config.bootstrapServers(), config.kafka());
     p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
     return p;
   }
 
   private Properties consumerProps() {
-    Properties p = base();
-    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "10");
+    Properties p = KafkaClients.consumer(config.bootstrapServers(), config.kafka());
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
     return p;
   }

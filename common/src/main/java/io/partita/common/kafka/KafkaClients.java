@@ -1,0 +1,48 @@
+package io.partita.common.kafka;
+
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The Kafka client settings every Partita component starts from: the user's {@code kafka.*}
+ * settings (security, timeouts, ...) plus the bootstrap servers, string keys and byte values
+ * (records are encoded by {@link io.partita.common.serde.Codecs}). Producers are idempotent with
+ * {@code acks=all}, so a reply or request is written once even when a send is retried; consumers
+ * never auto-commit, so offsets move only after the work for them is done. Settings marked "if
+ * absent" can be overridden through {@code kafka.*}.
+ */
+public final class KafkaClients {
+  private KafkaClients() {}
+
+  public static Properties base(String bootstrapServers, Properties kafka) {
+    Properties p = new Properties();
+    p.putAll(kafka);
+    p.put("bootstrap.servers", bootstrapServers);
+    return p;
+  }
+
+  public static Properties producer(String bootstrapServers, Properties kafka) {
+    Properties p = base(bootstrapServers, kafka);
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "1");
+    return p;
+  }
+
+  public static Properties consumer(String bootstrapServers, Properties kafka) {
+    Properties p = base(bootstrapServers, kafka);
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    // Replies and routes are small and latency matters: answer a fetch as soon as data is there.
+    p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "10");
+    return p;
+  }
+}
