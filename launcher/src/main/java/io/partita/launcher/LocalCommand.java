@@ -59,14 +59,13 @@ final class LocalCommand implements Callable<Integer> {
 
   /**
    * The routing of {@code partita local} unless {@code --set gateway.routing=...} says otherwise:
-   * {@code any}, because the worker does not follow {@code plan.assignments} yet (issue 6): it
-   * reports its slots as {@code <host>/<model>-<version>} with instance ids
-   * {@code <host>/<slot>/<service model>}, while the plan assigns {@code <host>/cpu-<n>} with
-   * {@code <service model>#<n>}, so no route ever has a ready instance and {@code plan} would answer
-   * every call 503. Switch to {@code plan} once the worker reports the planned slots and its
-   * {@code requestPartitions}.
+   * {@code plan}. The worker follows {@code plan.assignments} ({@code worker.follow-plan=true}) and
+   * reports the planned slots, their instance ids and its request partitions, so the planner marks
+   * the route instances ready and the gateway sends each call to a partition of the least loaded
+   * ready instance. Until the profiler's first timings are planned (some seconds after start) no
+   * route has a ready instance and calls are answered 503.
    */
-  static final Routing.Mode LOCAL_ROUTING = Routing.Mode.ANY;
+  static final Routing.Mode LOCAL_ROUTING = Routing.Mode.PLAN;
 
   static String routingLine(Routing.Mode mode) {
     return mode == Routing.Mode.PLAN
@@ -109,7 +108,9 @@ final class LocalCommand implements Callable<Integer> {
     flags.put("planner.state.dir", dataDir.resolve("planner").toAbsolutePath().toString());
     flags.put("planner.replication.factor", "1");
     flags.put("topics.replication", "1");
-    Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting()), flags);
+    // The worker starts with one slot per model version and moves to the planned slots once the
+    // planner has assigned this host any (--set worker.follow-plan=false keeps the start-up slots).
+    Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true"), flags);
     Services.logSettings("local", settings);
     try {
       // The planner and the catalog come before the profiler: a timing event for a model version
