@@ -236,6 +236,38 @@ class PlannerTopologyTest {
   }
 
   @Test
+  void shouldKeepAMovedInstanceReadyWhileAnotherSlotOfItsHostStillServesIt() {
+    catalogOneCpuHost();
+    timingsOnHostA();
+    run.plan();
+    String recTopic = topics.requests("rec");
+    // The worker still runs an earlier grouping: one slot cpu-3 reporting both instances.
+    pipe(topics.workerStatus(), "host-a/cpu-3", TestRecords.withLoad(TestRecords.ready("host-a", "cpu-3", "rec", "1", "rec#0", "rec#1"),
+        2, 5, new TopicPartitions(recTopic, List.of(0, 1))), 10);
+    run.plan();
+
+    Route route = plan(PlanTable.ROUTES, "rec", Route.class);
+    assertThat(route.getReadyInstances()).isEqualTo(2);
+    for (RouteInstance i : route.getInstances()) {
+      assertThat(i.getSlot()).as("the slot the plan assigns").isNotEqualTo("cpu-3");
+      assertThat(i.getPartitions()).containsExactly(0, 1);
+      assertThat(i.getInFlight()).isEqualTo(2);
+    }
+
+    // The old slot stops reporting rec#1 and no other slot has it: not ready, with the assigned slot's reason.
+    pipe(topics.workerStatus(), "host-a/cpu-3", TestRecords.ready("host-a", "cpu-3", "rec", "1", "rec#0"), 11);
+    run.plan();
+    Route after = plan(PlanTable.ROUTES, "rec", Route.class);
+    assertThat(after.getReadyInstances()).isEqualTo(1);
+    assertThat(after.getInstances().get(1).getReason()).contains("no status");
+
+    // Another host's slot reporting rec#1 does not count.
+    pipe(topics.workerStatus(), "host-b/cpu-0", TestRecords.ready("host-b", "cpu-0", "rec", "1", "rec#1"), 13);
+    run.plan();
+    assertThat(plan(PlanTable.ROUTES, "rec", Route.class).getReadyInstances()).isEqualTo(1);
+  }
+
+  @Test
   void shouldNotReEmitPlansWhoseBytesDidNotChange() {
     catalogOneCpuHost();
     timingsOnHostA();

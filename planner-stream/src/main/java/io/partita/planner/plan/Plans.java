@@ -572,6 +572,12 @@ public final class Plans {
    * One route per catalog service model: its planned instances, each ready when the worker reports
    * its slot running the assigned model version, healthy, with that instance READY (or EVICTED:
    * mounted again on its next request). Key service model.
+   *
+   * <p>Make before break: an instance whose assigned slot does not report it ready yet (a re-plan
+   * moved it, and the worker has not applied the change) is still ready while another healthy slot
+   * of the same host running the same model reports that instance id READY or EVICTED: the worker
+   * there serves it from the old slot until it has opened the new one, and the gateway reaches that
+   * worker through the partitions and load of the reporting slot.
    */
   public static SortedMap<String, Route> routes(PlanInputs in, PlanSettings settings,
       Collection<SlotAssignment> assignments) {
@@ -579,9 +585,17 @@ public final class Plans {
     List<SlotAssignment> ordered = new ArrayList<>(assignments);
     ordered.sort(Comparator.comparing((SlotAssignment a) -> a.getHost()).thenComparing(SlotAssignment::getSlot));
     for (SlotAssignment a : ordered) {
-      SlotStatus status = in.slots().get(Keys.hostSlot(a.getHost(), a.getSlot()));
+      SlotStatus assigned = in.slots().get(Keys.hostSlot(a.getHost(), a.getSlot()));
       for (AssignedServiceModel asm : a.getServiceModels()) {
-        String reason = notReady(a, asm, status);
+        String reason = notReady(a, asm, assigned);
+        SlotStatus status = assigned;
+        if (reason != null) {
+          SlotStatus elsewhere = servingElsewhere(in.slots().values(), a, asm.getInstanceId());
+          if (elsewhere != null) {
+            reason = null;
+            status = elsewhere;
+          }
+        }
         instances.computeIfAbsent(asm.getServiceModel(), k -> new ArrayList<>()).add(RouteInstance.newBuilder()
             .setInstanceId(asm.getInstanceId()).setHost(a.getHost()).setSlot(a.getSlot())
             .setReady(reason == null).setReason(reason)
@@ -622,6 +636,22 @@ public final class Plans {
       }
     }
     return new ArrayList<>(partitions);
+  }
+
+  /** A healthy slot of the assignment's host, running its model, that reports the instance ready; null if none. */
+  private static SlotStatus servingElsewhere(Collection<SlotStatus> statuses, SlotAssignment a, String instanceId) {
+    for (SlotStatus s : statuses) {
+      if (!s.getHost().equals(a.getHost()) || !s.getModel().equals(a.getModel())
+          || !(s.getHealth().equals("READY") || s.getHealth().equals("DEGRADED"))) {
+        continue;
+      }
+      for (MountStatus m : s.getServiceModels()) {
+        if (m.getInstanceId().equals(instanceId) && (m.getState().equals("READY") || m.getState().equals("EVICTED"))) {
+          return s;
+        }
+      }
+    }
+    return null;
   }
 
   private static String notReady(SlotAssignment a, AssignedServiceModel asm, SlotStatus status) {
