@@ -28,12 +28,17 @@ import java.util.Set;
  * </ul>
  */
 public final class Batcher<T> {
-  private final BatchPolicy policy;
+  private BatchPolicy policy;
   private final LinkedList<Pending<T>> queue = new LinkedList<>();
   private int queuedRows;
 
   public Batcher(BatchPolicy policy) {
     this.policy = policy;
+  }
+
+  /** Changes the policy for the batches formed from now on (the largest batch after a re-plan); not thread-safe, as the rest. */
+  public void policy(BatchPolicy policy) {
+    this.policy = java.util.Objects.requireNonNull(policy, "policy");
   }
 
   public BatchPolicy policy() {

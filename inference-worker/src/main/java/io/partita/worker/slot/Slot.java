@@ -53,7 +53,7 @@ public final class Slot implements AutoCloseable {
 
   public enum Health { STARTING, READY, DEGRADED, FAILED, STOPPED }
 
-  private final SlotSpec spec;
+  private volatile SlotSpec spec;
   private final SessionRegistry sessions;
   private final WorkerMetrics metrics;
   private final LongSupplier clock;
@@ -222,6 +222,30 @@ public final class Slot implements AutoCloseable {
     if (!offer(job, batching)) {
       answer(job, error(job.request(), ErrorCode.NOT_READY, "slot " + spec.slot() + " is stopping"));
     }
+  }
+
+  /**
+   * Takes a spec that differs from this slot's only in the largest batch: batches formed from now on
+   * follow it, without reopening the session (the planner's profile batch changes as timings arrive).
+   *
+   * @return false when the specs differ in anything else (the slot must be replaced)
+   */
+  boolean retune(SlotSpec next) {
+    SlotSpec current = spec;
+    if (!next.equals(new SlotSpec(current.host(), current.slot(), current.version(), current.pool(), current.session(),
+        next.maxRows(), current.budgetBytes(), current.instances()))) {
+      return false;
+    }
+    lock.lock();
+    try {
+      batcher.policy(new BatchPolicy(next.maxRows(), batcher.policy().maxDelayMs()));
+      spec = next;
+      wake.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    onChange.run();
+    return true;
   }
 
   /** Whether the slot is stopping (draining what it holds) or stopped. */

@@ -85,7 +85,8 @@ public final class Slots implements AutoCloseable {
 
   /**
    * Replaces the slots with {@code specs} without losing a request. A slot whose spec is unchanged
-   * keeps running untouched. The new slots are opened first (sessions, pinning, mounts); when one of
+   * keeps running untouched; one whose spec differs only in the largest batch keeps running and
+   * takes the new limit. The new slots are opened first (sessions, pinning, mounts); when one of
    * them fails to open or cannot mount a weight file, they are closed again and the current slots
    * keep serving (the change is not applied, and the reason says why). Otherwise requests are routed
    * to the new slots from then on, and the old ones are drained (they run every batch they queued or
@@ -100,10 +101,16 @@ public final class Slots implements AutoCloseable {
     List<Slot> current = slots;
     List<Slot> next = new ArrayList<>();
     List<Slot> opened = new ArrayList<>();
+    List<Runnable> retunes = new ArrayList<>();
     for (SlotSpec spec : specs) {
       Slot same = current.stream().filter(s -> s.spec().equals(spec) && s.running()).findFirst().orElse(null);
+      Slot similar = same != null ? null : current.stream()
+          .filter(s -> s.running() && !next.contains(s) && sameButBatch(s.spec(), spec)).findFirst().orElse(null);
       if (same != null) {
         next.add(same);
+      } else if (similar != null) {
+        next.add(similar);
+        retunes.add(() -> similar.retune(spec));
       } else {
         Slot created = newSlot(spec);
         opened.add(created);
@@ -111,6 +118,7 @@ public final class Slots implements AutoCloseable {
       }
     }
     if (opened.isEmpty() && next.size() == current.size()) {
+      retunes.forEach(Runnable::run);
       return new Change(true, null, List.of());
     }
     opened.forEach(Slot::start);
@@ -141,6 +149,7 @@ public final class Slots implements AutoCloseable {
     List<Slot> old = current.stream().filter(s -> !next.contains(s)).toList();
     old.forEach(Slot::removeGauges);
     opened.forEach(Slot::registerGauges);
+    retunes.forEach(Runnable::run);
     slots = List.copyOf(next);
     onChange.run();
     log.info("Slots now {}; draining {}", next.stream().map(s -> s.spec().name()).toList(), old.stream().map(s -> s.spec().name()).toList());
@@ -152,6 +161,11 @@ public final class Slots implements AutoCloseable {
       }
     }
     return new Change(true, null, retired);
+  }
+
+  /** Whether two specs differ at most in the largest batch (a running slot then takes the new one in place). */
+  private static boolean sameButBatch(SlotSpec a, SlotSpec b) {
+    return a.equals(new SlotSpec(b.host(), b.slot(), b.version(), b.pool(), b.session(), a.maxRows(), b.budgetBytes(), b.instances()));
   }
 
   /** Stops the slots (each runs what it holds first), then releases their sessions. */

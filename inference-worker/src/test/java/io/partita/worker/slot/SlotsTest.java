@@ -82,6 +82,45 @@ class SlotsTest {
   }
 
   @Test
+  void shouldTakeANewLargestBatchInPlaceAndReplaceSlotsWhoseAssignmentChanged() throws Exception {
+    List<SlotAssignment> first = Assignments.fromSettings(index, DEFAULTS, List.of(1), -1, Cpus.usable());
+    startDefaultFrom(first);
+    List<Slot> before = slots.slots();
+
+    // Only maxBatch changes (the planner's profile batch): the same slots keep running with the new limit.
+    List<SlotAssignment> smaller = first.stream().map(a -> SlotAssignment.newBuilder(a).setMaxBatch(4).build()).toList();
+    Slots.Change retuned = slots.apply(Assignments.resolve(smaller, index, DEFAULTS, Cpus.usable(), "test"),
+        Duration.ofMinutes(1), Duration.ofSeconds(30));
+    assertThat(retuned.applied()).isTrue();
+    assertThat(retuned.retired()).isEmpty();
+    assertThat(slots.slots()).hasSize(before.size());
+    for (int i = 0; i < before.size(); i++) {
+      assertThat(slots.slots().get(i)).isSameAs(before.get(i));
+    }
+    assertThat(slots.statuses()).extracting(SlotStatus::getMaxBatch).containsOnly(4);
+
+    // Another slot id: new slots open, the old ones are drained, closed and reported retired.
+    List<SlotAssignment> renamed = smaller.stream().map(a -> SlotAssignment.newBuilder(a).setSlot("p-" + a.getSlot()).build()).toList();
+    for (int i = 0; i < 20; i++) {
+      submit(request("before-" + i, "demo-b", DemoMlp.sampleInput(1, i)), Long.MAX_VALUE);
+    }
+    Slots.Change replaced = slots.apply(Assignments.resolve(renamed, index, DEFAULTS, Cpus.usable(), "test"),
+        Duration.ofMinutes(1), Duration.ofSeconds(30));
+    assertThat(replaced.applied()).isTrue();
+    assertThat(replaced.retired()).containsExactlyInAnyOrderElementsOf(before.stream().map(s -> s.spec().name()).toList());
+    before.forEach(s -> assertThat(s.health()).isEqualTo(Slot.Health.STOPPED));
+    submit(request("after", "demo-b", DemoMlp.sampleInput(1, 99)), Long.MAX_VALUE);
+    awaitReplies(21);
+    replies.values().forEach(r -> assertThat(r.getError()).as(r.getId()).isNull());
+    assertThat(answers.values()).containsOnly(1);
+    assertThat(replies.get("after").getInstance()).startsWith("host-1/p-");
+  }
+
+  private void startDefaultFrom(List<SlotAssignment> assignments) throws Exception {
+    start(assignments, 1, true);
+  }
+
+  @Test
   void shouldAnswerInterleavedServiceModelsEachWithItsOwnAdapterInBatchesOfOneWeightFile() throws Exception {
     startDefault(300); // long enough that the interleaved requests queue up together
     Map<String, float[][]> inputs = new ConcurrentHashMap<>();
