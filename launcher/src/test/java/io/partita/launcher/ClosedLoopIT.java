@@ -51,7 +51,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,7 +62,6 @@ import org.junit.jupiter.api.io.TempDir;
  * then makes the planner regroup {2} into {1,1} while requests flow: the worker re-partitions and
  * every request is answered.
  */
-@Tag("slow")
 @ExtendWith(KafkaFixture.class)
 class ClosedLoopIT {
   private static final String HOST = "loop-host";
