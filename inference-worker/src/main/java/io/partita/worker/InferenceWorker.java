@@ -8,6 +8,7 @@ import io.partita.avro.TopicPartitions;
 import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
+import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
@@ -34,11 +35,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -254,10 +252,7 @@ public final class InferenceWorker implements Service {
   }
 
   private Properties base() {
-    Properties p = new Properties();
-    p.putAll(config.kafka());
-    p.put("bootstrap.servers", config.bootstrapServers());
-    return p;
+    return KafkaClients.base(config.bootstrapServers(), config.kafka());
   }
 
   private Properties adminProps() {
@@ -267,13 +262,7 @@ public final class InferenceWorker implements Service {
   }
 
   private Properties producerProps() {
-    Properties p = base();
-    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "1");
-    return p;
+    return KafkaClients.producer(config.bootstrapServers(), config.kafka());
   }
 
   private Properties planConsumerProps() {
