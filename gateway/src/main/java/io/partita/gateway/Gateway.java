@@ -10,6 +10,7 @@ import io.partita.gateway.http.HttpApi;
 import io.partita.gateway.http.JobsApi;
 import io.partita.gateway.jobs.JobRunner;
 import io.partita.gateway.jobs.JobStore;
+import io.partita.gateway.kafka.DemandReporter;
 import io.partita.gateway.kafka.ReplyRouter;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.kafka.RouteTable;
@@ -69,6 +70,7 @@ public final class Gateway implements Service {
   private JobRunner jobRunner;
   private Thread jobRunnerThread;
   private Capacity capacity;
+  private java.util.concurrent.ScheduledExecutorService demandTimer;
 
   public Gateway(GatewayConfig config) {
     this.config = config;
@@ -114,6 +116,13 @@ public final class Gateway implements Service {
     RequestProducer requests = new RequestProducer(producer, router, topics, replyTopic, config.codecs(), routing, System::currentTimeMillis);
     capacity = new Capacity(config.maxInFlight(), config.jobs().share());
     GatewayMetrics metrics = new GatewayMetrics(index.serviceModels().keySet(), capacity);
+    if (config.demandIntervalMs() > 0) {
+      DemandReporter demand = new DemandReporter(index.serviceModels().keySet(), topics, producer, admin,
+          config.codecs().codec(io.partita.avro.Demand.class), System::currentTimeMillis);
+      metrics.countDemandWith(demand::record);
+      demandTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("partita-demand"));
+      demandTimer.scheduleAtFixedRate(demand, config.demandIntervalMs(), config.demandIntervalMs(), TimeUnit.MILLISECONDS);
+    }
 
     JobsApi jobsApi = null;
     if (config.jobs().enabled()) {
@@ -195,6 +204,10 @@ public final class Gateway implements Service {
 
   @Override
   public void close() {
+    if (demandTimer != null) {
+      demandTimer.shutdownNow();
+      demandTimer = null;
+    }
     if (http != null) {
       http.stop(0);
       http = null;

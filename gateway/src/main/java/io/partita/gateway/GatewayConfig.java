@@ -30,11 +30,14 @@ import java.util.UUID;
  * @param codecs how records are encoded ({@code serde.mode})
  * @param routing how requests find an instance ({@code gateway.routing}: {@code plan}, the default,
  *     follows {@code <prefix>.plan.routes}; {@code any} produces to the request topic without a plan)
+ * @param demandIntervalMs how often the gateway reports each service model's request rate and
+ *     consumer lag to {@code <prefix>.demand} for the planner ({@code gateway.demand.interval.ms},
+ *     default 10000; 0 = never)
  */
 public record GatewayConfig(
     String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
     long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
-    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing) {
+    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs) {
 
   /**
    * Batch job settings.
@@ -99,7 +102,8 @@ public record GatewayConfig(
         jobs,
         kafka,
         Codecs.from(settings),
-        routing(settings.string("gateway.routing", Routing.Mode.PLAN.setting())));
+        routing(settings.string("gateway.routing", Routing.Mode.PLAN.setting())),
+        settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000));
   }
 
   static Routing.Mode routing(String value) {

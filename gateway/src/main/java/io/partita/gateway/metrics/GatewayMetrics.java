@@ -36,8 +36,21 @@ public final class GatewayMetrics {
         .description("Requests waiting for a reply").register(registry);
   }
 
+  /**
+   * Sends every request that reached the pipeline (infer calls not refused before producing, and
+   * batch-job items) to {@code sink}: the gateway's demand report counts them.
+   */
+  public void countDemandWith(java.util.function.Consumer<String> sink) {
+    this.demandSink = sink;
+  }
+
+  private volatile java.util.function.Consumer<String> demandSink = model -> {};
+
   /** Records one answered HTTP call. */
   public void request(String model, String endpoint, int status, long nanos) {
+    if ("infer".equals(endpoint) && status != 400 && status != 401 && status != 403 && status != 404 && status != 405 && status != 413) {
+      demandSink.accept(model);
+    }
     Timer.builder("partita.gateway.requests")
         .description("HTTP calls answered, by service model, endpoint and outcome")
         .tag("model", tagOf(model))
@@ -52,6 +65,7 @@ public final class GatewayMetrics {
 
   /** Records one finished batch job item. */
   public void jobItem(String model, int status) {
+    demandSink.accept(model);
     Counter.builder("partita.gateway.job.items").description("Batch job items finished, by outcome")
         .tag("model", tagOf(model)).tag("outcome", outcome(status)).register(registry).increment();
   }

@@ -1,0 +1,116 @@
+package io.partita.gateway.kafka;
+
+import io.partita.avro.Demand;
+import io.partita.common.Topics;
+import io.partita.common.serde.RecordCodec;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tells the planner how much traffic each service model gets: every interval it produces one
+ * {@link Demand} per service model to {@code <prefix>.demand} (key = service model) with the
+ * request rate this gateway saw (infer calls and batch-job items) and the consumer lag of the
+ * model's request topic (end offsets minus the workers' committed offsets).
+ *
+ * <p>The rate is rounded to two significant figures, so traffic that merely jitters does not make
+ * the planner re-plan (and the workers re-partition) every interval. With several gateways each
+ * reports only what it saw and the last report wins: the planner then sees one gateway's share.
+ */
+public final class DemandReporter implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(DemandReporter.class);
+
+  private final Set<String> serviceModels;
+  private final Topics topics;
+  private final Producer<String, byte[]> producer;
+  private final Admin admin;
+  private final RecordCodec<Demand> codec;
+  private final LongSupplier clock;
+  private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
+  private long lastReport;
+
+  public DemandReporter(Set<String> serviceModels, Topics topics, Producer<String, byte[]> producer, Admin admin,
+      RecordCodec<Demand> codec, LongSupplier clock) {
+    this.serviceModels = Set.copyOf(serviceModels);
+    this.topics = topics;
+    this.producer = producer;
+    this.admin = admin;
+    this.codec = codec;
+    this.clock = clock;
+    this.lastReport = clock.getAsLong();
+    serviceModels.forEach(m -> counts.put(m, new LongAdder()));
+  }
+
+  /** Counts one request (an infer call or a job item) for a service model; unknown names are ignored. */
+  public void record(String serviceModel) {
+    LongAdder adder = serviceModel == null ? null : counts.get(serviceModel);
+    if (adder != null) {
+      adder.increment();
+    }
+  }
+
+  /** One report: rates since the last one, and lag. Failures are logged; the next interval tries again. */
+  @Override
+  public void run() {
+    long now = clock.getAsLong();
+    double seconds = Math.max(1e-3, (now - lastReport) / 1000.0);
+    lastReport = now;
+    Map<String, Long> lag = lag();
+    for (String model : serviceModels) {
+      double rate = rounded(counts.get(model).sumThenReset() / seconds);
+      Demand demand = new Demand(model, rate, lag.getOrDefault(model, 0L), now);
+      String topic = topics.demand();
+      producer.send(new ProducerRecord<>(topic, model, codec.encode(topic, demand)), (md, e) -> {
+        if (e != null) {
+          log.warn("Demand report for {} not written: {}", model, e.toString());
+        }
+      });
+    }
+  }
+
+  private Map<String, Long> lag() {
+    Map<String, Long> lag = new HashMap<>();
+    try {
+      Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(topics.prefix() + ".workers")
+          .partitionsToOffsetAndMetadata().get(5, TimeUnit.SECONDS);
+      Map<String, String> topicToModel = new HashMap<>();
+      serviceModels.forEach(m -> topicToModel.put(topics.requests(m), m));
+      Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
+      for (var description : admin.describeTopics(List.copyOf(topicToModel.keySet())).allTopicNames().get(5, TimeUnit.SECONDS).values()) {
+        description.partitions().forEach(p -> ask.put(new TopicPartition(description.name(), p.partition()), OffsetSpec.latest()));
+      }
+      Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = admin.listOffsets(ask).all().get(5, TimeUnit.SECONDS);
+      ends.forEach((tp, end) -> {
+        OffsetAndMetadata done = committed.get(tp);
+        long behind = end.offset() - (done == null ? 0 : done.offset());
+        lag.merge(topicToModel.get(tp.topic()), Math.max(0, behind), Long::sum);
+      });
+    } catch (Exception e) {
+      log.debug("Consumer lag unknown this interval: {}", e.toString());
+    }
+    return lag;
+  }
+
+  /** A rate rounded to two significant figures (0 stays 0). */
+  static double rounded(double rate) {
+    if (rate <= 0 || Double.isNaN(rate) || Double.isInfinite(rate)) {
+      return 0;
+    }
+    double scale = Math.pow(10, Math.floor(Math.log10(rate)) - 1);
+    return Math.round(rate / scale) * scale;
+  }
+}
