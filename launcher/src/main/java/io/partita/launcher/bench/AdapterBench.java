@@ -33,31 +33,65 @@ final class AdapterBench {
     throw new IOException("no VmRSS in /proc/self/status");
   }
 
-  /** Mounts {@code count} adapters (width x rank each side) on one base session; RSS before and after. */
-  static Memory memory(int width, int rank, int count) throws Exception {
-    OrtEnvironment env = OrtEnvironment.getEnvironment();
-    byte[] base = LoraModels.base(width);
-    List<byte[]> files = new ArrayList<>();
+  /**
+   * Mounts {@code count} adapters (width x rank each side) on one base session in a child JVM with
+   * a fixed, pre-touched heap (so the Java heap neither grows nor shrinks under the measurement)
+   * and reports its resident memory before and after. The adapters are read from files, as the
+   * worker mounts them.
+   */
+  static Memory memory(Path workDir, int width, int rank, int count) throws Exception {
+    Path dir = Files.createTempDirectory(workDir, "adapters");
+    Path base = dir.resolve("base.onnx");
+    Files.write(base, LoraModels.base(width));
     long adapterBytes = 0;
     for (int i = 0; i < count; i++) {
       byte[] a = LoraModels.adapter(width, rank, i);
-      files.add(a);
+      Files.write(dir.resolve(i + ".onnx_adapter"), a);
       adapterBytes += a.length;
     }
-    System.gc();
-    long before = rss();
+    List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch", "-XX:+UseSerialGC",
+        AdapterBench.class.getName(), dir.toString(), Integer.toString(count));
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    // The class path goes through the environment: ONNX Runtime 1.29's native library crashes the
+    // process when the command line is about 4 KiB long, and a test class path easily is.
+    builder.environment().put("CLASSPATH", System.getProperty("java.class.path"));
+    Process child = builder.start();
+    String out = new String(child.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    if (!child.waitFor(5, java.util.concurrent.TimeUnit.MINUTES) || child.exitValue() != 0) {
+      child.destroyForcibly();
+      throw new IllegalStateException("adapter memory child failed: " + out.strip());
+    }
+    long withBase = -1;
+    long withAdapters = -1;
+    long before = -1;
+    for (String line : out.split("\n")) {
+      if (line.startsWith("rss-before=")) before = Long.parseLong(line.substring(11).strip());
+      if (line.startsWith("rss-base=")) withBase = Long.parseLong(line.substring(9).strip());
+      if (line.startsWith("rss-adapters=")) withAdapters = Long.parseLong(line.substring(13).strip());
+    }
+    if (before < 0 || withBase < 0 || withAdapters < 0) {
+      throw new IllegalStateException("adapter memory child printed no figures: " + out.strip());
+    }
+    return new Memory(count, Files.size(base), adapterBytes, withBase - before, withAdapters - withBase);
+  }
+
+  /** The child of {@link #memory}: {@code <dir> <count>}; prints resident memory at each step. */
+  public static void main(String[] args) throws Exception {
+    Path dir = Path.of(args[0]);
+    int count = Integer.parseInt(args[1]);
+    OrtEnvironment env = OrtEnvironment.getEnvironment();
+    System.out.println("rss-before=" + rss());
     try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
       options.setSessionLogLevel(OrtLoggingLevel.ORT_LOGGING_LEVEL_ERROR);
-      try (OrtSession session = env.createSession(base, options)) {
-        long withBase = rss();
+      try (OrtSession session = env.createSession(dir.resolve("base.onnx").toString(), options)) {
+        System.out.println("rss-base=" + rss());
         List<OrtLoraAdapter> mounted = new ArrayList<>();
         try {
-          for (byte[] f : files) {
-            mounted.add(OrtLoraAdapter.create(f));
+          for (int i = 0; i < count; i++) {
+            mounted.add(OrtLoraAdapter.create(dir.resolve(i + ".onnx_adapter").toString()));
           }
-          System.gc();
-          long withAdapters = rss();
-          return new Memory(count, base.length, adapterBytes, withBase - before, withAdapters - withBase);
+          System.out.println("rss-adapters=" + rss());
         } finally {
           mounted.forEach(OrtLoraAdapter::close);
         }

@@ -251,12 +251,13 @@ public final class Bench {
     int rank = 16;
     List<List<String>> rows = new ArrayList<>();
     for (int n : quick ? List.of(10, 100) : List.of(10, 100, 1000)) {
-      AdapterBench.Memory m = AdapterBench.memory(width, rank, n);
+      AdapterBench.Memory m = AdapterBench.memory(workDir, width, rank, n);
       rows.add(row(n, m.baseFileBytes() / 1024, m.adapterBytes() / 1024, m.rssAdaptersDelta() / 1024,
           Report.fmt((double) m.rssAdaptersDelta() / m.adapterBytes())));
     }
     report.add(new Report.Table("3a. Weight files: memory",
-        "Adapters (rank " + rank + " on a " + width + "x" + width + " layer) mounted on ONE base session. Resident memory growth against the adapters' own bytes.",
+        "Adapters (rank " + rank + " on a " + width + "x" + width + " layer) mounted from their files on ONE base session, in a child JVM "
+            + "with a fixed, pre-touched heap. Resident memory growth against the adapters' own bytes.",
         List.of("adapters", "base file KiB", "adapter bytes KiB", "RSS growth KiB", "growth / adapter bytes"), rows, self));
     List<List<String>> spread = new ArrayList<>();
     int c = quick ? 2 : 4;
