@@ -4,9 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -40,32 +38,7 @@ public final class Cpus {
 
   /** Parses a kernel CPU list such as {@code 0-3,8,10-11}; sorted, without duplicates. */
   public static List<Integer> parseList(String list) {
-    TreeSet<Integer> cpus = new TreeSet<>();
-    String trimmed = list.strip();
-    if (trimmed.isEmpty()) {
-      return List.of();
-    }
-    for (String part : trimmed.split(",")) {
-      String p = part.strip();
-      try {
-        int dash = p.indexOf('-');
-        if (dash < 0) {
-          cpus.add(Integer.parseInt(p));
-        } else {
-          int from = Integer.parseInt(p.substring(0, dash));
-          int to = Integer.parseInt(p.substring(dash + 1));
-          if (to < from) {
-            throw new IllegalArgumentException("descending range '" + p + "' in CPU list '" + list + "'");
-          }
-          for (int c = from; c <= to; c++) {
-            cpus.add(c);
-          }
-        }
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("bad entry '" + p + "' in CPU list '" + list + "'", e);
-      }
-    }
-    return List.copyOf(new ArrayList<>(cpus));
+    return io.partita.common.CpuList.parse(list);
   }
 
   /** Pins the calling thread to {@code cpus}; false when it could not. */

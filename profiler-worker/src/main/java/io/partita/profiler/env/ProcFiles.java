@@ -1,10 +1,8 @@
 package io.partita.profiler.env;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalDouble;
 import java.util.OptionalLong;
-import java.util.TreeSet;
 
 /** Parsers for the small /proc and cgroup files the probe reads. Pure: they take the file's text. */
 public final class ProcFiles {
@@ -13,32 +11,7 @@ public final class ProcFiles {
 
   /** Parses a CPU list such as {@code 0-3,8,10-11} into sorted, distinct CPU ids. */
   public static List<Integer> parseCpuList(String list) {
-    TreeSet<Integer> cpus = new TreeSet<>();
-    String trimmed = list.trim();
-    if (trimmed.isEmpty()) {
-      return List.of();
-    }
-    for (String part : trimmed.split(",")) {
-      String p = part.trim();
-      try {
-        int dash = p.indexOf('-');
-        if (dash < 0) {
-          cpus.add(Integer.parseInt(p));
-        } else {
-          int from = Integer.parseInt(p.substring(0, dash));
-          int to = Integer.parseInt(p.substring(dash + 1));
-          if (to < from) {
-            throw new IllegalArgumentException("descending range '" + p + "' in CPU list '" + list + "'");
-          }
-          for (int c = from; c <= to; c++) {
-            cpus.add(c);
-          }
-        }
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("bad entry '" + p + "' in CPU list '" + list + "'", e);
-      }
-    }
-    return List.copyOf(new ArrayList<>(cpus));
+    return io.partita.common.CpuList.parse(list);
   }
 
   /** The value of {@code key:} in a /proc status-style file, trimmed; empty if absent. */
