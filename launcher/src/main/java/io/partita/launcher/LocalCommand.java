@@ -30,7 +30,7 @@ import picocli.CommandLine.Option;
  * one process. Ctrl-C stops everything; a second start reuses the data.
  */
 @Command(name = "local", mixinStandardHelpOptions = true,
-    description = "Run Partita end to end in one process: embedded Kafka, demo models, worker and gateway.")
+    description = "Run Partita end to end in one process: embedded Kafka, demo models, profiler, planner, worker and gateway.")
 final class LocalCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(LocalCommand.class);
 
