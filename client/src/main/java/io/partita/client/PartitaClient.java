@@ -27,7 +27,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -153,18 +152,7 @@ public final class PartitaClient implements AutoCloseable {
     try (Admin admin = Admin.create(base())) {
       TopicAdmin.ensure(admin, List.of(TopicSpec.stream(replyTopic, 1)), (short) 3);
     }
-    List<TopicPartition> partitions = List.of();
-    long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (partitions.isEmpty()) {
-      partitions = consumer.partitionsFor(replyTopic, Duration.ofSeconds(5)).stream()
-          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
-      if (partitions.isEmpty() && System.nanoTime() > giveUp) {
-        throw new IllegalStateException("reply topic " + replyTopic + " has no partitions after 30 s");
-      }
-    }
-    consumer.assign(partitions);
-    consumer.seekToEnd(partitions);
-    partitions.forEach(consumer::position); // fix the start now, before any request goes out
+    KafkaClients.assignAtEnd(consumer, replyTopic, Duration.ofSeconds(30));
     thread.start();
   }
 

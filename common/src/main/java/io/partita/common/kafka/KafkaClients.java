@@ -19,6 +19,29 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class KafkaClients {
   private KafkaClients() {}
 
+  /**
+   * Assigns {@code consumer} every partition of {@code topic} and positions it at the end, so it
+   * reads only what is written from now on (a reply topic). A topic created a moment ago may not
+   * be in the metadata yet, so the partitions are asked for again until they are known or
+   * {@code wait} has passed.
+   */
+  public static java.util.List<org.apache.kafka.common.TopicPartition> assignAtEnd(
+      org.apache.kafka.clients.consumer.Consumer<?, ?> consumer, String topic, java.time.Duration wait) {
+    java.util.List<org.apache.kafka.common.TopicPartition> partitions = java.util.List.of();
+    long giveUp = System.nanoTime() + wait.toNanos();
+    while (partitions.isEmpty()) {
+      partitions = consumer.partitionsFor(topic, java.time.Duration.ofSeconds(5)).stream()
+          .map(p -> new org.apache.kafka.common.TopicPartition(p.topic(), p.partition())).toList();
+      if (partitions.isEmpty() && System.nanoTime() > giveUp) {
+        throw new IllegalStateException("topic " + topic + " has no partitions after " + wait.toSeconds() + " s");
+      }
+    }
+    consumer.assign(partitions);
+    consumer.seekToEnd(partitions);
+    partitions.forEach(consumer::position); // resolve the end offsets now, before anything is sent
+    return partitions;
+  }
+
   public static Properties base(String bootstrapServers, Properties kafka) {
     Properties p = new Properties();
     p.putAll(kafka);

@@ -178,29 +178,9 @@ public final class InferBody {
     if (node.has("data")) {
       throw HttpError.badRequest(field + ": has both data and parameters.binary_data_size; send one");
     }
-    String datatype = node.path("datatype").asText("");
-    ElementType type = ElementType.fromOipDatatype(datatype).orElse(null);
-    if (type == null || type.byteSize() == 0) {
-      throw HttpError.badRequest(field + ".datatype: '" + datatype + "' is not a supported datatype");
-    }
-    JsonNode shapeNode = node.get("shape");
-    if (shapeNode == null || !shapeNode.isArray()) {
-      throw HttpError.badRequest(field + ".shape: missing or not an array");
-    }
-    List<Long> shape = new ArrayList<>();
-    long elements = 1;
-    for (int i = 0; i < shapeNode.size(); i++) {
-      JsonNode d = shapeNode.get(i);
-      if (!d.isIntegralNumber() || !d.canConvertToLong() || d.asLong() < 0) {
-        throw HttpError.badRequest(field + ".shape[" + i + "]: must be a whole number >= 0");
-      }
-      shape.add(d.asLong());
-      try {
-        elements = Math.multiplyExact(elements, d.asLong());
-      } catch (ArithmeticException e) {
-        throw HttpError.badRequest(field + ".shape: too many elements");
-      }
-    }
+    ElementType type = JsonTensors.datatype(node.path("datatype").asText(""), field);
+    List<Long> shape = JsonTensors.shape(node, field);
+    long elements = JsonTensors.elements(shape, field);
     if (!sizeNode.isIntegralNumber() || !sizeNode.canConvertToLong() || sizeNode.asLong() < 0) {
       throw HttpError.badRequest(field + ".parameters.binary_data_size: must be a whole number >= 0");
     }

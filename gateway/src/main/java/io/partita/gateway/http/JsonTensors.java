@@ -28,28 +28,9 @@ public final class JsonTensors {
     String name = text(node, "name", field);
     field = "input '" + name + "'";
     String datatype = text(node, "datatype", field);
-    ElementType type = ElementType.fromOipDatatype(datatype).orElse(null);
-    if (type == null || type.byteSize() == 0) {
-      throw HttpError.badRequest(field + ".datatype: '" + datatype + "' is not a supported datatype");
-    }
-    JsonNode shapeNode = node.get("shape");
-    if (shapeNode == null || !shapeNode.isArray()) {
-      throw HttpError.badRequest(field + ".shape: missing or not an array");
-    }
-    List<Long> shape = new ArrayList<>();
-    long declared = 1;
-    for (int i = 0; i < shapeNode.size(); i++) {
-      JsonNode d = shapeNode.get(i);
-      if (!d.canConvertToLong() || !d.isIntegralNumber() || d.asLong() < 0) {
-        throw HttpError.badRequest(field + ".shape[" + i + "]: must be a whole number >= 0");
-      }
-      shape.add(d.asLong());
-      try {
-        declared = Math.multiplyExact(declared, d.asLong());
-      } catch (ArithmeticException e) {
-        throw HttpError.badRequest(field + ".shape: too many elements");
-      }
-    }
+    ElementType type = datatype(datatype, field);
+    List<Long> shape = shape(node, field);
+    long declared = elements(shape, field);
     JsonNode data = node.get("data");
     if (data == null || !data.isArray()) {
       throw HttpError.badRequest(field + ".data: missing or not an array");
@@ -65,6 +46,45 @@ public final class JsonTensors {
     }
     bytes.flip();
     return Tensor.newBuilder().setName(name).setDatatype(type.oipDatatype()).setShape(shape).setData(bytes).build();
+  }
+
+  /** A supported OIP datatype, or 400 naming {@code <field>.datatype}. */
+  static ElementType datatype(String datatype, String field) {
+    ElementType type = ElementType.fromOipDatatype(datatype).orElse(null);
+    if (type == null || type.byteSize() == 0) {
+      throw HttpError.badRequest(field + ".datatype: '" + datatype + "' is not a supported datatype");
+    }
+    return type;
+  }
+
+  /** The {@code shape} array of a tensor object: whole numbers >= 0, or 400 naming the entry. */
+  static List<Long> shape(JsonNode node, String field) {
+    JsonNode shapeNode = node.get("shape");
+    if (shapeNode == null || !shapeNode.isArray()) {
+      throw HttpError.badRequest(field + ".shape: missing or not an array");
+    }
+    List<Long> shape = new ArrayList<>();
+    for (int i = 0; i < shapeNode.size(); i++) {
+      JsonNode d = shapeNode.get(i);
+      if (!d.isIntegralNumber() || !d.canConvertToLong() || d.asLong() < 0) {
+        throw HttpError.badRequest(field + ".shape[" + i + "]: must be a whole number >= 0");
+      }
+      shape.add(d.asLong());
+    }
+    return shape;
+  }
+
+  /** The element count of a shape, computed without overflow, or 400 when it does not fit a long. */
+  static long elements(List<Long> shape, String field) {
+    long elements = 1;
+    for (long d : shape) {
+      try {
+        elements = Math.multiplyExact(elements, d);
+      } catch (ArithmeticException e) {
+        throw HttpError.badRequest(field + ".shape: too many elements");
+      }
+    }
+    return elements;
   }
 
   private static void flatten(JsonNode node, List<JsonNode> out, String field, int depth) {

@@ -2,17 +2,16 @@ package io.partita.gateway.kafka;
 
 import io.partita.avro.InferenceReply;
 import io.partita.common.KafkaHeaders;
+import io.partita.common.kafka.KafkaClients;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.schemas.DecodeException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,19 +68,7 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
   @Override
   public void run() {
     try {
-      List<TopicPartition> partitions = List.of();
-      long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      // A topic created a moment ago may not be in the metadata yet: ask again until it is.
-      while (partitions.isEmpty()) {
-        partitions = consumer.partitionsFor(topic, Duration.ofSeconds(5)).stream()
-            .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
-        if (partitions.isEmpty() && System.nanoTime() > giveUp) {
-          throw new IllegalStateException("reply topic " + topic + " has no partitions after 30 s");
-        }
-      }
-      consumer.assign(partitions);
-      consumer.seekToEnd(partitions);
-      partitions.forEach(consumer::position); // resolve the end offsets now, before requests go out
+      KafkaClients.assignAtEnd(consumer, topic, Duration.ofSeconds(30));
       reading = true;
       assigned.complete(null);
       while (running) {
