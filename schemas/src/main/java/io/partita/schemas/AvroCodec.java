@@ -8,11 +8,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.nio.ByteOrder;
 import org.apache.avro.Schema;
-import org.apache.avro.message.BinaryMessageDecoder;
+import org.apache.avro.SchemaNormalization;
+import org.apache.avro.io.DatumReader;
 import org.apache.avro.message.BinaryMessageEncoder;
-import org.apache.avro.message.SchemaStore;
 import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificDatumReader;
 import org.apache.avro.specific.SpecificRecord;
 
 /**
@@ -22,25 +24,38 @@ import org.apache.avro.specific.SpecificRecord;
  * <p>Besides the current schema, the decoder knows every earlier version of the record listed in
  * {@link SchemaHistory}, so records written by older Partita builds still decode. Any failure to
  * decode becomes a {@link DecodeException}; nothing else escapes. Instances are thread safe.
+ *
+ * <p>Decoding is bounded by the bytes it reads: the body is read through {@link BoundedDecoder}, so
+ * no length or count larger than the rest of the record is ever allocated, and through Avro's own
+ * limits ({@link AvroLimits}, set when this class loads). A 32-byte record that declares a
+ * 2-billion-element array is a {@link DecodeException}, not an {@link OutOfMemoryError}.
  */
 public final class AvroCodec<T extends SpecificRecord> {
   private static final Map<Class<?>, AvroCodec<?>> CACHE = new ConcurrentHashMap<>();
+  private static final int HEADER = 10;
+
+  static {
+    AvroLimits.install(); // before the first decode: Avro reads its limits once
+  }
 
   private final Class<T> type;
   private final Schema schema;
   private final BinaryMessageEncoder<T> encoder;
-  private final BinaryMessageDecoder<T> decoder;
+  private final SpecificData data;
+  /** A reader per writer-schema fingerprint: the current schema and every released version. */
+  private final Map<Long, DatumReader<T>> readers = new ConcurrentHashMap<>();
 
   private AvroCodec(Class<T> type) {
     this.type = type;
     // The class's own SpecificData keeps logical-type conversions (FACTS.md).
-    SpecificData data = SpecificData.getForClass(type);
+    this.data = SpecificData.getForClass(type);
     this.schema = data.getSchema(type);
-    SchemaStore.Cache store = new SchemaStore.Cache();
     List<Schema> history = SchemaHistory.versionsOf(schema.getFullName());
-    history.forEach(store::addSchema);
+    for (Schema writer : history) {
+      readers.put(SchemaNormalization.parsingFingerprint64(writer), new SpecificDatumReader<>(writer, schema, data));
+    }
+    readers.put(SchemaNormalization.parsingFingerprint64(schema), new SpecificDatumReader<>(schema, schema, data));
     this.encoder = new BinaryMessageEncoder<>(data, schema);
-    this.decoder = new BinaryMessageDecoder<>(data, schema, store);
   }
 
   /** The shared codec for a generated record class. */
@@ -73,9 +88,22 @@ public final class AvroCodec<T extends SpecificRecord> {
     if (bytes == null) {
       throw new DecodeException("empty record: expected a " + type.getSimpleName(), null);
     }
+    if (bytes.length < HEADER || bytes[0] != (byte) 0xC3 || bytes[1] != (byte) 0x01) {
+      throw new DecodeException("not a " + type.getSimpleName()
+          + " in Avro single-object encoding (no C3 01 header and 8-byte schema fingerprint)", null);
+    }
+    long fingerprint = ByteBuffer.wrap(bytes, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    DatumReader<T> reader = readers.get(fingerprint);
+    if (reader == null) {
+      throw new DecodeException("not a " + type.getSimpleName() + ": unknown schema fingerprint "
+          + Long.toHexString(fingerprint) + " (another record type, or a schema newer than this build)", null);
+    }
     try {
-      return decoder.decode(bytes);
+      BoundedDecoder in = BoundedDecoder.over(bytes, HEADER, bytes.length - HEADER);
+      return reader.read(null, in);
     } catch (Exception | StackOverflowError e) {
+      // StackOverflowError: no Partita schema is recursive, so depth is bounded by the schema; the
+      // catch is only a second line for a reader schema that one day is.
       throw new DecodeException(
           "not a " + type.getSimpleName() + " in Avro single-object encoding (" + describe(e) + ")", e);
     }

@@ -1,5 +1,7 @@
 package io.partita.common.serde;
 
+import io.partita.schemas.AvroLimits;
+import io.partita.schemas.BoundedDecoder;
 import io.partita.schemas.DecodeException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -8,10 +10,8 @@ import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.avro.Schema;
-import org.apache.avro.io.BinaryDecoder;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DatumReader;
-import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
@@ -41,6 +41,7 @@ final class RegistryCodec<T extends SpecificRecord> implements RecordCodec<T> {
   private final Map<Integer, DatumReader<T>> readers = new ConcurrentHashMap<>();
 
   RegistryCodec(Class<T> type, SchemaRegistryClient registry) {
+    AvroLimits.install();
     this.type = type;
     this.data = SpecificData.getForClass(type);
     this.schema = data.getSchema(type);
@@ -82,8 +83,8 @@ final class RegistryCodec<T extends SpecificRecord> implements RecordCodec<T> {
       readers.putIfAbsent(id, reader);
     }
     try {
-      BinaryDecoder decoder = DecoderFactory.get().binaryDecoder(bytes, 5, bytes.length - 5, null);
-      return reader.read(null, decoder);
+      // Bounded by the bytes left and by Avro's limits (AvroLimits, installed by AvroCodec's loading).
+      return reader.read(null, BoundedDecoder.over(bytes, 5, bytes.length - 5));
     } catch (IOException | RuntimeException | StackOverflowError e) {
       throw new DecodeException("not a " + type.getSimpleName() + " written with schema id " + id + " (" + e.getClass().getSimpleName()
           + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")", e);
