@@ -120,6 +120,8 @@ public final class PartitaClient implements AutoCloseable {
   });
   private final AtomicLong duplicates = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong undecodable = new AtomicLong();
+  private final io.partita.common.log.RateLimitedLog warnings = new io.partita.common.log.RateLimitedLog(log, 60_000);
   private final Thread thread;
   private volatile boolean running = true;
 
@@ -192,40 +194,76 @@ public final class PartitaClient implements AutoCloseable {
     return result;
   }
 
+  /**
+   * Reads the reply topic until the client closes; survives any one record. A reply that cannot be
+   * decoded (garbage, or a record declaring counts larger than itself, refused by the bounded
+   * decoder) is skipped and counted, and the call it names keeps waiting for a real reply; a failing
+   * poll is retried with back-off. Warnings are summarised, one line per cause per minute.
+   */
   private void readReplies() {
+    long backoffMs = 100;
     try {
       while (running) {
-        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
-          String id = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
-          if (id == null) {
-            id = record.key();
+        try {
+          for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
+            take(record);
           }
-          CompletableFuture<InferenceReply> future = id == null ? null : waiting.remove(id);
-          if (future == null) {
-            if (id != null && answered.containsKey(id)) {
-              duplicates.incrementAndGet();
-            }
-            dropped.incrementAndGet();
-            continue;
-          }
-          answered.put(id, Boolean.TRUE);
+          backoffMs = 100;
+        } catch (WakeupException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          warnings.warn("poll " + e.getClass().getSimpleName(), "Partita client {}: reading replies failed ({}); retrying in {} ms",
+              config.clientId(), e.toString(), backoffMs);
           try {
-            future.complete(replies.decode(record.topic(), record.value()));
-          } catch (DecodeException e) {
-            future.completeExceptionally(e);
+            Thread.sleep(backoffMs);
+          } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            return;
           }
+          backoffMs = Math.min(10_000, backoffMs * 2);
         }
       }
     } catch (WakeupException e) {
       // closing
-    } catch (RuntimeException e) {
-      if (running) {
-        log.error("Partita client {} stopped reading replies", config.clientId(), e);
-      }
     } finally {
       waiting.values().forEach(f -> f.completeExceptionally(new IllegalStateException("the Partita client was closed")));
       consumer.close(Duration.ofSeconds(2));
     }
+  }
+
+  private void take(ConsumerRecord<String, byte[]> record) {
+    String id = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
+    if (id == null) {
+      id = record.key();
+    }
+    if (id == null || !waiting.containsKey(id)) {
+      if (id != null && answered.containsKey(id)) {
+        duplicates.incrementAndGet();
+      }
+      dropped.incrementAndGet();
+      return;
+    }
+    InferenceReply reply;
+    try {
+      reply = replies.decode(record.topic(), record.value());
+    } catch (DecodeException e) {
+      undecodable.incrementAndGet();
+      warnings.warn("undecodable reply", "Partita client {}: skipping {}-{}@{} for call {}: {}; the call keeps waiting",
+          config.clientId(), record.topic(), record.partition(), record.offset(), id, e.getMessage());
+      return;
+    }
+    CompletableFuture<InferenceReply> future = waiting.remove(id);
+    if (future == null) {
+      dropped.incrementAndGet();
+      return;
+    }
+    answered.put(id, Boolean.TRUE);
+    future.complete(reply);
+  }
+
+  /** Replies skipped because they could not be decoded. */
+  public long repliesUndecodable() {
+    return undecodable.get();
   }
 
   /** The topic replies come back on. */

@@ -134,4 +134,55 @@ class PartitaClientIT {
       assertThat(client.inFlight()).isZero();
     }
   }
+
+  /** A reply whose first field declares a 2,000,000,000-byte string: 16 bytes that once killed a reply reader. */
+  static byte[] twoBillionLongReply() {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    b.put((byte) 0xC3).put((byte) 0x01).putLong(org.apache.avro.SchemaNormalization.parsingFingerprint64(InferenceReply.getClassSchema()));
+    long n = 2_000_000_000L << 1;
+    while ((n & ~0x7FL) != 0) {
+      b.put((byte) ((n & 0x7F) | 0x80));
+      n >>>= 7;
+    }
+    b.put((byte) n);
+    return java.util.Arrays.copyOf(b.array(), b.position());
+  }
+
+  @Test
+  void shouldSkipAReplyDeclaringTwoBillionBytesAndCompleteWithTheRealOne() throws Exception {
+    Topics topics = new Topics(KafkaFixture.uniquePrefix("client-poison"));
+    try (var admin = KafkaFixture.admin()) {
+      TopicAdmin.ensure(admin, List.of(TopicSpec.stream(topics.requests("poisoned"), 1)), (short) 1);
+    }
+    RecordCodec<InferenceRequest> requests = Codecs.singleObject().codec(InferenceRequest.class);
+    RecordCodec<InferenceReply> replies = Codecs.singleObject().codec(InferenceReply.class);
+    try (PartitaClient client = client(topics, Duration.ofSeconds(30));
+         KafkaConsumer<String, byte[]> in = KafkaFixture.consumer(topics.requests("poisoned"));
+         KafkaProducer<String, byte[]> out = KafkaFixture.producer()) {
+      var first = client.infer("poisoned", List.of(input(DemoMlp.sampleInput(1, 2))));
+      ConsumerRecord<String, byte[]> request = null;
+      long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (request == null && System.nanoTime() < end) {
+        for (ConsumerRecord<String, byte[]> r : in.poll(Duration.ofMillis(200))) {
+          request = r;
+        }
+      }
+      assertThat(request).isNotNull();
+      InferenceRequest decoded = requests.decode(request.topic(), request.value());
+      String to = KafkaHeaders.get(request.headers(), KafkaHeaders.REPLY_TO);
+      String correlation = KafkaHeaders.get(request.headers(), KafkaHeaders.CORRELATION_ID);
+      ProducerRecord<String, byte[]> poison = new ProducerRecord<>(to, decoded.getId(), twoBillionLongReply());
+      KafkaHeaders.put(poison.headers(), KafkaHeaders.CORRELATION_ID, correlation);
+      out.send(poison).get();
+      await().atMost(Duration.ofSeconds(30)).until(() -> client.repliesUndecodable() == 1);
+      assertThat(first).isNotDone();
+
+      ProducerRecord<String, byte[]> real = new ProducerRecord<>(to, decoded.getId(), replies.encode(to,
+          InferenceReply.newBuilder().setId(decoded.getId()).setServiceModel("poisoned").setModelVersion("real").build()));
+      KafkaHeaders.put(real.headers(), KafkaHeaders.CORRELATION_ID, correlation);
+      out.send(real).get();
+      assertThat(first.get(30, TimeUnit.SECONDS).getModelVersion()).isEqualTo("real");
+      assertThat(client.inFlight()).isZero();
+    }
+  }
 }

@@ -8,6 +8,8 @@ import io.partita.avro.TopicPartitions;
 import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
+import io.partita.common.health.Loop;
+import io.partita.common.health.Loops;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.models.repo.ModelRepository;
@@ -16,6 +18,7 @@ import io.partita.worker.kafka.PlanFollower;
 import io.partita.worker.kafka.RequestLoop;
 import io.partita.worker.kafka.StatusPublisher;
 import io.partita.worker.metrics.MetricsServer;
+import io.partita.worker.metrics.WorkerHealth;
 import io.partita.worker.metrics.WorkerMetrics;
 import io.partita.worker.serving.SessionFactory;
 import io.partita.worker.slot.Assignments;
@@ -26,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
@@ -55,6 +59,9 @@ public final class InferenceWorker implements Service {
   private final WorkerConfig config;
   private final Topics topics;
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  /** The worker's loops: {@code /health/ready} and the loop gauges read them. */
+  private final Loops loops = new Loops();
+  private final WorkerHealth health = new WorkerHealth(loops, this::slotProblem);
   private Slots slots;
   private KafkaProducer<String, byte[]> producer;
   private volatile StatusPublisher status;
@@ -124,23 +131,24 @@ public final class InferenceWorker implements Service {
 
     slots.start(SLOT_START);
     producer = new KafkaProducer<>(producerProps());
-    status = new StatusPublisher(producer, topics, config.codecs(), this::statuses, config.operation().statusIntervalMs());
+    status = new StatusPublisher(producer, topics, config.codecs(), this::statuses, config.operation().statusIntervalMs(),
+        loop("worker-status", metrics));
     status.start();
     if (!served.isEmpty()) {
       loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, slots, topics, config.codecs(),
           new RequestLoop.Settings(served.stream().map(topics::requests).toList(), config.batching().maxOpen(),
               config.operation().drainTimeoutMs()),
-          metrics, System::currentTimeMillis, this::ownershipChanged);
+          metrics, System::currentTimeMillis, this::ownershipChanged, loop("worker-requests", metrics));
       thread = new Thread(loop, "partita-worker");
       thread.start();
     }
     if (s.followPlan()) {
       follower = new PlanFollower(new KafkaConsumer<>(planConsumerProps()), topics.planAssignments(), config.hostId(),
-          config.codecs().codec(SlotAssignment.class), this::planChanged);
+          config.codecs().codec(SlotAssignment.class), this::planChanged, loop("worker-plan", metrics));
       follower.start();
     }
     if (config.operation().metricsPort() > 0) {
-      metricsServer = new MetricsServer(registry, config.operation().metricsPort());
+      metricsServer = new MetricsServer(registry, health, config.operation().metricsPort());
     }
     log.info("Inference worker {} runs {} slots serving {} (batches up to {} rows, {} ms delay){}", config.hostId(), specs.size(),
         served, config.batching().maxBatch(), config.batching().maxDelayMs(),
@@ -236,6 +244,37 @@ public final class InferenceWorker implements Service {
     }
   }
 
+  private Loop loop(String name, WorkerMetrics metrics) {
+    Loop loop = loops.register(name);
+    metrics.loop(loop);
+    return loop;
+  }
+
+  /** A slot whose runner ended while the slot was not stopped (it cannot answer what it is given). */
+  private Optional<String> slotProblem() {
+    Slots current = slots;
+    if (current == null) {
+      return Optional.of("the slots are not open");
+    }
+    for (io.partita.worker.slot.Slot slot : current.slots()) {
+      if (slot.health() != io.partita.worker.slot.Slot.Health.STOPPED && slot.health() != io.partita.worker.slot.Slot.Health.FAILED
+          && !slot.runnerAlive()) {
+        return Optional.of("slot " + slot.spec().name() + "'s runner ended");
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Liveness and readiness, as {@code /health/live} and {@code /health/ready} answer them. */
+  public WorkerHealth health() {
+    return health;
+  }
+
+  /** The worker's loops and their states. */
+  public Loops loops() {
+    return loops;
+  }
+
   /** The failure that stopped the request loop, or null while it runs. */
   public Throwable failure() {
     return loop == null ? null : loop.failure();
@@ -278,6 +317,9 @@ public final class InferenceWorker implements Service {
   private Properties consumerProps() {
     Properties p = base();
     p.put(ConsumerConfig.GROUP_ID_CONFIG, config.topicPrefix() + ".workers");
+    if (!config.operation().groupInstanceId().isEmpty()) {
+      p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, config.operation().groupInstanceId());
+    }
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "256");

@@ -55,8 +55,11 @@ public record WorkerConfig(
    * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code worker.metrics.port})
    * @param statusIntervalMs how often every slot status is published even without a change ({@code worker.status.interval.ms})
    * @param drainTimeoutMs how long stopping (or giving up partitions) waits for open requests to be answered ({@code worker.drain.timeout.ms})
+   * @param groupInstanceId static membership of the request consumer group ({@code worker.group.instance.id}; empty =
+   *     dynamic): a worker restarted after a crash with the same id takes its old partitions back at once instead
+   *     of waiting out the dead member's session timeout. Unique per worker process; {@code partita local} sets it.
    */
-  public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs) {}
+  public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs, String groupInstanceId) {}
 
   public static WorkerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -96,7 +99,8 @@ public record WorkerConfig(
         new Operation(
             settings.integer("worker.metrics.port", 0, 0, 65535),
             settings.longValue("worker.status.interval.ms", 10_000, 100, 3_600_000),
-            settings.longValue("worker.drain.timeout.ms", 10_000, 0, 600_000)));
+            settings.longValue("worker.drain.timeout.ms", 10_000, 0, 600_000),
+            settings.string("worker.group.instance.id", "").strip()));
   }
 
   static List<Integer> partitions(String value) {

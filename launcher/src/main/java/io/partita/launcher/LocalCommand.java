@@ -103,7 +103,12 @@ final class LocalCommand implements Callable<Integer> {
     flags.put("http.port", Integer.toString(httpPort));
     flags.put("worker.threads", Integer.toString(threads));
     flags.put("gateway.id", "local");
-    flags.put("host.id", WorkerConfig.defaultHostId());
+    String hostId = WorkerConfig.defaultHostId();
+    flags.put("host.id", hostId);
+    // Static membership: after a crash (kill -9) the restarted planner and worker take their old
+    // members' places at once instead of waiting out the dead members' session timeouts (~45 s).
+    flags.put("planner.group.instance.id", "local-planner-" + hostId);
+    flags.put("worker.group.instance.id", "local-worker-" + hostId);
     // One broker: the planner's changelogs and the topics it creates have one replica.
     flags.put("planner.state.dir", dataDir.resolve("planner").toAbsolutePath().toString());
     flags.put("planner.replication.factor", "1");
@@ -113,13 +118,15 @@ final class LocalCommand implements Callable<Integer> {
     Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true"), flags);
     Services.logSettings("local", settings);
     try {
-      // The planner and the catalog come before the profiler: a timing event for a model version
-      // that is not in the catalog yet is dead-lettered.
+      // The planner's Streams group starts in the background: the worker and the gateway serve from
+      // the plan already in Kafka and do not wait for it (after a crash that wait was a minute).
+      // The catalog comes before the profiler: a timing event for a model version that is not in
+      // the catalog yet is dead-lettered.
       PlannerConfig plannerConfig = PlannerConfig.from(settings);
-      services.start(new PlannerService(plannerConfig));
+      startInBackground(services, new PlannerService(plannerConfig));
+      services.start(new InferenceWorker(WorkerConfig.from(settings)));
       int published = PlannerCommand.publishCatalog(plannerConfig, repo, plannerConfig.codecs());
       log.info("Published the catalog of {} ({} records) for the planner", repo, published);
-      services.start(new InferenceWorker(WorkerConfig.from(settings)));
       GatewayConfig gatewayConfig = GatewayConfig.from(settings);
       Gateway gateway = services.start(new Gateway(gatewayConfig));
       if (!noProfile) {
@@ -142,7 +149,7 @@ final class LocalCommand implements Callable<Integer> {
               + "  Kafka bootstrap:  %s%n"
               + "  HTTP (OIP v2):    http://localhost:%d/v2%n"
               + "  Model repository: %s%n"
-              + "  Planner:          running (%s.plan.*)%n"
+              + "  Planner:          starting in the background (%s.plan.*)%n"
               + "  Routing:          %s%n"
               + "Try:%n"
               + "  curl -s localhost:%d/v2/models/demo-a/infer -d '{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}'%n"
@@ -153,5 +160,23 @@ final class LocalCommand implements Callable<Integer> {
       throw e;
     }
     return services.awaitShutdown();
+  }
+
+  /**
+   * Starts a service on its own thread and registers it to be stopped in order. A start that fails
+   * stops everything, as a failed start in the foreground does.
+   */
+  private static void startInBackground(Services services, PlannerService planner) {
+    services.add(planner);
+    Thread starter = new Thread(() -> {
+      try {
+        planner.start();
+      } catch (Exception e) {
+        log.error("The planner did not start ({}); stopping", e.getMessage(), e);
+        services.close();
+      }
+    }, "partita-planner-start");
+    starter.setDaemon(true);
+    starter.start();
   }
 }

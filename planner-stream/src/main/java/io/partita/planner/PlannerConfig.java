@@ -29,6 +29,10 @@ import org.apache.kafka.streams.StreamsConfig;
  *     {@code planner.buffer.threshold.bytes}, {@code planner.default.rate})
  * @param codecs how records are encoded ({@code serde.mode})
  * @param kafka every {@code kafka.*} setting, passed to Kafka Streams last (it wins)
+ * @param groupInstanceId {@code planner.group.instance.id} (default empty: dynamic membership): static
+ *     membership of the Streams group (each stream thread's consumer gets it with {@code -<thread>}
+ *     appended), so a planner restarted after a crash takes its old member's tasks at once instead of
+ *     waiting out the dead member's session timeout. Unique per planner process; {@code partita local} sets it.
  */
 public record PlannerConfig(
     String bootstrapServers,
@@ -41,7 +45,8 @@ public record PlannerConfig(
     short topicReplication,
     PlanSettings plan,
     io.partita.common.serde.Codecs codecs,
-    Properties kafka) {
+    Properties kafka,
+    String groupInstanceId) {
 
   public static PlannerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -80,7 +85,8 @@ public record PlannerConfig(
         (short) settings.integer("topics.replication", 3, 1, 16),
         plan,
         io.partita.common.serde.Codecs.from(settings),
-        kafka);
+        kafka,
+        settings.string("planner.group.instance.id", "").strip());
   }
 
   private static double decimal(Settings settings, String key, double fallback) {
@@ -108,6 +114,9 @@ public record PlannerConfig(
     p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, standbyReplicas);
     p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, replicationFactor);
     p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    if (!groupInstanceId.isEmpty()) {
+      p.put(StreamsConfig.mainConsumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), groupInstanceId);
+    }
     p.putAll(kafka);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     return p;

@@ -1,6 +1,9 @@
 package io.partita.worker.kafka;
 
 import io.partita.avro.SlotAssignment;
+import io.partita.common.health.Fatal;
+import io.partita.common.health.Loop;
+import io.partita.common.log.RateLimitedLog;
 import io.partita.common.serde.RecordCodec;
 import io.partita.schemas.DecodeException;
 import java.time.Duration;
@@ -26,6 +29,11 @@ import org.slf4j.LoggerFactory;
  * over and the reader has caught up (a poll found nothing more: the records of one planner
  * transaction are applied together, not one by one). An empty set is handed over too; what to do
  * with it is the caller's choice.
+ *
+ * <p>It survives any one record and any passing fault: an undecodable record is skipped (warnings
+ * summarised per interval), a failed apply is logged and the next change tried, a failing consumer
+ * is retried with back-off while the loop says it is not ready. Its {@link Loop} is ready once it
+ * has read to the end of the topic. A {@link VirtualMachineError} ends the process ({@link Fatal}).
  */
 public final class PlanFollower implements Runnable, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(PlanFollower.class);
@@ -40,13 +48,16 @@ public final class PlanFollower implements Runnable, AutoCloseable {
   private List<SlotAssignment> handedOver;
   private volatile boolean running = true;
   private Thread thread;
+  private final Loop health;
+  private final RateLimitedLog warnings = new RateLimitedLog(log, 60_000);
 
   /**
    * @param consumer a consumer with String keys and byte-array values, isolation.level=read_committed, no group
    * @param onChange called on the follower's thread with this host's assignments, ordered by slot
    */
   public PlanFollower(KafkaConsumer<String, byte[]> consumer, String topic, String host, RecordCodec<SlotAssignment> codec,
-                      Consumer<List<SlotAssignment>> onChange) {
+                      Consumer<List<SlotAssignment>> onChange, Loop health) {
+    this.health = health;
     this.consumer = consumer;
     this.topic = topic;
     this.host = host;
@@ -62,40 +73,72 @@ public final class PlanFollower implements Runnable, AutoCloseable {
 
   @Override
   public void run() {
+    boolean assigned = false;
+    boolean changed = false;
+    long backoffMs = 100;
     try {
-      List<TopicPartition> partitions = new ArrayList<>();
-      for (PartitionInfo p : consumer.partitionsFor(topic)) {
-        partitions.add(new TopicPartition(topic, p.partition()));
-      }
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
-      boolean changed = false;
       while (running) {
-        ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
-        for (ConsumerRecord<String, byte[]> r : records) {
-          changed |= take(r);
-        }
-        if (records.isEmpty() && changed) {
-          changed = false;
-          List<SlotAssignment> now = List.copyOf(current.values());
-          if (!now.equals(handedOver)) {
-            handedOver = now;
-            try {
-              onChange.accept(now);
-            } catch (RuntimeException e) {
-              log.error("Applying the plan's assignments for host {} failed", host, e);
+        try {
+          if (!assigned) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (PartitionInfo p : consumer.partitionsFor(topic)) {
+              partitions.add(new TopicPartition(topic, p.partition()));
+            }
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            assigned = true;
+          }
+          ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
+          for (ConsumerRecord<String, byte[]> r : records) {
+            changed |= take(r);
+          }
+          if (records.isEmpty()) {
+            health.ready(); // caught up with the plan
+            if (changed) {
+              changed = false;
+              hand(List.copyOf(current.values()));
             }
           }
+          backoffMs = 100;
+        } catch (WakeupException e) {
+          if (running) {
+            throw e;
+          }
+        } catch (RuntimeException e) {
+          health.notReady("following " + topic + " failed: " + e.getMessage());
+          warnings.warn("plan follower " + e.getClass().getSimpleName(), "Following {} failed ({}); retrying in {} ms; the worker keeps its current slots",
+              topic, e.toString(), backoffMs);
+          sleep(backoffMs);
+          backoffMs = Math.min(10_000, backoffMs * 2);
         }
       }
-    } catch (WakeupException e) {
-      if (running) {
-        throw e;
-      }
-    } catch (RuntimeException e) {
+      health.stopped();
+    } catch (Throwable e) {
+      Fatal.haltIfFatal("the worker's plan follower", e);
+      health.died(e);
       log.error("Following {} stopped: {}; the worker keeps its current slots", topic, e.getMessage(), e);
     } finally {
+      warnings.flush();
       consumer.close(Duration.ofSeconds(5));
+    }
+  }
+
+  private void hand(List<SlotAssignment> now) {
+    if (!now.equals(handedOver)) {
+      handedOver = now;
+      try {
+        onChange.accept(now);
+      } catch (RuntimeException e) {
+        log.error("Applying the plan's assignments for host {} failed", host, e);
+      }
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -112,7 +155,8 @@ public final class PlanFollower implements Runnable, AutoCloseable {
     try {
       a = codec.decode(r.topic(), r.value());
     } catch (DecodeException e) {
-      log.warn("Skipping {}-{}@{} (key {}): not a SlotAssignment: {}", r.topic(), r.partition(), r.offset(), key, e.getMessage());
+      warnings.warn("undecodable assignment", "Skipping {}-{}@{} (key {}): not a SlotAssignment: {}",
+          r.topic(), r.partition(), r.offset(), key, e.getMessage());
       return false;
     }
     if (!host.equals(a.getHost())) {

@@ -6,6 +6,9 @@ import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.Topics;
+import io.partita.common.health.Fatal;
+import io.partita.common.health.Loop;
+import io.partita.common.log.RateLimitedLog;
 import io.partita.common.kafka.DeadLetters;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
@@ -26,7 +29,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -39,8 +45,14 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -60,14 +72,30 @@ import org.slf4j.MDC;
  *
  * <p>Backpressure: with {@code maxOpen} records open, fetching pauses until half of them are answered.
  *
- * <p>Infrastructure faults (a reply the broker refuses for a reason that is not the record's own, a
- * fenced producer) are not dead-lettered: the loop stops without committing further and the
- * failure is reported through {@link #failure()}. A reply that is too large is replaced by an error
- * reply; a {@code reply-to} that is not a legal topic sends the request to the dead-letter topic.
+ * <p>Every loop survives any one record. A record that cannot be decoded (including one that
+ * declares more items or bytes than it holds: see {@code BoundedDecoder}), that has an unreadable
+ * {@code deadline} header, or whose handling fails in any other way, is dead-lettered with its
+ * provenance and answered with an error reply where its {@code reply-to} is known; its offset moves
+ * on. A result too large for the producer is replaced by an error reply. A reply the broker refuses
+ * for the record's own reason (too large for the reply-to topic, a reply-to that is not a legal
+ * topic, does not exist or may not be written) dead-letters the request with the broker's error and
+ * counts {@code partita.worker.replies.refused}. Infrastructure faults (broker unreachable, a send
+ * that times out, a fenced producer) are not the record's fault: the send is retried with back-off,
+ * the record's offset stays open meanwhile, and the loop says it is not ready. A fault the process
+ * cannot survive ({@link VirtualMachineError}) ends the process ({@link Fatal}).
+ *
+ * <p>The loop's state is published through its {@link Loop}: ready while it polls and its sends go
+ * through; not ready while sends are being retried or the consumer fails; dead only when it ended by
+ * a fault.
  */
 public final class RequestLoop implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(RequestLoop.class);
   private static final Duration POLL = Duration.ofMillis(20);
+  /** Back-off of a send retried after an infrastructure fault: doubles from the first to the last. */
+  static final long FIRST_RETRY_MS = 100;
+  static final long MAX_RETRY_MS = 10_000;
+  /** Longest header value quoted in an error. */
+  private static final int QUOTE = 64;
 
   /**
    * @param topics the request topics to consume
@@ -93,6 +121,17 @@ public final class RequestLoop implements Runnable {
   private volatile boolean running = true;
   private volatile Throwable failure;
   private boolean paused;
+  /** The group gave this member its partitions at least once (possibly none). */
+  private volatile boolean joined;
+  private final Loop health;
+  private final RateLimitedLog warnings = new RateLimitedLog(log, 60_000);
+  /** Why sends are failing for an infrastructure reason now, or null. */
+  private volatile String sendTrouble;
+  private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "partita-worker-send-retry");
+    t.setDaemon(true);
+    return t;
+  });
 
   /**
    * @param onOwnership told, after every rebalance, which request-topic partitions this worker owns
@@ -100,8 +139,9 @@ public final class RequestLoop implements Runnable {
    */
   public RequestLoop(Consumer<String, byte[]> consumer, Producer<String, byte[]> producer, Slots slots, Topics topics,
                      Codecs codecs, Settings settings, WorkerMetrics metrics, LongSupplier clock,
-                     java.util.function.Consumer<Map<String, List<Integer>>> onOwnership) {
+                     java.util.function.Consumer<Map<String, List<Integer>>> onOwnership, Loop health) {
     this.onOwnership = onOwnership;
+    this.health = health;
     this.requests = codecs.codec(InferenceRequest.class);
     this.replies = codecs.codec(InferenceReply.class);
     this.deadLetters = codecs.codec(DeadLetter.class);
@@ -115,7 +155,7 @@ public final class RequestLoop implements Runnable {
   }
 
   /** Something a producer callback or a slot thread tells the poll thread. */
-  private sealed interface Event permits Done, TooLarge, BadReplyTo {}
+  private sealed interface Event permits Done, TooLarge, Refused {}
 
   /** Every answer of a record was acknowledged. */
   private record Done(TopicPartition partition, long offset) implements Event {}
@@ -123,8 +163,8 @@ public final class RequestLoop implements Runnable {
   /** A reply was refused as too large; it is replaced by an error reply. */
   private record TooLarge(Answer answer, String replyTo, String correlation, InferenceReply reply) implements Event {}
 
-  /** The reply-to topic is not a legal topic; the request goes to the dead-letter topic. */
-  private record BadReplyTo(Answer answer, String replyTo) implements Event {}
+  /** The broker refused the reply for the record's own reason; the request goes to the dead-letter topic. */
+  private record Refused(Answer answer, String replyTo, Exception error) implements Event {}
 
   /**
    * The answers of one record: its offset is done when the path that handles it has finished
@@ -153,30 +193,100 @@ public final class RequestLoop implements Runnable {
   public void run() {
     try {
       consumer.subscribe(settings.topics(), new Rebalance());
+      long backoffMs = FIRST_RETRY_MS;
       while (running) {
-        ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
-        for (ConsumerRecord<String, byte[]> record : records) {
-          tracker.received(new TopicPartition(record.topic(), record.partition()), record.offset());
-          handle(record);
+        try {
+          pass();
+          backoffMs = FIRST_RETRY_MS;
+        } catch (RuntimeException e) {
+          // not tied to one record (those are answered in handle): the consumer or a commit failed
+          health.notReady("the request consumer failed: " + e.getMessage());
+          warnings.warn("consumer " + e.getClass().getSimpleName(), "The request loop's poll failed ({}); retrying in {} ms",
+              e.toString(), backoffMs);
+          pause(backoffMs);
+          backoffMs = Math.min(MAX_RETRY_MS, backoffMs * 2);
         }
-        handleEvents();
-        commitAsync();
-        backpressure();
       }
       if (failure == null) {
         Collection<TopicPartition> owned = consumer.assignment();
         drain(owned);
         commitSync(owned);
       }
+      health.stopped();
     } catch (RuntimeException e) {
       fail(e);
+    } catch (Throwable e) {
+      Fatal.haltIfFatal("the worker's request loop", e);
+      fail(e);
+      throw e;
     } finally {
+      retries.shutdownNow();
+      warnings.flush();
       try {
-        consumer.close(Duration.ofSeconds(5));
+        // Leave the group even as a static member: a deliberate stop hands the partitions over at once.
+        consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5))
+            .withGroupMembershipOperation(org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
       } catch (RuntimeException e) {
         log.warn("Closing the consumer failed: {}", e.getMessage());
       }
     }
+  }
+
+  /** One poll and what follows it. */
+  private void pass() {
+    ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
+    for (ConsumerRecord<String, byte[]> record : records) {
+      tracker.received(new TopicPartition(record.topic(), record.partition()), record.offset());
+      handleSafely(record);
+    }
+    handleEvents();
+    commitAsync();
+    backpressure();
+    String trouble = sendTrouble;
+    if (!joined) {
+      health.notReady("joining the consumer group");
+    } else if (trouble == null) {
+      health.ready();
+    } else {
+      health.notReady(trouble);
+    }
+  }
+
+  private static void pause(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Handles one record; a failure tied to it (a bug on some path, an encoding that fails) still
+   * answers it: dead letter, error reply where the reply-to is known, offset released.
+   */
+  private void handleSafely(ConsumerRecord<String, byte[]> record) {
+    try {
+      handle(record);
+    } catch (RuntimeException e) {
+      Answer answer = new Answer(record);
+      deadLetter(answer, e);
+      String replyTo = KafkaHeaders.get(record.headers(), KafkaHeaders.REPLY_TO);
+      if (replyTo != null) {
+        String id = correlationOf(record);
+        try {
+          reply(answer, replyTo, id, Replies.error(id, String.valueOf(topics.serviceModelOf(record.topic())), null,
+              ErrorCode.MODEL_ERROR, "the worker failed on this request (" + e.getClass().getSimpleName() + "); it was dead-lettered", null));
+        } catch (RuntimeException again) {
+          log.debug("The error reply for {} failed too: {}", id, again.toString());
+        }
+      }
+      answer.release();
+    }
+  }
+
+  private static String correlationOf(ConsumerRecord<String, byte[]> record) {
+    String correlation = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
+    return correlation != null ? correlation : record.key() != null ? record.key() : "unknown";
   }
 
   private void handle(ConsumerRecord<String, byte[]> record) {
@@ -190,7 +300,7 @@ public final class RequestLoop implements Runnable {
     } catch (DecodeException e) {
       deadLetter(answer, e);
       if (replyTo != null) {
-        String id = correlation != null ? correlation : record.key() != null ? record.key() : "unknown";
+        String id = correlationOf(record);
         reply(answer, replyTo, id, Replies.error(id, serviceModel, null, ErrorCode.BAD_INPUT,
             "the record is not an InferenceRequest in Avro single-object encoding; it was dead-lettered", null));
       }
@@ -207,7 +317,18 @@ public final class RequestLoop implements Runnable {
     MDC.put("model", request.getServiceModel());
     try {
       long now = clock.getAsLong();
-      Long deadline = parseDeadline(KafkaHeaders.get(record.headers(), KafkaHeaders.DEADLINE));
+      String deadlineHeader = KafkaHeaders.get(record.headers(), KafkaHeaders.DEADLINE);
+      Long deadline;
+      try {
+        deadline = parseDeadline(deadlineHeader);
+      } catch (NumberFormatException e) {
+        String why = "the deadline header '" + quote(deadlineHeader) + "' is not a whole number of epoch milliseconds";
+        deadLetter(answer, new IllegalArgumentException(why));
+        reply(answer, replyTo, id, Replies.error(request, null, ErrorCode.BAD_INPUT,
+            why + "; send epoch milliseconds (e.g. 1767225600000) or no deadline header", null));
+        answer.release();
+        return;
+      }
       if (!request.getServiceModel().equals(serviceModel)) {
         reply(answer, replyTo, id, Replies.error(request, null, ErrorCode.BAD_INPUT,
             "serviceModel '" + request.getServiceModel() + "' does not match the topic " + record.topic(), null));
@@ -242,15 +363,16 @@ public final class RequestLoop implements Runnable {
     }
   }
 
-  private static Long parseDeadline(String header) {
+  /** The deadline in epoch ms, null without the header; NumberFormatException when it is not a whole number. */
+  static Long parseDeadline(String header) {
     if (header == null) {
       return null;
     }
-    try {
-      return Long.parseLong(header.strip());
-    } catch (NumberFormatException e) {
-      return null; // an unreadable deadline is ignored, not fatal: the request still gets its reply
-    }
+    return Long.parseLong(header.strip());
+  }
+
+  private static String quote(String value) {
+    return value.length() <= QUOTE ? value : value.substring(0, QUOTE) + "...";
   }
 
   /** Sends a reply for the record; any thread. */
@@ -259,38 +381,96 @@ public final class RequestLoop implements Runnable {
     KafkaHeaders.put(out.headers(), KafkaHeaders.CORRELATION_ID, correlation);
     KafkaHeaders.put(out.headers(), KafkaHeaders.TRACEPARENT, KafkaHeaders.get(answer.record.headers(), KafkaHeaders.TRACEPARENT));
     answer.sending();
+    send(out, FIRST_RETRY_MS, error -> {
+      if (error == null) {
+        metrics.reply(reply.getServiceModel(), Replies.outcome(reply));
+        answer.release();
+      } else if (error instanceof RecordTooLargeException && reply.getError() == null) {
+        events.add(new TooLarge(answer, replyTo, correlation, reply));
+      } else {
+        events.add(new Refused(answer, replyTo, error));
+      }
+    });
+  }
+
+  /**
+   * Sends a record; {@code done} gets null on success or the broker's error when the record was
+   * refused for its own reason. An infrastructure fault is retried with back-off, for as long as it
+   * lasts (the record's offset stays open; backpressure stops fetching), so {@code done} never sees
+   * one. Any thread.
+   */
+  private void send(ProducerRecord<String, byte[]> out, long backoffMs, java.util.function.Consumer<Exception> done) {
+    org.apache.kafka.clients.producer.Callback callback = (meta, error) -> {
+      if (error == null) {
+        sendTrouble = null;
+        done.accept(null);
+      } else if (refusedForTheRecord(error)) {
+        done.accept(error);
+      } else {
+        retry(out, backoffMs, done, error);
+      }
+    };
     try {
-      producer.send(out, (meta, error) -> {
-        if (error == null) {
-          metrics.reply(reply.getServiceModel(), Replies.outcome(reply));
-          answer.release();
-        } else if (error instanceof RecordTooLargeException && reply.getError() == null) {
-          events.add(new TooLarge(answer, replyTo, correlation, reply));
-        } else if (error instanceof InvalidTopicException) {
-          events.add(new BadReplyTo(answer, replyTo));
-        } else {
-          fail(error);
-        }
-      });
-    } catch (InvalidTopicException e) {
-      events.add(new BadReplyTo(answer, replyTo));
+      producer.send(out, callback);
+    } catch (ApiException e) {
+      callback.onCompletion(null, e);
     }
+  }
+
+  private void retry(ProducerRecord<String, byte[]> out, long backoffMs, java.util.function.Consumer<Exception> done, Exception error) {
+    sendTrouble = "sends to " + out.topic() + " fail (" + error.getClass().getSimpleName() + ": " + error.getMessage() + "); retrying";
+    metrics.sendRetry(error.getClass().getSimpleName());
+    warnings.warn("send " + error.getClass().getSimpleName(), "A send to {} failed ({}); retrying in {} ms", out.topic(), error.toString(), backoffMs);
+    try {
+      retries.schedule(() -> send(out, Math.min(MAX_RETRY_MS, backoffMs * 2), done), backoffMs, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closing) {
+      log.debug("Not retrying a send to {}: the loop is closing (the record's offset stays uncommitted)", out.topic());
+    }
+  }
+
+  /**
+   * Whether the broker refused a record for the record's own reason (retrying the same record cannot
+   * succeed), as opposed to an infrastructure fault (retrying can).
+   */
+  static boolean refusedForTheRecord(Exception error) {
+    return error instanceof RecordTooLargeException
+        || error instanceof RecordBatchTooLargeException
+        || error instanceof InvalidTopicException
+        || error instanceof TopicAuthorizationException
+        || error instanceof UnknownTopicOrPartitionException
+        || error instanceof InvalidRecordException
+        // a topic that does not exist (and is not auto-created) ends as a metadata timeout
+        || error instanceof TimeoutException && String.valueOf(error.getMessage()).contains("not present in metadata");
   }
 
   private void deadLetter(Answer answer, Exception error) {
     ConsumerRecord<String, byte[]> record = answer.record;
-    log.warn("Dead-lettering {}-{}@{}: {}", record.topic(), record.partition(), record.offset(), error.getMessage());
-    byte[] value = deadLetters.encode(topics.deadLetter(), DeadLetters.of(record, error, "worker", clock.getAsLong()));
-    ProducerRecord<String, byte[]> out = new ProducerRecord<>(topics.deadLetter(), record.key(), value);
-    out.headers().add("source-topic", record.topic().getBytes(StandardCharsets.UTF_8));
+    warnings.warn("dead letter " + error.getClass().getSimpleName(), "Dead-lettering {}-{}@{}: {}",
+        record.topic(), record.partition(), record.offset(), error.getMessage());
     String serviceModel = String.valueOf(topics.serviceModelOf(record.topic()));
     answer.sending();
-    producer.send(out, (meta, e) -> {
+    sendDeadLetter(answer, DeadLetters.of(record, error, "worker", clock.getAsLong()), serviceModel, true);
+  }
+
+  private void sendDeadLetter(Answer answer, DeadLetter letter, String serviceModel, boolean withValue) {
+    ConsumerRecord<String, byte[]> record = answer.record;
+    byte[] value = deadLetters.encode(topics.deadLetter(), letter);
+    ProducerRecord<String, byte[]> out = new ProducerRecord<>(topics.deadLetter(), record.key(), value);
+    out.headers().add("source-topic", record.topic().getBytes(StandardCharsets.UTF_8));
+    send(out, FIRST_RETRY_MS, e -> {
       if (e == null) {
         metrics.reply(serviceModel, "DEAD_LETTER");
         answer.release();
+      } else if (withValue) {
+        // the dead-letter topic refused it (too large with the record's value): send it without the value
+        DeadLetter smaller = DeadLetter.newBuilder(letter).setValue(null)
+            .setError(letter.getError() + " (the record's value was left out: the dead-letter topic refused it: " + e.getMessage() + ")")
+            .build();
+        sendDeadLetter(answer, smaller, serviceModel, false);
       } else {
-        fail(e);
+        log.error("The dead-letter topic refused the dead letter of {}-{}@{} ({}); it is dropped",
+            record.topic(), record.partition(), record.offset(), e.toString());
+        answer.release();
       }
     });
   }
@@ -310,9 +490,11 @@ public final class RequestLoop implements Runnable {
           t.reply().getModelVersion(), ErrorCode.MODEL_ERROR, "the result is larger than the producer's max.request.size; "
               + "ask for fewer outputs or rows, or raise kafka.max.request.size", t.reply().getInstance()));
       t.answer().release();
-    } else if (event instanceof BadReplyTo b) {
-      deadLetter(b.answer(), new IllegalArgumentException("reply-to '" + b.replyTo() + "' is not a valid topic"));
-      b.answer().release();
+    } else if (event instanceof Refused r) {
+      metrics.refusedReply(String.valueOf(topics.serviceModelOf(r.answer().record.topic())), r.error().getClass().getSimpleName());
+      deadLetter(r.answer(), new ReplyRefusedException("the broker refused the reply to '" + quote(r.replyTo()) + "': "
+          + r.error().getClass().getSimpleName() + ": " + r.error().getMessage(), r.error()));
+      r.answer().release();
     }
   }
 
@@ -400,6 +582,7 @@ public final class RequestLoop implements Runnable {
     @Override
     public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
       // the tracker starts a partition at its first record; only the ownership report changes
+      joined = true;
       owned.addAll(partitions);
       ownershipChanged();
     }
@@ -430,7 +613,15 @@ public final class RequestLoop implements Runnable {
       failure = e;
       log.error("The request loop stops without committing further: {}", e.getMessage(), e);
     }
+    health.died(e);
     running = false;
+  }
+
+  /** A reply the broker refused for the request's own reason; carried in the dead letter. */
+  static final class ReplyRefusedException extends RuntimeException {
+    ReplyRefusedException(String message, Throwable cause) {
+      super(message, cause);
+    }
   }
 
   /** The failure that stopped the loop, or null. */

@@ -2,6 +2,9 @@ package io.partita.worker.kafka;
 
 import io.partita.avro.SlotStatus;
 import io.partita.common.Topics;
+import io.partita.common.health.Fatal;
+import io.partita.common.health.Loop;
+import io.partita.common.log.RateLimitedLog;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import java.util.List;
@@ -21,6 +24,11 @@ import org.slf4j.LoggerFactory;
  * {@code host/slot}) at a fixed interval and soon after any change (changes arriving together are
  * published once). Status is best effort: a failed write is logged and the next one replaces it;
  * it never stops the worker. Closing publishes a last time (the slots then say STOPPED).
+ *
+ * <p>Its {@link Loop} is ready while passes run and their sends go through, not ready while they
+ * fail (the gateway steers by these statuses, so a worker that cannot publish them is not serving
+ * well). A {@link VirtualMachineError} in a pass ends the process ({@link Fatal}); anything else is
+ * caught, so the scheduler never silently drops the task.
  */
 public final class StatusPublisher implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(StatusPublisher.class);
@@ -36,8 +44,12 @@ public final class StatusPublisher implements AutoCloseable {
     return t;
   });
   private final AtomicBoolean pending = new AtomicBoolean();
+  private final Loop health;
+  private final RateLimitedLog warnings = new RateLimitedLog(log, 60_000);
 
-  public StatusPublisher(Producer<String, byte[]> producer, Topics topics, Codecs codecs, Supplier<List<SlotStatus>> statuses, long intervalMs) {
+  public StatusPublisher(Producer<String, byte[]> producer, Topics topics, Codecs codecs, Supplier<List<SlotStatus>> statuses,
+                         long intervalMs, Loop health) {
+    this.health = health;
     this.producer = producer;
     this.topic = topics.workerStatus();
     this.codec = codecs.codec(SlotStatus.class);
@@ -90,12 +102,23 @@ public final class StatusPublisher implements AutoCloseable {
       for (SlotStatus status : statuses.get()) {
         producer.send(new ProducerRecord<>(topic, key(status), codec.encode(topic, status)), (meta, e) -> {
           if (e != null) {
-            log.warn("Slot status {} was not written: {}", key(status), e.getMessage());
+            health.notReady("slot status is not written: " + e.getMessage());
+            warnings.warn("status " + e.getClass().getSimpleName(), "Slot status {} was not written: {}", key(status), e.getMessage());
+          } else {
+            health.ready();
           }
         });
       }
+      if (health.snapshot().state() == Loop.State.STARTING) {
+        health.ready();
+      }
     } catch (RuntimeException e) {
-      log.warn("Publishing slot status failed: {}", e.getMessage());
+      health.notReady("publishing slot status failed: " + e.getMessage());
+      warnings.warn("status " + e.getClass().getSimpleName(), "Publishing slot status failed: {}", e.getMessage());
+    } catch (Throwable e) {
+      Fatal.haltIfFatal("the worker's status publisher", e);
+      health.died(e);
+      throw e;
     }
   }
 
@@ -109,5 +132,6 @@ public final class StatusPublisher implements AutoCloseable {
     }
     publish();
     producer.flush();
+    health.stopped();
   }
 }

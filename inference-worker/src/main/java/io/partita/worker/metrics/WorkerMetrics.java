@@ -35,7 +35,18 @@ public final class WorkerMetrics {
   /** Weight files unmounted to stay within a memory budget. */
   public static final String EVICTIONS = "partita.worker.weights.evictions";
 
+  /** Replies the broker refused for the record's own reason (too large, no such or forbidden topic), dead-lettered. */
+  public static final String REFUSED_REPLIES = "partita.worker.replies.refused";
+  /** Sends retried after an infrastructure fault (broker unreachable, fenced). */
+  public static final String SEND_RETRIES = "partita.worker.send.retries";
+  /** 1 while a loop is alive (running, ready or not), 0 once it died or stopped. */
+  public static final String LOOP_ALIVE = "partita.worker.loop.alive";
+  /** 1 while a loop is ready to serve. */
+  public static final String LOOP_READY = "partita.worker.loop.ready";
+
   public static final String TAG_SERVICE_MODEL = "service_model";
+  public static final String TAG_LOOP = "loop";
+  public static final String TAG_REASON = "reason";
   public static final String TAG_SLOT = "slot";
   public static final String TAG_OUTCOME = "outcome";
 
@@ -68,6 +79,39 @@ public final class WorkerMetrics {
         .tag(TAG_SLOT, slot)
         .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
         .register(registry)).record(requests);
+  }
+
+  /** A reply refused by the broker for the record's own reason ({@code reason}: the broker's error class). */
+  public void refusedReply(String serviceModel, String reason) {
+    counters.computeIfAbsent(List.of(REFUSED_REPLIES, serviceModel, reason), k -> Counter.builder(REFUSED_REPLIES)
+        .description("Replies the broker refused for the record's own reason; the request was dead-lettered")
+        .tag(TAG_SERVICE_MODEL, serviceModel)
+        .tag(TAG_REASON, reason)
+        .register(registry)).increment();
+  }
+
+  public void sendRetry(String reason) {
+    counters.computeIfAbsent(List.of(SEND_RETRIES, reason), k -> Counter.builder(SEND_RETRIES)
+        .description("Sends retried after an infrastructure fault")
+        .tag(TAG_REASON, reason)
+        .register(registry)).increment();
+  }
+
+  /** Gauges of one loop's liveness and readiness (1 or 0). */
+  public void loop(io.partita.common.health.Loop loop) {
+    Gauge.builder(LOOP_ALIVE, loop, l -> alive(l) ? 1 : 0)
+        .description("1 while the loop runs, 0 once it died or stopped")
+        .tag(TAG_LOOP, loop.name())
+        .register(registry);
+    Gauge.builder(LOOP_READY, loop, l -> l.isReady() ? 1 : 0)
+        .description("1 while the loop is ready to serve")
+        .tag(TAG_LOOP, loop.name())
+        .register(registry);
+  }
+
+  private static boolean alive(io.partita.common.health.Loop loop) {
+    io.partita.common.health.Loop.State state = loop.snapshot().state();
+    return state != io.partita.common.health.Loop.State.DEAD && state != io.partita.common.health.Loop.State.STOPPED;
   }
 
   public void reply(String serviceModel, String outcome) {

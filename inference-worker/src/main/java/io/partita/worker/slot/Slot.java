@@ -111,6 +111,11 @@ public final class Slot implements AutoCloseable {
     return started.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /** Whether the slot's runner thread is alive (it ends only when the slot stops). */
+  public boolean runnerAlive() {
+    return runner.isAlive();
+  }
+
   public Health health() {
     if (stopped) {
       return Health.STOPPED;
@@ -269,6 +274,7 @@ public final class Slot implements AutoCloseable {
     try {
       open();
     } catch (Throwable e) {
+      io.partita.common.health.Fatal.haltIfFatal("opening slot " + spec.name(), e);
       failed = true;
       message = "the session did not open: " + e.getMessage();
       log.error("Slot {} failed to start", spec.name(), e);
@@ -357,6 +363,7 @@ public final class Slot implements AutoCloseable {
           run(d.batch());
         } catch (Throwable e) {
           // run() answers every job itself; this only keeps the runner alive after a bug
+          io.partita.common.health.Fatal.haltIfFatal("slot " + spec.name(), e);
           log.error("Slot {}: a batch failed unexpectedly", spec.name(), e);
         }
       }
@@ -530,10 +537,6 @@ public final class Slot implements AutoCloseable {
     }
     stopped = true;
     onChange.run();
-  }
-
-  boolean runnerAlive() {
-    return runner.isAlive();
   }
 
   @Override
