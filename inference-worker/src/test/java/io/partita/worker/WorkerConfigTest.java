@@ -43,4 +43,10 @@ class WorkerConfigTest {
     assertThatThrownBy(() -> config(Map.of("worker.batch.max", "0")))
         .isInstanceOf(ConfigException.class).hasMessageContaining("worker.batch.max");
   }
+
+  @Test
+  void shouldUseStaticMembershipOnlyWhenAGroupInstanceIdIsGiven() {
+    assertThat(config(Map.of()).operation().groupInstanceId()).isEmpty();
+    assertThat(config(Map.of("worker.group.instance.id", " local-worker-h1 ")).operation().groupInstanceId()).isEqualTo("local-worker-h1");
+  }
 }

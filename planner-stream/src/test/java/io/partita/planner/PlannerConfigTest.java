@@ -37,4 +37,16 @@ class PlannerConfigTest {
     assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
         "planner.standby.replicas", "-1")))).hasMessageContaining("planner.standby.replicas");
   }
+
+  @Test
+  void shouldTakeItsOldMembersPlaceAtOnceWithAGroupInstanceId() {
+    Properties dynamic = PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:9092"))).streamsProperties();
+    assertThat(dynamic).doesNotContainKey(StreamsConfig.mainConsumerPrefix("group.instance.id"));
+
+    Properties fixed = PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:9092",
+        "planner.group.instance.id", "local-planner-h1"))).streamsProperties();
+    assertThat(fixed.get(StreamsConfig.mainConsumerPrefix("group.instance.id"))).isEqualTo("local-planner-h1");
+    // Kafka Streams appends the thread index, so every stream thread is a distinct static member.
+    assertThat(new StreamsConfig(fixed).getMainConsumerConfigs("g", "c", 1).get("group.instance.id")).isEqualTo("local-planner-h1-1");
+  }
 }
