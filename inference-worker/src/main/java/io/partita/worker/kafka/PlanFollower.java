@@ -84,6 +84,9 @@ public final class PlanFollower implements Runnable, AutoCloseable {
             for (PartitionInfo p : consumer.partitionsFor(topic)) {
               partitions.add(new TopicPartition(topic, p.partition()));
             }
+            if (partitions.isEmpty()) {
+              throw new IllegalStateException(topic + " has no partitions yet");
+            }
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             assigned = true;
