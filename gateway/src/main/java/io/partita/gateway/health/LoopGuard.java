@@ -45,9 +45,14 @@ public final class LoopGuard {
     return loop;
   }
 
-  /** Caught up enough to serve (cheap when already ready: call it on every pass). */
+  /**
+   * Caught up enough to serve (cheap when already ready: call it on every pass). A loop declared
+   * dead stays dead: only registering it again revives it.
+   */
   public void ready() {
-    loop.ready();
+    if (loop.snapshot().state() != io.partita.common.health.Loop.State.DEAD) {
+      loop.ready();
+    }
   }
 
   public void notReady(String why) {
