@@ -11,7 +11,12 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.partita.avro.BatchJob;
 import io.partita.avro.InferenceReply;
+import io.partita.avro.JobItem;
+import io.partita.avro.JobStatus;
+import io.partita.avro.Tensor;
+import io.partita.common.serde.Codecs;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.Topics;
 import io.partita.common.config.Settings;
@@ -285,6 +290,45 @@ class GatewayHardeningIT {
     HttpResponse<String> infer = post(gateway, "/v2/models/" + name + "/infer", body(), "X-API-Key", ALL);
     assertThat(infer.statusCode()).isEqualTo(404);
     assertThat(infer.body()).hasSizeLessThan(1000);
+  }
+
+  @Test
+  void shouldRunAJobPastAPoisonedChunkWhileAnotherJobsStatusIsPoisoned() throws Exception {
+    // Given, written straight to Kafka: a job status no runner could run (a negative total), older
+    // than everything else, and a good job whose input starts with garbage and a chunk outside the job
+    String jobId = "job-poison-" + System.nanoTime();
+    Codecs codecs = Codecs.singleObject();
+    JobItem item = JobItem.newBuilder().setClientId(null).setOutputs(List.of()).setError(null).setInputs(List.of(
+        Tensor.newBuilder().setName("input").setDatatype("FP32").setShape(List.of(1L, 8L))
+            .setData(ByteBuffer.wrap(GatewayLimitsIT.floats(1, 2, 3, 4, 5, 6, 7, 8))).build())).build();
+    BatchJob good = BatchJob.newBuilder().setJobId(jobId).setServiceModel("demo").setVersion(null).setChunk(0).setFirstIndex(0)
+        .setItems(List.of(item, item)).build();
+    BatchJob outside = BatchJob.newBuilder(good).setFirstIndex(-5).build();
+    JobStatus status = JobStatus.newBuilder().setJobId(jobId).setServiceModel("demo").setVersion(null).setState("QUEUED")
+        .setTotal(2).setDone(0).setFailed(0).setChunks(1).setInputOffset(0).setResultsOffset(0)
+        .setCreatedAt(System.currentTimeMillis()).setStartedAt(0).setUpdatedAt(System.currentTimeMillis())
+        .setRatePerSecond(0).setRunner(null).setMessage(null).build();
+    JobStatus poisoned = JobStatus.newBuilder(status).setJobId(jobId + "-bad").setTotal(-1).setCreatedAt(1).setUpdatedAt(1).build();
+    try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
+      long first = producer.send(new ProducerRecord<>(topics.jobs(), 0, jobId, "garbage".getBytes(StandardCharsets.UTF_8))).get().offset();
+      producer.send(new ProducerRecord<>(topics.jobs(), 0, jobId, codecs.codec(BatchJob.class).encode(topics.jobs(), outside))).get();
+      producer.send(new ProducerRecord<>(topics.jobs(), 0, jobId, codecs.codec(BatchJob.class).encode(topics.jobs(), good))).get();
+      producer.send(new ProducerRecord<>(topics.jobStatus(), poisoned.getJobId(),
+          codecs.codec(JobStatus.class).encode(topics.jobStatus(), poisoned))).get();
+      JobStatus queued = JobStatus.newBuilder(status).setInputOffset(first).build();
+      producer.send(new ProducerRecord<>(topics.jobStatus(), jobId, codecs.codec(JobStatus.class).encode(topics.jobStatus(), queued))).get();
+    }
+
+    // Then the good job runs to its end and every item has its result; the bad status is not a job
+    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+      HttpResponse<String> r = get(gateway, "/v2/jobs/" + jobId, "X-API-Key", ALL);
+      return r.statusCode() == 200 && JSON.readTree(r.body()).get("state").asText().equals("DONE");
+    });
+    List<JsonNode> results = JobLinesFixture.parseLines(get(gateway, "/v2/jobs/" + jobId + "/results", "X-API-Key", ALL).body());
+    assertThat(results).hasSize(2).allSatisfy(r -> assertThat(r.has("error")).as(r.toString()).isFalse());
+    assertThat(get(gateway, "/v2/jobs/" + poisoned.getJobId(), "X-API-Key", ALL).statusCode()).isEqualTo(404);
+    assertThat(guard(GatewayLoops.JOB_STATUS).skippedCount()).isGreaterThanOrEqualTo(1);
+    assertThat(guard(GatewayLoops.JOB_LEADER).skippedCount()).isGreaterThanOrEqualTo(2);
   }
 
   @Test
