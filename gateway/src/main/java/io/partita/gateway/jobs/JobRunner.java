@@ -127,6 +127,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
           }
         }
       });
+      guard.ready(); // taking part in the election: leading or not, this gateway serves
       while (open) {
         try {
           leader.poll(Duration.ofMillis(200));
