@@ -6,6 +6,8 @@ import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.gateway.health.GatewayLoops;
+import io.partita.gateway.health.Readiness;
 import io.partita.gateway.http.HttpApi;
 import io.partita.gateway.http.JobsApi;
 import io.partita.gateway.jobs.JobRunner;
@@ -56,6 +58,7 @@ public final class Gateway implements Service {
 
   private final GatewayConfig config;
   private final Topics topics;
+  private final GatewayLoops loops = new GatewayLoops();
   private HttpServer http;
   private ExecutorService executor;
   private ExecutorService jobsExecutor;
@@ -96,7 +99,7 @@ public final class Gateway implements Service {
     admin = Admin.create(base());
     TopicAdmin.ensure(admin, specs, (short) 3);
     producer = new KafkaProducer<>(producerProps());
-    router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), replyTopic, config.codecs());
+    router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), replyTopic, config.codecs(), loops.register(GatewayLoops.REPLIES));
     routerThread = new Thread(router, "partita-gateway-replies");
     routerThread.start();
     router.ready().get(60, TimeUnit.SECONDS);
@@ -105,7 +108,7 @@ public final class Gateway implements Service {
       Properties routeProps = consumerProps();
       routeProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // the planner writes in transactions
       routeProps.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
-      routeTable = new RouteTable(new KafkaConsumer<>(routeProps), topics.planRoutes(), config.codecs());
+      routeTable = new RouteTable(new KafkaConsumer<>(routeProps), topics.planRoutes(), config.codecs(), loops.register(GatewayLoops.ROUTES));
       routeTableThread = new Thread(routeTable, "partita-gateway-routes");
       routeTableThread.setDaemon(true);
       routeTableThread.start();
@@ -118,7 +121,7 @@ public final class Gateway implements Service {
     GatewayMetrics metrics = new GatewayMetrics(index.serviceModels().keySet(), capacity);
     if (config.demandIntervalMs() > 0) {
       DemandReporter demand = new DemandReporter(index.serviceModels().keySet(), topics, producer, admin,
-          config.codecs().codec(io.partita.avro.Demand.class), System::currentTimeMillis);
+          config.codecs().codec(io.partita.avro.Demand.class), System::currentTimeMillis, loops.register(GatewayLoops.DEMAND));
       metrics.countDemandWith(demand::record);
       demandTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("partita-demand"));
       demandTimer.scheduleAtFixedRate(demand, config.demandIntervalMs(), config.demandIntervalMs(), TimeUnit.MILLISECONDS);
@@ -127,25 +130,26 @@ public final class Gateway implements Service {
     JobsApi jobsApi = null;
     if (config.jobs().enabled()) {
       jobsExecutor = Executors.newFixedThreadPool(4, daemon("partita-jobs-io"));
-      jobStore = new JobStore(topics, producer, admin, () -> new KafkaConsumer<>(consumerProps()), config.codecs(), System::currentTimeMillis);
+      jobStore = new JobStore(topics, producer, admin, () -> new KafkaConsumer<>(consumerProps()), config.codecs(), System::currentTimeMillis,
+          loops.register(GatewayLoops.JOB_STATUS));
       jobStoreThread = new Thread(jobStore, "partita-jobs-status");
       jobStoreThread.start();
       jobStore.caughtUp().get(60, TimeUnit.SECONDS);
       jobRunner = new JobRunner(new JobRunner.Context(topics, config.gatewayId(), jobStore, requests, producer, capacity, metrics,
-          config.jobs().itemTimeoutMs(), config.jobs().retries(), System::currentTimeMillis), new KafkaConsumer<>(leaderProps()));
+          config.jobs().itemTimeoutMs(), config.jobs().retries(), System::currentTimeMillis), new KafkaConsumer<>(leaderProps()),
+          loops.register(GatewayLoops.JOB_LEADER));
       jobRunnerThread = new Thread(jobRunner, "partita-jobs-leader");
       jobRunnerThread.start();
-      jobsApi = new JobsApi(index, jobStore, jobRunner, config.apiKeys(), config.jobs(), jobsExecutor);
+      jobsApi = new JobsApi(index, jobStore, jobRunner, config.apiKeys(), config.jobs(), jobsExecutor, config.json());
     }
 
     http = HttpServer.create(new InetSocketAddress(config.httpPort()), 1024);
     executor = Executors.newFixedThreadPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2), daemon("partita-http"));
     http.setExecutor(executor);
-    Routing routes = routing;
-    ReplyRouter replies = router;
+    metrics.watch(loops);
     http.createContext("/", new HttpApi(new HttpApi.Deps(index, requests, capacity, config.apiKeys(), metrics, jobsApi,
-        () -> replies.reading() && routes.ready() && index.serviceModels().keySet().stream().anyMatch(routes::ready),
-        config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds())));
+        new Readiness(loops.loops(), routing, index.serviceModels().keySet()),
+        config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds(), config.json())));
     http.start();
     if (config.apiKeys().isOpen()) {
       log.warn("Gateway {} is OPEN: no API keys are configured (gateway.api-keys), so anyone who can reach port {} may call every model",
@@ -171,6 +175,11 @@ public final class Gateway implements Service {
   /** The port HTTP listens on (useful when configured as 0). */
   public int port() {
     return http.getAddress().getPort();
+  }
+
+  /** This gateway's loops and their state (readiness and metrics read them). */
+  public GatewayLoops loops() {
+    return loops;
   }
 
   /** Whether this gateway currently runs the batch jobs (it leads the job group). */

@@ -4,6 +4,7 @@ import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.http.JsonLimits;
 import io.partita.gateway.routing.Routing;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,11 +34,14 @@ import java.util.UUID;
  * @param demandIntervalMs how often the gateway reports each service model's request rate and
  *     consumer lag to {@code <prefix>.demand} for the planner ({@code gateway.demand.interval.ms},
  *     default 10000; 0 = never)
+ * @param json how much JSON an infer body or a job line may hold ({@code gateway.json.max.depth},
+ *     {@code gateway.json.max.string.length}, {@code gateway.json.max.number.length},
+ *     {@code gateway.json.max.document.bytes}; see {@link JsonLimits})
  */
 public record GatewayConfig(
     String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
     long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
-    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs) {
+    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs, JsonLimits json) {
 
   /**
    * Batch job settings.
@@ -103,7 +107,17 @@ public record GatewayConfig(
         kafka,
         Codecs.from(settings),
         routing(settings.string("gateway.routing", Routing.Mode.PLAN.setting())),
-        settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000));
+        settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000),
+        jsonLimits(settings));
+  }
+
+  static JsonLimits jsonLimits(Settings settings) {
+    JsonLimits d = JsonLimits.DEFAULTS;
+    return new JsonLimits(
+        settings.integer(JsonLimits.DEPTH, d.maxDepth(), 8, 1000),
+        settings.integer(JsonLimits.STRING, d.maxStringLength(), 256, 20_000_000),
+        settings.integer(JsonLimits.NUMBER, d.maxNumberLength(), 32, 1000),
+        settings.longValue(JsonLimits.DOCUMENT, d.maxDocumentBytes(), 1024, 1L << 30));
   }
 
   static Routing.Mode routing(String value) {

@@ -101,6 +101,65 @@ public final class ApiKeys {
     if (model == null || match.all || match.models.contains(model)) {
       return Decision.ALLOW;
     }
-    return new Decision(false, 403, "the API key may not use model '" + model + "'");
+    return new Decision(false, 403, "the API key may not use model '" + io.partita.gateway.http.SafeText.name(model) + "'");
+  }
+
+  /**
+   * The owner recorded on what this key submits (batch jobs): {@code sha256:<hex>} of the key, so
+   * the key itself is never written to Kafka. Null when no keys are configured or the key is not
+   * one of them.
+   */
+  public String owner(String presentedKey) {
+    if (entries.isEmpty() || known(presentedKey) == null) {
+      return null;
+    }
+    return digest(presentedKey);
+  }
+
+  /** Whether this key sees everything anyone submitted: keys are off, or the key is allowed {@code *}. */
+  public boolean seesAll(String presentedKey) {
+    if (entries.isEmpty()) {
+      return true;
+    }
+    Entry e = known(presentedKey);
+    return e != null && e.all;
+  }
+
+  /**
+   * Whether this key may see a thing submitted by {@code owner} (a value of {@link #owner}, or
+   * null for things submitted while keys were off): its own, or anything for a key that
+   * {@link #seesAll}. Ownerless things are seen only by such keys.
+   */
+  public boolean maySee(String presentedKey, String owner) {
+    if (seesAll(presentedKey)) {
+      return true;
+    }
+    return owner != null && known(presentedKey) != null
+        && MessageDigest.isEqual(owner.getBytes(StandardCharsets.UTF_8), digest(presentedKey).getBytes(StandardCharsets.UTF_8));
+  }
+
+  private Entry known(String presentedKey) {
+    if (presentedKey == null || presentedKey.isEmpty()) {
+      return null;
+    }
+    byte[] given = presentedKey.getBytes(StandardCharsets.UTF_8);
+    Entry match = null;
+    for (Entry e : entries) {
+      if (MessageDigest.isEqual(e.key, given) && match == null) {
+        match = e;
+      }
+    }
+    return match;
+  }
+
+  private static String digest(String key) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update("partita-owner:".getBytes(StandardCharsets.UTF_8));
+      byte[] d = sha.digest(key.getBytes(StandardCharsets.UTF_8));
+      return "sha256:" + java.util.HexFormat.of().formatHex(d);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
   }
 }

@@ -57,6 +57,9 @@ final class Call {
     byte[] bytes;
     try (InputStream in = exchange.getRequestBody()) {
       bytes = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
+    } catch (IOException e) { // the client went away mid-body: not the gateway's error (499, outcome=cancelled)
+      log.debug("Request {}: the client went away while sending its body: {}", requestId, e.getMessage());
+      throw HttpError.clientClosed();
     }
     if (bytes.length > limit) {
       throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");

@@ -2,6 +2,9 @@ package io.partita.gateway.http;
 
 /** IEEE 754 half-precision conversions (Java 17 has none; Float.floatToFloat16 came in Java 20). */
 final class Half {
+  /** The largest finite FP16 value. */
+  static final float MAX_VALUE = 65504f;
+
   private Half() {}
 
   static short fromFloat(float value) {

@@ -9,6 +9,7 @@ import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.health.Readiness;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
@@ -24,7 +25,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
-import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,13 +44,13 @@ public final class HttpApi implements HttpHandler {
   /**
    * What the endpoints need.
    *
-   * @param ready whether the gateway can take infer calls (its reply topic is being read and, with
-   *     {@code gateway.routing=plan}, its route table has caught up)
+   * @param readiness whether the gateway and each model can serve, and why not ({@link Readiness})
    * @param jobs the batch job endpoints, or null when jobs are off
+   * @param json the limits infer bodies are read within ({@code gateway.json.*})
    */
   public record Deps(RepositoryIndex index, RequestProducer requests, Capacity capacity, ApiKeys keys,
-      GatewayMetrics metrics, JobsApi jobs, BooleanSupplier ready, long defaultTimeoutMs, long maxBodyBytes,
-      int retryAfterSeconds) {}
+      GatewayMetrics metrics, JobsApi jobs, Readiness readiness, long defaultTimeoutMs, long maxBodyBytes,
+      int retryAfterSeconds, JsonLimits json) {}
 
   private final Deps deps;
 
@@ -102,10 +102,12 @@ public final class HttpApi implements HttpHandler {
     if (p.length == 4 && p[2].equals("health")) {
       call.endpoint = "health";
       requireGet(method);
-      boolean ready = deps.ready().getAsBoolean();
       switch (p[3]) {
         case "live" -> call.json(200, InferBody.JSON.createObjectNode().put("live", true));
-        case "ready" -> call.json(ready ? 200 : 503, InferBody.JSON.createObjectNode().put("ready", ready));
+        case "ready" -> {
+          Readiness.Verdict ready = deps.readiness().server();
+          call.json(ready.status(), HealthJson.of(ready, InferBody.JSON.createObjectNode()));
+        }
         default -> throw HttpError.notFound("no such endpoint");
       }
       return;
@@ -139,7 +141,7 @@ public final class HttpApi implements HttpHandler {
           ObjectNode m = models.addObject().put("name", s.name()).put("base_model", s.baseModel());
           ArrayNode versions = m.putArray("versions");
           deps.index().models().get(s.baseModel()).versions().keySet().forEach(versions::add);
-          m.put("ready", modelReady(s.name()));
+          m.put("ready", deps.readiness().model(s.name()).ready());
         }
       });
       call.json(200, out);
@@ -166,12 +168,12 @@ public final class HttpApi implements HttpHandler {
       call.json(200, modelMetadata(service, entry, version == null));
     } else if (action.equals("ready")) {
       requireGet(method);
-      boolean ready = modelReady(service.name());
+      Readiness.Verdict ready = deps.readiness().model(service.name());
       ObjectNode out = InferBody.JSON.createObjectNode().put("name", model);
       if (version != null) {
         out.put("version", version);
       }
-      call.json(ready ? 200 : 503, out.put("ready", ready));
+      call.json(ready.status(), HealthJson.of(ready, out));
     } else if (action.equals("infer")) {
       if (!method.equals("POST")) {
         throw new HttpError(405, "infer takes POST");
@@ -182,14 +184,9 @@ public final class HttpApi implements HttpHandler {
     }
   }
 
-  /** Ready: the gateway takes calls and (with {@code gateway.routing=plan}) the model has a ready instance. */
-  private boolean modelReady(String serviceModel) {
-    return deps.ready().getAsBoolean() && deps.requests().routing().ready(serviceModel);
-  }
-
   private void infer(Call call, ServiceModelEntry service, VersionEntry pinned, VersionEntry signatureOf) throws IOException {
     byte[] body = call.body(deps.maxBodyBytes(), "gateway.max.body.bytes");
-    InferBody.Parsed parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature());
+    InferBody.Parsed parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature(), deps.json());
     long timeoutMs = parsed.timeoutMs() == null ? deps.defaultTimeoutMs() : Math.min(parsed.timeoutMs(), deps.defaultTimeoutMs() * 10);
     Routing.Target target;
     try {
@@ -270,7 +267,7 @@ public final class HttpApi implements HttpHandler {
   private ServiceModelEntry serviceModel(String name) {
     ServiceModelEntry service = deps.index().serviceModels().get(name);
     if (service == null) {
-      throw HttpError.notFound("model '" + name + "' is not known; known models: " + deps.index().serviceModels().keySet());
+      throw HttpError.notFound("model '" + SafeText.name(name) + "' is not known; known models: " + deps.index().serviceModels().keySet());
     }
     return service;
   }
@@ -281,7 +278,7 @@ public final class HttpApi implements HttpHandler {
       return model.latest();
     }
     return model.version(version).orElseThrow(() -> HttpError.notFound(
-        "version '" + version + "' of model '" + service.name() + "' does not exist; versions: " + model.versions().keySet()));
+        "version '" + SafeText.name(version) + "' of model '" + service.name() + "' does not exist; versions: " + model.versions().keySet()));
   }
 
   private JsonNode serverMetadata() {

@@ -53,6 +53,14 @@ public final class InferBody {
    * @param signature the inputs and outputs of the model version asked for
    */
   public static Parsed parse(byte[] body, String headerLength, ModelSignature signature) {
+    return parse(body, headerLength, signature, JsonLimits.DEFAULTS);
+  }
+
+  /**
+   * As {@link #parse(byte[], String, ModelSignature)}, reading the JSON within {@code limits}
+   * ({@code gateway.json.*}); a body over them is a 400 naming the limit.
+   */
+  public static Parsed parse(byte[] body, String headerLength, ModelSignature signature, JsonLimits limits) {
     int jsonLength = body.length;
     if (headerLength != null) {
       try {
@@ -65,7 +73,7 @@ public final class InferBody {
         throw HttpError.badRequest("Inference-Header-Content-Length: not a whole number");
       }
     }
-    JsonNode node = readObject(body, jsonLength);
+    JsonNode node = readObject(body, jsonLength, limits);
     return parse(node, ByteBuffer.wrap(body, jsonLength, body.length - jsonLength).slice(), headerLength != null, signature);
   }
 
@@ -74,18 +82,12 @@ public final class InferBody {
     return parse(node, ByteBuffer.allocate(0), false, signature);
   }
 
-  static JsonNode readObject(byte[] bytes, int length) {
-    try {
-      JsonNode node = JSON.readTree(bytes, 0, length);
-      if (node == null || !node.isObject()) {
-        throw HttpError.badRequest("body: expected a JSON object");
-      }
-      return node;
-    } catch (com.fasterxml.jackson.core.JacksonException e) {
-      throw HttpError.badRequest("body: not valid JSON (line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")");
-    } catch (java.io.IOException e) {
-      throw HttpError.badRequest("body: cannot be read as JSON");
+  static JsonNode readObject(byte[] bytes, int length, JsonLimits limits) {
+    JsonNode node = limits.read(bytes, 0, length, "body");
+    if (node == null || !node.isObject()) {
+      throw HttpError.badRequest("body: expected a JSON object");
     }
+    return node;
   }
 
   private static Parsed parse(JsonNode body, ByteBuffer binary, boolean binaryAllowed, ModelSignature signature) {
@@ -127,7 +129,7 @@ public final class InferBody {
       for (int i = 0; i < outputsNode.size(); i++) {
         String name = outputsNode.get(i).path("name").asText("");
         if (signature.output(name).isEmpty()) {
-          throw HttpError.badRequest("outputs[" + i + "].name: unknown output '" + name + "'; the model gives "
+          throw HttpError.badRequest("outputs[" + i + "].name: unknown output '" + SafeText.name(name) + "'; the model gives "
               + signature.outputs().stream().map(TensorSpec::name).toList());
         }
         outputs.add(name);
@@ -174,7 +176,7 @@ public final class InferBody {
       throw HttpError.badRequest(field + ".name: missing or not a string");
     }
     String name = nameNode.asText();
-    field = "input '" + name + "'";
+    field = "input '" + SafeText.name(name) + "'";
     if (node.has("data")) {
       throw HttpError.badRequest(field + ": has both data and parameters.binary_data_size; send one");
     }

@@ -13,13 +13,13 @@ import io.partita.gateway.jobs.JobStates;
 import io.partita.gateway.jobs.JobStore;
 import io.partita.gateway.jobs.RateWindow;
 import io.partita.gateway.jobs.ResultOrder;
+import io.partita.gateway.metrics.WarningSummary;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.UnsafePathException;
 import io.partita.models.repo.VersionEntry;
 import io.partita.models.repo.WeightFiles;
-import io.partita.schemas.DecodeException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -59,9 +59,21 @@ public final class JobsApi {
   private final GatewayConfig.Jobs config;
   private final ExecutorService executor;
   private final JobRunner runner;
+  private final JsonLimits json;
+  private final WarningSummary warnings = new WarningSummary(log, 60_000, System::currentTimeMillis);
 
   /** @param runner this gateway's job runner, for live counts of the job it runs */
   public JobsApi(RepositoryIndex index, JobStore store, JobRunner runner, ApiKeys keys, GatewayConfig.Jobs config, ExecutorService executor) {
+    this(index, store, runner, keys, config, executor, JsonLimits.DEFAULTS);
+  }
+
+  /**
+   * @param runner this gateway's job runner, for live counts of the job it runs
+   * @param json the limits each job line is read within ({@code gateway.json.*})
+   */
+  public JobsApi(RepositoryIndex index, JobStore store, JobRunner runner, ApiKeys keys, GatewayConfig.Jobs config, ExecutorService executor,
+      JsonLimits json) {
+    this.json = json;
     this.runner = runner;
     this.index = index;
     this.store = store;
@@ -78,7 +90,8 @@ public final class JobsApi {
       } else if (method.equals("GET") || method.equals("HEAD")) {
         authorize(key, null);
         ArrayNode jobs = InferBody.JSON.createArrayNode();
-        store.all().stream().filter(s -> keys.check(key, s.getServiceModel()).allowed()).limit(1000)
+        // A key sees the jobs it submitted (a key allowed every model sees all), for models it may still use.
+        store.all().stream().filter(s -> keys.check(key, s.getServiceModel()).allowed() && keys.maySee(key, s.getOwner())).limit(1000)
             .forEach(s -> jobs.add(json(s)));
         ObjectNode out = InferBody.JSON.createObjectNode();
         out.set("jobs", jobs);
@@ -93,7 +106,9 @@ public final class JobsApi {
     }
     authorize(key, null);
     String jobId = p[3];
-    JobStatus status = store.status(jobId).orElseThrow(() -> HttpError.notFound("job '" + jobId + "' is not known"));
+    // Another key's job is answered exactly as a job that does not exist: its existence is not told.
+    JobStatus status = store.status(jobId).filter(s -> keys.maySee(key, s.getOwner()))
+        .orElseThrow(() -> HttpError.notFound("job '" + SafeText.name(jobId) + "' is not known"));
     authorize(key, status.getServiceModel());
     call.model = status.getServiceModel();
     if (p.length == 5) {
@@ -125,17 +140,17 @@ public final class JobsApi {
     call.model = model;
     ServiceModelEntry service = index.serviceModels().get(model);
     if (service == null) {
-      throw HttpError.notFound("model '" + model + "' is not known; known models: " + index.serviceModels().keySet());
+      throw HttpError.notFound("model '" + SafeText.name(model) + "' is not known; known models: " + index.serviceModels().keySet());
     }
     ModelEntry entry = index.models().get(service.baseModel());
     String version = query.get("version");
     VersionEntry v = version == null ? entry.latest() : entry.version(version).orElseThrow(() -> HttpError.notFound(
-        "version '" + version + "' of model '" + model + "' does not exist; versions: " + entry.versions().keySet()));
+        "version '" + SafeText.name(version) + "' of model '" + model + "' does not exist; versions: " + entry.versions().keySet()));
     String file = query.get("file");
     executor.execute(() -> guarded(call, () -> {
       byte[] body = file == null ? call.body(config.maxBodyBytes(), "gateway.jobs.max.body.bytes") : readInputFile(file);
-      List<JobItem> items = JobLines.parse(body, v.signature(), config.maxItems());
-      JobStatus status = store.submit(new JobStore.NewJob(service.name(), version, items));
+      List<JobItem> items = JobLines.parse(body, v.signature(), config.maxItems(), json);
+      JobStatus status = store.submit(new JobStore.NewJob(service.name(), version, items, keys.owner(key)));
       log.info("Job {} accepted: {} items for {}", status.getJobId(), status.getTotal(), model);
       call.exchange.getResponseHeaders().set("Location", "/v2/jobs/" + status.getJobId());
       call.json(201, json(status));
@@ -149,13 +164,13 @@ public final class JobsApi {
     try {
       path = WeightFiles.resolveInside(dir, name);
     } catch (UnsafePathException e) {
-      throw HttpError.badRequest("file '" + name + "': not allowed; give the name of a file inside the job input directory");
+      throw HttpError.badRequest("file '" + SafeText.name(name) + "': not allowed; give the name of a file inside the job input directory");
     }
     if (!Files.isRegularFile(path)) {
-      throw HttpError.notFound("file '" + name + "': no such file in the job input directory");
+      throw HttpError.notFound("file '" + SafeText.name(name) + "': no such file in the job input directory");
     }
     if (Files.size(path) > config.maxBodyBytes()) {
-      throw new HttpError(413, "file '" + name + "': over the limit of " + config.maxBodyBytes() + " bytes (gateway.jobs.max.body.bytes)");
+      throw new HttpError(413, "file '" + SafeText.name(name) + "': over the limit of " + config.maxBodyBytes() + " bytes (gateway.jobs.max.body.bytes)");
     }
     return Files.readAllBytes(path);
   }
@@ -168,8 +183,9 @@ public final class JobsApi {
           try {
             JobItemResult result = store.decodeResult(record);
             order.offer(result.getIndex(), result, r -> line(out, status, r));
-          } catch (DecodeException e) {
-            log.warn("Job {}: skipping an undecodable result at offset {}", status.getJobId(), record.offset());
+          } catch (RuntimeException e) { // DecodeException, or a result no reader should trust: passed over
+            warnings.warn("job-results/" + e.getClass().getName(), "Job {}: skipping an unreadable result at offset {}: {}",
+                status.getJobId(), record.offset(), e.getClass().getSimpleName());
           }
           return !order.complete();
         });

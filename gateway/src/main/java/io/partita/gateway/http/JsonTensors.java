@@ -26,7 +26,7 @@ public final class JsonTensors {
       throw HttpError.badRequest(field + ": must be an object with name, shape, datatype and data");
     }
     String name = text(node, "name", field);
-    field = "input '" + name + "'";
+    field = "input '" + SafeText.name(name) + "'";
     String datatype = text(node, "datatype", field);
     ElementType type = datatype(datatype, field);
     List<Long> shape = shape(node, field);
@@ -52,7 +52,7 @@ public final class JsonTensors {
   static ElementType datatype(String datatype, String field) {
     ElementType type = ElementType.fromOipDatatype(datatype).orElse(null);
     if (type == null || type.byteSize() == 0) {
-      throw HttpError.badRequest(field + ".datatype: '" + datatype + "' is not a supported datatype");
+      throw HttpError.badRequest(field + ".datatype: '" + SafeText.name(datatype) + "' is not a supported datatype");
     }
     return type;
   }
@@ -107,9 +107,9 @@ public final class JsonTensors {
         if (!v.isBoolean()) throw HttpError.badRequest(field + ": expected true or false");
         bytes.put((byte) (v.booleanValue() ? 1 : 0));
       }
-      case FLOAT -> { requireNumber(number, field); bytes.putFloat((float) v.doubleValue()); }
-      case DOUBLE -> { requireNumber(number, field); bytes.putDouble(v.doubleValue()); }
-      case FLOAT16 -> { requireNumber(number, field); bytes.putShort(Half.fromFloat((float) v.doubleValue())); }
+      case FLOAT -> bytes.putFloat(fp32(v, number, field));
+      case DOUBLE -> bytes.putDouble(fp64(v, number, field));
+      case FLOAT16 -> bytes.putShort(fp16(v, number, field));
       case INT8 -> bytes.put((byte) integral(v, field, Byte.MIN_VALUE, Byte.MAX_VALUE));
       case UINT8 -> bytes.put((byte) integral(v, field, 0, 255));
       case INT16 -> bytes.putShort((short) integral(v, field, Short.MIN_VALUE, Short.MAX_VALUE));
@@ -119,6 +119,43 @@ public final class JsonTensors {
       case INT64, UINT64 -> bytes.putLong(integral(v, field, Long.MIN_VALUE, Long.MAX_VALUE));
       default -> throw HttpError.badRequest(field + ": datatype " + type.oipDatatype() + " is not supported");
     }
+  }
+
+  /*
+   * JSON has no infinities or NaN, so a number that only becomes one when narrowed to the tensor's
+   * type was out of range: it is refused rather than sent as Inf (which comes back as NaN outputs).
+   * Values too small for the type round to zero or a subnormal, as any float conversion does.
+   */
+  private static double fp64(JsonNode v, boolean number, String field) {
+    requireNumber(number, field);
+    double d = v.doubleValue();
+    if (!Double.isFinite(d)) {
+      throw outOfRange(v, field, "FP64", Double.MAX_VALUE);
+    }
+    return d;
+  }
+
+  private static float fp32(JsonNode v, boolean number, String field) {
+    float f = (float) fp64(v, number, field);
+    if (!Float.isFinite(f)) {
+      throw outOfRange(v, field, "FP32", Float.MAX_VALUE);
+    }
+    return f;
+  }
+
+  private static short fp16(JsonNode v, boolean number, String field) {
+    float f = fp32(v, number, field);
+    short half = Half.fromFloat(f);
+    if ((half & 0x7c00) == 0x7c00) { // rounded to infinity: past 65504 (the largest FP16) by more than half a step
+      throw outOfRange(v, field, "FP16", Half.MAX_VALUE);
+    }
+    return half;
+  }
+
+  private static HttpError outOfRange(JsonNode v, String field, String type, double max) {
+    String text = v.asText();
+    return HttpError.badRequest(field + ": " + SafeText.name(text) + " is out of the " + type + " range (largest magnitude "
+        + (float) max + ")");
   }
 
   private static void requireNumber(boolean number, String field) {

@@ -11,7 +11,32 @@ public final class SafeText {
   private static final Pattern UNIX_PATH = Pattern.compile("(?<![\\w.:/])/(?:[\\w.@+-]+/)+[\\w.@+-]*");
   private static final Pattern WINDOWS_PATH = Pattern.compile("\\b[A-Za-z]:\\\\[^\\s'\"]*");
 
+  /** Longest name echoed whole in an answer; a longer one is cut and says how long it was. */
+  public static final int MAX_NAME = 64;
+
   private SafeText() {}
+
+  /**
+   * A name from outside (model, version, input, job, file...) fit to echo in an error: control
+   * characters replaced by {@code ?}, and cut to {@link #MAX_NAME} characters with its length told
+   * ({@code "xxxx...(100000 characters)"}), so a 100,000-character name never comes back whole.
+   */
+  public static String name(String name) {
+    if (name == null) {
+      return "null";
+    }
+    boolean cut = name.length() > MAX_NAME;
+    String head = cut ? name.substring(0, MAX_NAME) : name;
+    StringBuilder b = new StringBuilder(head.length() + 24);
+    for (int i = 0; i < head.length(); i++) {
+      char c = head.charAt(i);
+      b.append(Character.isISOControl(c) ? '?' : c);
+    }
+    if (cut) {
+      b.append("...(").append(name.length()).append(" characters)");
+    }
+    return b.toString();
+  }
 
   public static String clean(String message) {
     if (message == null || message.isBlank()) {

@@ -1,11 +1,11 @@
 package io.partita.gateway.jobs;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.partita.avro.JobItem;
 import io.partita.avro.Tensor;
 import io.partita.gateway.http.HttpError;
 import io.partita.gateway.http.InferBody;
+import io.partita.gateway.http.JsonLimits;
 import io.partita.models.repo.ModelSignature;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,12 +21,19 @@ public final class JobLines {
   public static final int MAX_ITEM_BYTES = 768 * 1024;
   /** Target size of one chunk record. */
   public static final int CHUNK_BYTES = 512 * 1024;
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   private JobLines() {}
 
   /** Parses the body; throws {@link HttpError} 413 over {@code maxItems}, 400 when there is no line. */
   public static List<JobItem> parse(byte[] body, ModelSignature signature, int maxItems) {
+    return parse(body, signature, maxItems, JsonLimits.DEFAULTS);
+  }
+
+  /**
+   * As {@link #parse(byte[], ModelSignature, int)}, reading each line within {@code limits}
+   * ({@code gateway.json.*}); a line over them becomes an error item naming the limit.
+   */
+  public static List<JobItem> parse(byte[] body, ModelSignature signature, int maxItems, JsonLimits limits) {
     List<JobItem> items = new ArrayList<>();
     int start = 0;
     while (start <= body.length) {
@@ -39,7 +46,7 @@ public final class JobLines {
         if (items.size() >= maxItems) {
           throw new HttpError(413, "the job has more than " + maxItems + " items (gateway.jobs.max.items)");
         }
-        items.add(item(body, start, stop, signature));
+        items.add(item(body, start, stop, signature, limits));
       }
       start = end + 1;
     }
@@ -49,15 +56,13 @@ public final class JobLines {
     return items;
   }
 
-  private static JobItem item(byte[] body, int start, int stop, ModelSignature signature) {
+  private static JobItem item(byte[] body, int start, int stop, ModelSignature signature, JsonLimits limits) {
     JobItem.Builder item = JobItem.newBuilder().setClientId(null).setInputs(List.of()).setOutputs(List.of()).setError(null);
     JsonNode node;
     try {
-      node = JSON.readTree(body, start, stop - start);
-    } catch (com.fasterxml.jackson.core.JacksonException e) {
-      return item.setError("line: not valid JSON (column " + e.getLocation().getColumnNr() + ")").build();
-    } catch (java.io.IOException e) {
-      return item.setError("line: cannot be read").build();
+      node = limits.read(body, start, stop - start, "line");
+    } catch (HttpError e) {
+      return item.setError(e.getMessage()).build();
     }
     if (node == null || !node.isObject()) {
       return item.setError("line: expected a JSON object").build();

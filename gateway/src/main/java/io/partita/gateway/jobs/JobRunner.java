@@ -9,12 +9,12 @@ import io.partita.avro.JobItem;
 import io.partita.avro.JobItemResult;
 import io.partita.avro.JobStatus;
 import io.partita.common.Topics;
+import io.partita.gateway.health.LoopGuard;
 import io.partita.gateway.http.HttpApi;
 import io.partita.gateway.http.SafeText;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
-import io.partita.schemas.DecodeException;
 import java.time.Duration;
 import java.util.BitSet;
 import java.util.Collection;
@@ -28,6 +28,7 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -50,6 +51,10 @@ import org.slf4j.LoggerFactory;
  * lead (or closing) it stops writing, flushes what it wrote, and only then leaves the group, so the
  * next leader reads every result written before it starts and sends only the items without one.
  * Readers keep the first result per index as well ({@link ResultOrder}).
+ *
+ * <p>No one record stops a job or the runner: a chunk or result that cannot be decoded, or a chunk
+ * that does not fit its job (another model, indexes outside the job), is counted, summarised in the
+ * log and passed over. The election loop's state is in its {@link LoopGuard}, which readiness reads.
  */
 public final class JobRunner implements Runnable, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(JobRunner.class);
@@ -67,11 +72,16 @@ public final class JobRunner implements Runnable, AutoCloseable {
   private volatile boolean leading;
   private Thread worker;
   private final AtomicReference<Throwable> writeFailure = new AtomicReference<>();
+  private final LoopGuard guard;
 
-  /** @param leader a consumer in the group {@code <p>.gateway.jobs}, used only to decide who leads */
-  public JobRunner(Context ctx, Consumer<String, byte[]> leader) {
+  /**
+   * @param leader a consumer in the group {@code <p>.gateway.jobs}, used only to decide who leads
+   * @param guard the election loop's (and the runner's) failures and state
+   */
+  public JobRunner(Context ctx, Consumer<String, byte[]> leader, LoopGuard guard) {
     this.ctx = ctx;
     this.leader = leader;
+    this.guard = guard;
   }
 
   private volatile Run current;
@@ -117,18 +127,47 @@ public final class JobRunner implements Runnable, AutoCloseable {
           }
         }
       });
+      guard.ready(); // taking part in the election: leading or not, this gateway serves
       while (open) {
-        leader.poll(Duration.ofMillis(200));
+        try {
+          leader.poll(Duration.ofMillis(200));
+        } catch (WakeupException e) {
+          throw e;
+        } catch (KafkaException e) {
+          if (!open) {
+            break;
+          }
+          guard.faulted("taking part in the job leader election", e);
+          pause(1000);
+          continue;
+        }
+        guard.ready();
+        guard.flush();
       }
     } catch (WakeupException e) {
       // closing
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       if (open) {
-        log.error("The job leader loop stopped; this gateway runs no jobs from now on", e);
+        died = true;
+        guard.died(e);
       }
     } finally {
       stopLeading(); // results flushed before the group hears that we leave
+      if (!died) {
+        guard.stopped();
+      }
       leader.close(Duration.ofSeconds(5));
+    }
+  }
+
+  private boolean died;
+
+  private void pause(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      open = false;
     }
   }
 
@@ -190,13 +229,13 @@ public final class JobRunner implements Runnable, AutoCloseable {
         }
       } catch (InterruptedException e) {
         return; // lost the lead or closing
-      } catch (Exception e) {
+      } catch (Throwable e) {
         if (!leading || Thread.currentThread().isInterrupted()) {
           return;
         }
         // An infrastructure failure (broker unreachable, a result not written): the job keeps its
         // results so far and is taken up again from them after a pause.
-        log.error("The job runner hit a failure; trying again in 5 s", e);
+        guard.retrying("running batch jobs (again in 5 s)", e);
         try {
           Thread.sleep(5000);
         } catch (InterruptedException stop) {
@@ -241,8 +280,12 @@ public final class JobRunner implements Runnable, AutoCloseable {
         BatchJob chunk;
         try {
           chunk = ctx.store().decodeChunk(record);
-        } catch (DecodeException e) {
-          log.warn("Job {}: skipping an undecodable chunk at offset {}", jobId, record.offset());
+          String problem = misfit(chunk);
+          if (problem != null) {
+            throw new IllegalArgumentException("a chunk that does not fit job " + jobId + ": " + problem);
+          }
+        } catch (Throwable e) {
+          guard.skipped("a chunk of job " + jobId, record.topic(), record.partition(), record.offset(), e);
           return true;
         }
         if (chunk.getChunk() != chunksSeen[0]) {
@@ -281,6 +324,18 @@ public final class JobRunner implements Runnable, AutoCloseable {
       log.info("Job {} ended: {} of {} items done, {} failed", jobId, doneCount, total, failed);
     }
 
+    /** Why a chunk cannot belong to this job, or null when it can. */
+    private String misfit(BatchJob chunk) {
+      if (!chunk.getServiceModel().equals(initial.getServiceModel())) {
+        return "its model is not the job's";
+      }
+      long last = (long) chunk.getFirstIndex() + chunk.getItems().size();
+      if (chunk.getChunk() < 0 || chunk.getFirstIndex() < 0 || last > total) {
+        return "chunk " + chunk.getChunk() + " holds items " + chunk.getFirstIndex() + " to " + last + " of a job of " + total;
+      }
+      return null;
+    }
+
     private boolean cancelled() {
       return ctx.store().status(jobId).map(s -> JobStates.isCancelled(s.getState())).orElse(false);
     }
@@ -296,8 +351,8 @@ public final class JobRunner implements Runnable, AutoCloseable {
               failed++;
             }
           }
-        } catch (DecodeException e) {
-          log.warn("Job {}: skipping an undecodable result at offset {}", jobId, record.offset());
+        } catch (Throwable e) {
+          guard.skipped("a result of job " + jobId, record.topic(), record.partition(), record.offset(), e);
         }
         return doneCount < total;
       });

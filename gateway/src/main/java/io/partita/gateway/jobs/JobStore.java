@@ -7,7 +7,7 @@ import io.partita.avro.JobStatus;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
-import io.partita.schemas.DecodeException;
+import io.partita.gateway.health.LoopGuard;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -27,10 +27,13 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +47,10 @@ import org.slf4j.LoggerFactory;
  * <p>Submission writes the chunks, waits until the broker has them, then writes the QUEUED status:
  * a job exists once its status does, so a gateway that dies while writing chunks leaves nothing a
  * runner would pick up.
+ *
+ * <p>No one status record stops the follower: one that cannot be decoded, or that no runner could
+ * run ({@link JobStates#problem}), is counted, summarised in the log and passed over. Its state is
+ * in its {@link LoopGuard}, which readiness reads.
  */
 public final class JobStore implements Runnable, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(JobStore.class);
@@ -61,13 +68,16 @@ public final class JobStore implements Runnable, AutoCloseable {
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
   private final Object changed = new Object();
   private volatile boolean running = true;
+  private final LoopGuard guard;
 
   /**
    * @param consumers makes a consumer with no group (assigned partitions only), for reading a job's
    *     chunks and results; the caller closes it
+   * @param guard the status follower's loop
    */
   public JobStore(Topics topics, Producer<String, byte[]> producer, Admin admin, Supplier<Consumer<String, byte[]>> consumers,
-      Codecs codecs, LongSupplier clock) {
+      Codecs codecs, LongSupplier clock, LoopGuard guard) {
+    this.guard = guard;
     this.topics = topics;
     this.producer = producer;
     this.admin = admin;
@@ -86,33 +96,72 @@ public final class JobStore implements Runnable, AutoCloseable {
 
   @Override
   public void run() {
+    boolean died = false;
     try {
       List<TopicPartition> partitions = partitions(follower, topics.jobStatus());
       follower.assign(partitions);
       follower.seekToBeginning(partitions);
       Map<TopicPartition, Long> end = follower.endOffsets(partitions);
+      guard.notReady("reading " + topics.jobStatus() + " up to its end");
       while (running) {
-        for (ConsumerRecord<String, byte[]> record : follower.poll(Duration.ofMillis(100))) {
+        ConsumerRecords<String, byte[]> records;
+        try {
+          records = follower.poll(Duration.ofMillis(100));
+        } catch (RecordDeserializationException e) {
+          guard.skipped("a job status", e.topicPartition().topic(), e.topicPartition().partition(), e.offset(), e);
+          follower.seek(e.topicPartition(), e.offset() + 1);
+          continue;
+        } catch (KafkaException e) {
+          if (!running) {
+            break;
+          }
+          guard.faulted("reading " + topics.jobStatus(), e);
+          pause(1000);
+          continue;
+        }
+        for (ConsumerRecord<String, byte[]> record : records) {
           if (record.value() == null) {
             continue;
           }
           try {
-            remember(statusCodec.decode(record.topic(), record.value()));
-          } catch (DecodeException e) {
-            log.warn("Skipping an undecodable job status at {}-{}@{}: {}", record.topic(), record.partition(), record.offset(), e.getMessage());
+            JobStatus status = statusCodec.decode(record.topic(), record.value());
+            String problem = JobStates.problem(status);
+            if (problem != null) {
+              throw new IllegalArgumentException("job status that cannot be run: " + problem);
+            }
+            remember(status);
+          } catch (Throwable e) {
+            guard.skipped("a job status", record.topic(), record.partition(), record.offset(), e);
           }
         }
         if (!caughtUp.isDone() && end.entrySet().stream().allMatch(e -> follower.position(e.getKey()) >= e.getValue())) {
           caughtUp.complete(null);
         }
+        if (caughtUp.isDone()) {
+          guard.ready();
+        }
+        guard.flush();
       }
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       caughtUp.completeExceptionally(e);
       if (running) {
-        log.error("The job status follower stopped; job status answers are stale from now on", e);
+        died = true;
+        guard.died(e);
       }
     } finally {
+      if (!died) {
+        guard.stopped();
+      }
       follower.close(Duration.ofSeconds(2));
+    }
+  }
+
+  private void pause(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      running = false;
     }
   }
 
@@ -179,8 +228,15 @@ public final class JobStore implements Runnable, AutoCloseable {
     return producer.send(new ProducerRecord<>(topic, status.getJobId(), statusCodec.encode(topic, status)));
   }
 
-  /** What a new job is: its service model, pinned version (or null) and items. */
-  public record NewJob(String serviceModel, String version, List<JobItem> items) {}
+  /**
+   * What a new job is: its service model, pinned version (or null), items, and owner (the digest of
+   * the submitting API key, {@code ApiKeys.owner}; null when keys are off).
+   */
+  public record NewJob(String serviceModel, String version, List<JobItem> items, String owner) {
+    public NewJob(String serviceModel, String version, List<JobItem> items) {
+      this(serviceModel, version, items, null);
+    }
+  }
 
   /** Writes a job's chunks, then its QUEUED status; returns the status once both are on the broker. */
   public JobStatus submit(NewJob job) {
@@ -203,6 +259,7 @@ public final class JobStore implements Runnable, AutoCloseable {
         .setTotal(job.items().size()).setDone(0).setFailed(0).setChunks(chunks.size())
         .setInputOffset(inputOffset).setResultsOffset(resultsOffset)
         .setCreatedAt(now).setStartedAt(0).setUpdatedAt(now).setRatePerSecond(0).setRunner(null).setMessage(null)
+        .setOwner(job.owner())
         .build());
   }
 

@@ -3,6 +3,7 @@ package io.partita.gateway.kafka;
 import io.partita.avro.Demand;
 import io.partita.common.Topics;
 import io.partita.common.serde.RecordCodec;
+import io.partita.gateway.health.LoopGuard;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +31,10 @@ import org.slf4j.LoggerFactory;
  * <p>The rate is rounded to two significant figures, so traffic that merely jitters does not make
  * the planner re-plan (and the workers re-partition) every interval. With several gateways each
  * reports only what it saw and the last report wins: the planner then sees one gateway's share.
+ *
+ * <p>A report that fails is counted and summarised in the log, and the next interval tries again:
+ * nothing a report throws may escape {@link #run()}, because a scheduled task that throws is never
+ * run again.
  */
 public final class DemandReporter implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(DemandReporter.class);
@@ -42,9 +47,11 @@ public final class DemandReporter implements Runnable {
   private final LongSupplier clock;
   private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
   private long lastReport;
+  private final LoopGuard guard;
 
   public DemandReporter(Set<String> serviceModels, Topics topics, Producer<String, byte[]> producer, Admin admin,
-      RecordCodec<Demand> codec, LongSupplier clock) {
+      RecordCodec<Demand> codec, LongSupplier clock, LoopGuard guard) {
+    this.guard = guard;
     this.serviceModels = Set.copyOf(serviceModels);
     this.topics = topics;
     this.producer = producer;
@@ -53,6 +60,7 @@ public final class DemandReporter implements Runnable {
     this.clock = clock;
     this.lastReport = clock.getAsLong();
     serviceModels.forEach(m -> counts.put(m, new LongAdder()));
+    guard.ready(); // it runs on a timer: alive from the start, and nothing it meets can end it
   }
 
   /** Counts one request (an infer call or a job item) for a service model; unknown names are ignored. */
@@ -66,6 +74,15 @@ public final class DemandReporter implements Runnable {
   /** One report: rates since the last one, and lag. Failures are logged; the next interval tries again. */
   @Override
   public void run() {
+    try {
+      report();
+    } catch (Throwable e) {
+      guard.retrying("reporting demand", e);
+    }
+    guard.flush();
+  }
+
+  private void report() {
     long now = clock.getAsLong();
     double seconds = Math.max(1e-3, (now - lastReport) / 1000.0);
     lastReport = now;
@@ -76,7 +93,7 @@ public final class DemandReporter implements Runnable {
       String topic = topics.demand();
       producer.send(new ProducerRecord<>(topic, model, codec.encode(topic, demand)), (md, e) -> {
         if (e != null) {
-          log.warn("Demand report for {} not written: {}", model, e.toString());
+          guard.retrying("writing the demand report of " + model, e);
         }
       });
     }

@@ -1,41 +1,66 @@
 package io.partita.gateway.kafka;
 
+import io.partita.avro.ErrorCode;
+import io.partita.avro.InferenceError;
 import io.partita.avro.InferenceReply;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
-import io.partita.schemas.DecodeException;
+import io.partita.gateway.health.LoopGuard;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.RecordDeserializationException;
 
 /**
  * Reads this gateway's reply topic and completes the waiter registered for each correlation id.
  * A waiter is registered before its request is produced and always removed, whether the reply came,
  * the deadline passed or producing failed, so the map never grows without bound. A reply nobody
  * waits for (a duplicate after a worker restart, or one past its deadline) is dropped.
+ *
+ * <p>No one record stops this loop: a reply that cannot be decoded (garbage, a huge declared count
+ * the decoder refuses, anything the decoder throws) is counted and passed over, and the call
+ * waiting for it, if any, gets an {@code UNKNOWN} error reply at once instead of waiting for its
+ * deadline. A poll that fails makes the loop NOT_READY while it lasts. A fault the process cannot
+ * survive ends the process ({@link io.partita.common.health.Fatal}). The loop's state is in its
+ * {@link LoopGuard}, which readiness reads.
+ *
+ * <p>What waits on a reply runs on this router's answer threads ({@link #answers()}), never on the
+ * loop's thread nor on the JVM's shared timeout thread, so a client slow to take its answer cannot
+ * hold up the replies of everyone else.
  */
 public final class ReplyRouter implements Runnable, AutoCloseable {
-  private static final Logger log = LoggerFactory.getLogger(ReplyRouter.class);
-
   private final Consumer<String, byte[]> consumer;
   private final String topic;
   private final Map<String, CompletableFuture<InferenceReply>> waiting = new ConcurrentHashMap<>();
   private final RecordCodec<InferenceReply> codec;
   private final CompletableFuture<Void> assigned = new CompletableFuture<>();
+  private final LoopGuard guard;
+  private final ExecutorService answers;
   private volatile boolean running = true;
   private volatile boolean reading;
 
-  public ReplyRouter(Consumer<String, byte[]> consumer, String topic, Codecs codecs) {
+  public ReplyRouter(Consumer<String, byte[]> consumer, String topic, Codecs codecs, LoopGuard guard) {
     this.codec = codecs.codec(InferenceReply.class);
     this.consumer = consumer;
     this.topic = topic;
+    this.guard = guard;
+    AtomicInteger n = new AtomicInteger();
+    this.answers = Executors.newFixedThreadPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2), r -> {
+      Thread t = new Thread(r, "partita-gateway-answers-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   /** Registers a waiter; the caller must call {@link #forget} when it is done, whatever happened. */
@@ -55,6 +80,11 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
     return waiting.size();
   }
 
+  /** Where answers are completed: not the loop's thread, and not the JVM's shared timeout thread. */
+  public Executor answers() {
+    return answers;
+  }
+
   /** Completes once the reply topic is assigned and positioned, so no reply produced after it is missed. */
   public CompletableFuture<Void> ready() {
     return assigned;
@@ -62,45 +92,102 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
 
   /** Whether the reply topic is being read (replies can arrive). */
   public boolean reading() {
-    return reading;
+    return reading && guard.loop().isReady();
   }
 
   @Override
   public void run() {
+    boolean died = false;
     try {
       KafkaClients.assignAtEnd(consumer, topic, Duration.ofSeconds(30));
       reading = true;
       assigned.complete(null);
+      guard.ready();
       while (running) {
-        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
-          String id = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
-          if (id == null) {
-            id = record.key();
+        ConsumerRecords<String, byte[]> records;
+        try {
+          records = consumer.poll(Duration.ofMillis(100));
+        } catch (RecordDeserializationException e) {
+          guard.skipped("a reply record", e.topicPartition().topic(), e.topicPartition().partition(), e.offset(), e);
+          consumer.seek(e.topicPartition(), e.offset() + 1);
+          continue;
+        } catch (KafkaException e) {
+          if (!running) {
+            break;
           }
-          CompletableFuture<InferenceReply> future = id == null ? null : waiting.remove(id);
-          if (future == null) {
-            continue;
-          }
-          try {
-            future.complete(codec.decode(record.topic(), record.value()));
-          } catch (DecodeException e) {
-            future.completeExceptionally(e);
-          }
+          guard.faulted("reading " + topic, e);
+          pause(1000);
+          continue;
         }
+        guard.ready();
+        for (ConsumerRecord<String, byte[]> record : records) {
+          route(record);
+        }
+        guard.flush();
       }
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       assigned.completeExceptionally(e);
       if (running) {
-        log.error("Reply router stopped", e);
+        died = true;
+        guard.died(e);
       }
     } finally {
       reading = false;
+      if (!died) {
+        guard.stopped();
+      }
       consumer.close(Duration.ofSeconds(2));
+    }
+  }
+
+  /** Hands one reply to its waiter; whatever it throws is this record's failure alone. */
+  private void route(ConsumerRecord<String, byte[]> record) {
+    CompletableFuture<InferenceReply> future = null;
+    String id = null;
+    try {
+      id = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
+      if (id == null) {
+        id = record.key();
+      }
+      future = id == null ? null : waiting.remove(id);
+      if (future == null) {
+        return;
+      }
+      InferenceReply reply = codec.decode(record.topic(), record.value());
+      complete(future, reply);
+    } catch (Throwable e) {
+      guard.skipped(future == null ? "a reply record" : "the reply to a call in flight", record.topic(), record.partition(),
+          record.offset(), e);
+      if (future != null) {
+        complete(future, unreadable(id, e));
+      }
+    }
+  }
+
+  /** Cheap: what depends on the future runs on {@link #answers()} ({@link RequestProducer} sees to that). */
+  private static void complete(CompletableFuture<InferenceReply> future, InferenceReply reply) {
+    future.complete(reply);
+  }
+
+  private static InferenceReply unreadable(String id, Throwable e) {
+    return InferenceReply.newBuilder().setId(id).setServiceModel("").setModelVersion(null)
+        .setError(new InferenceError(ErrorCode.UNKNOWN, "the reply to this request could not be read ("
+            + e.getClass().getSimpleName() + "); the request may have run"))
+        .build();
+  }
+
+  private void pause(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      running = false;
     }
   }
 
   @Override
   public void close() {
     running = false;
+    answers.shutdown();
   }
 }

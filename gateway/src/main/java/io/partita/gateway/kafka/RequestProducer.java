@@ -66,8 +66,10 @@ public final class RequestProducer {
   public CompletableFuture<InferenceReply> send(InferenceRequest request, long timeoutMs, String traceparent, Routing.Target target) {
     String id = request.getId();
     CompletableFuture<InferenceReply> reply = router.expect(id);
+    // Async: whoever waits on the answer (an HTTP write, a job result) runs on the router's answer
+    // threads, not on the reply loop's thread or the JVM's one timeout thread.
     CompletableFuture<InferenceReply> result = reply.orTimeout(timeoutMs, TimeUnit.MILLISECONDS)
-        .whenComplete((r, e) -> router.forget(id));
+        .whenCompleteAsync((r, e) -> router.forget(id), router.answers());
     try {
       String topic = topics.requests(request.getServiceModel());
       ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, target.partition(), id, codec.encode(topic, request));

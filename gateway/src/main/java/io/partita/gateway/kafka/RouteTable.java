@@ -3,7 +3,7 @@ package io.partita.gateway.kafka;
 import io.partita.avro.Route;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
-import io.partita.schemas.DecodeException;
+import io.partita.gateway.health.LoopGuard;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -11,15 +11,19 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The planner's routes, read in the background: the compacted {@code <prefix>.plan.routes} topic
  * is assigned (no consumer group) and read from the beginning; the latest value per key (service
- * model) wins and a tombstone removes the key. A record that cannot be decoded is logged and
- * skipped (the previous route of its key stays).
+ * model) wins and a tombstone removes the key. A record that cannot be decoded (or that throws
+ * anything) is counted, summarised in the log and passed over; the previous route of its key stays.
+ * A failing poll makes the loop NOT_READY while it lasts; its state is in its {@link LoopGuard}.
  */
 public final class RouteTable implements Runnable, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(RouteTable.class);
@@ -31,8 +35,10 @@ public final class RouteTable implements Runnable, AutoCloseable {
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
   private volatile boolean running = true;
   private volatile boolean reading;
+  private final LoopGuard guard;
 
-  public RouteTable(Consumer<String, byte[]> consumer, String topic, Codecs codecs) {
+  public RouteTable(Consumer<String, byte[]> consumer, String topic, Codecs codecs, LoopGuard guard) {
+    this.guard = guard;
     this.consumer = consumer;
     this.topic = topic;
     this.codec = codecs.codec(Route.class);
@@ -50,11 +56,12 @@ public final class RouteTable implements Runnable, AutoCloseable {
 
   /** Whether the table has caught up once and is still being read. */
   public boolean reading() {
-    return reading && caughtUp.isDone() && !caughtUp.isCompletedExceptionally();
+    return reading && caughtUp.isDone() && !caughtUp.isCompletedExceptionally() && guard.loop().isReady();
   }
 
   @Override
   public void run() {
+    boolean died = false;
     try {
       List<TopicPartition> partitions = List.of();
       long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -70,41 +77,73 @@ public final class RouteTable implements Runnable, AutoCloseable {
       consumer.seekToBeginning(partitions);
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
       reading = true;
+      guard.notReady("reading " + topic + " up to its end");
       while (running) {
-        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
-          apply(record);
+        ConsumerRecords<String, byte[]> records;
+        try {
+          records = consumer.poll(Duration.ofMillis(100));
+        } catch (RecordDeserializationException e) {
+          guard.skipped("a route record", e.topicPartition().topic(), e.topicPartition().partition(), e.offset(), e);
+          consumer.seek(e.topicPartition(), e.offset() + 1);
+          continue;
+        } catch (KafkaException e) {
+          if (!running) {
+            break;
+          }
+          guard.faulted("reading " + topic, e);
+          pause(1000);
+          continue;
+        }
+        for (ConsumerRecord<String, byte[]> record : records) {
+          try {
+            apply(record);
+          } catch (Throwable e) {
+            guard.skipped("a route record", record.topic(), record.partition(), record.offset(), e);
+          }
         }
         if (!caughtUp.isDone() && end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue())) {
           log.info("Route table caught up: {} route(s) from {}", routes.size(), topic);
           caughtUp.complete(null);
         }
+        if (caughtUp.isDone()) {
+          guard.ready();
+        }
+        guard.flush();
       }
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       caughtUp.completeExceptionally(e);
       if (running) {
-        log.error("Route table stopped reading {}", topic, e);
+        died = true;
+        guard.died(e);
       }
     } finally {
       reading = false;
+      if (!died) {
+        guard.stopped();
+      }
       consumer.close(Duration.ofSeconds(2));
     }
   }
 
+  private void pause(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      running = false;
+    }
+  }
+
+  /** Applies one record; throws when it cannot (the caller passes it over). */
   private void apply(ConsumerRecord<String, byte[]> record) {
     if (record.key() == null) {
-      log.warn("Skipping a record without a key on {} at partition {} offset {}", topic, record.partition(), record.offset());
-      return;
+      throw new IllegalArgumentException("a route record without a key");
     }
     if (record.value() == null) {
       routes.remove(record.key());
       return;
     }
-    try {
-      routes.put(record.key(), codec.decode(record.topic(), record.value()));
-    } catch (DecodeException e) {
-      log.warn("Skipping an undecodable route for '{}' on {} at partition {} offset {}: {}", record.key(), topic,
-          record.partition(), record.offset(), e.getMessage());
-    }
+    routes.put(record.key(), codec.decode(record.topic(), record.value()));
   }
 
   @Override

@@ -1,10 +1,14 @@
 package io.partita.gateway.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.partita.common.health.Loop;
+import io.partita.gateway.health.GatewayLoops;
+import io.partita.gateway.health.LoopGuard;
 import io.partita.gateway.limits.Capacity;
 import java.time.Duration;
 import java.util.Set;
@@ -18,7 +22,11 @@ import java.util.Set;
  *       ready, jobs, server) and {@code outcome} (ok, bad_input, unauthorized, forbidden, not_found,
  *       too_large, overloaded, deadline, not_ready, error, ...);
  *   <li>{@code partita_gateway_in_flight} (gauge), tag {@code kind} = online or job;
- *   <li>{@code partita_gateway_job_items_total} (counter), tags {@code model} and {@code outcome}.
+ *   <li>{@code partita_gateway_job_items_total} (counter), tags {@code model} and {@code outcome};
+ *   <li>{@code partita_gateway_loop_alive} and {@code partita_gateway_loop_ready} (gauges, 1 or 0),
+ *       tag {@code loop}: whether each gateway loop runs, and whether it is caught up enough to serve;
+ *   <li>{@code partita_gateway_loop_records_skipped_total} and {@code partita_gateway_loop_faults_total}
+ *       (counters), tag {@code loop}: records a loop passed over, and failures of its own work.
  * </ul>
  *
  * The model tag only ever takes the names of known service models, so a caller cannot grow the
@@ -46,9 +54,34 @@ public final class GatewayMetrics {
 
   private volatile java.util.function.Consumer<String> demandSink = model -> {};
 
+  /** Exposes each loop's liveness and failure counts; call once every loop is registered. */
+  public void watch(GatewayLoops loops) {
+    for (LoopGuard guard : loops.guards()) {
+      String name = guard.name();
+      Gauge.builder("partita.gateway.loop.alive", loops, l -> alive(l, name)).tag("loop", name)
+          .description("1 while the loop runs (starting, ready or not ready), 0 once it died or stopped").register(registry);
+      Gauge.builder("partita.gateway.loop.ready", loops, l -> ready(l, name)).tag("loop", name)
+          .description("1 while the loop is caught up enough to serve").register(registry);
+      FunctionCounter.builder("partita.gateway.loop.records.skipped", guard, LoopGuard::skippedCount).tag("loop", name)
+          .description("Records the loop could not handle and passed over").register(registry);
+      FunctionCounter.builder("partita.gateway.loop.faults", guard, LoopGuard::faultCount).tag("loop", name)
+          .description("Failures of the loop's own work (polls, reports), each tried again").register(registry);
+    }
+  }
+
+  private static double alive(GatewayLoops loops, String name) {
+    return loops.loops().snapshot().stream().filter(s -> s.name().equals(name))
+        .anyMatch(s -> s.state() != Loop.State.DEAD && s.state() != Loop.State.STOPPED) ? 1 : 0;
+  }
+
+  private static double ready(GatewayLoops loops, String name) {
+    return loops.loops().snapshot().stream().filter(s -> s.name().equals(name)).anyMatch(s -> s.state() == Loop.State.READY) ? 1 : 0;
+  }
+
   /** Records one answered HTTP call. */
   public void request(String model, String endpoint, int status, long nanos) {
-    if ("infer".equals(endpoint) && status != 400 && status != 401 && status != 403 && status != 404 && status != 405 && status != 413) {
+    if ("infer".equals(endpoint) && status != 400 && status != 401 && status != 403 && status != 404 && status != 405 && status != 413
+        && status != 499) {
       demandSink.accept(model);
     }
     Timer.builder("partita.gateway.requests")
@@ -86,6 +119,7 @@ public final class GatewayMetrics {
       case 409 -> "conflict";
       case 413 -> "too_large";
       case 429 -> "overloaded";
+      case 499 -> "cancelled"; // the client went away before it was answered
       case 503 -> "not_ready";
       case 504 -> "deadline";
       default -> status >= 500 ? "error" : "other";

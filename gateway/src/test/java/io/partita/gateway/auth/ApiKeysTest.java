@@ -49,4 +49,30 @@ class ApiKeysTest {
     assertThatThrownBy(() -> ApiKeys.parse("gateway.api-keys", "short:*"))
         .isInstanceOf(ConfigException.class).hasMessageContaining("shorter than 8");
   }
+
+  @Test
+  void shouldLetAKeySeeOnlyWhatItSubmittedUnlessItMayUseEveryModel() {
+    ApiKeys three = ApiKeys.parse("gateway.api-keys", "k1-key-0001:demo-a, k2-key-0002:demo-a|demo, all-key-0003:*");
+    String k2 = three.owner("k2-key-0002");
+    assertThat(k2).startsWith("sha256:").doesNotContain("k2-key-0002");
+    assertThat(three.owner("k1-key-0001")).isNotEqualTo(k2);
+    assertThat(three.owner("unknown-key-9")).isNull();
+    assertThat(three.maySee("k2-key-0002", k2)).isTrue();
+    assertThat(three.maySee("k1-key-0001", k2)).isFalse();
+    assertThat(three.maySee("all-key-0003", k2)).isTrue();
+    assertThat(three.maySee("unknown-key-9", k2)).isFalse();
+    assertThat(three.maySee(null, k2)).isFalse();
+    // Submitted while keys were off: only a key allowed every model sees it
+    assertThat(three.maySee("k2-key-0002", null)).isFalse();
+    assertThat(three.maySee("all-key-0003", null)).isTrue();
+    // No keys configured: everyone sees everything, and nothing records an owner
+    ApiKeys open = ApiKeys.open();
+    assertThat(open.owner("anything-at-all")).isNull();
+    assertThat(open.maySee(null, k2)).isTrue();
+  }
+
+  @Test
+  void shouldCutALongModelNameInTheRefusal() {
+    assertThat(keys.check("demo-key-123", "m".repeat(100_000)).message()).hasSizeLessThan(200);
+  }
 }

@@ -102,4 +102,21 @@ class JobPiecesTest {
     return JobStatus.newBuilder().setJobId("j").setServiceModel("demo").setState(state).setTotal(1).setChunks(1)
         .setInputOffset(0).setResultsOffset(0).setCreatedAt(0).setUpdatedAt(updatedAt).build();
   }
+
+  private static JobStatus status(String state, int total, int done) {
+    return JobStatus.newBuilder().setJobId("job-1").setServiceModel("demo").setVersion(null).setState(state)
+        .setTotal(total).setDone(done).setFailed(0).setChunks(Math.min(1, total)).setInputOffset(0).setResultsOffset(0)
+        .setCreatedAt(1).setStartedAt(0).setUpdatedAt(1).setRatePerSecond(0).setRunner(null).setMessage(null).build();
+  }
+
+  @Test
+  void shouldPassOverJobStatusesNoRunnerCouldRun() {
+    assertThat(JobStates.problem(status(JobStates.QUEUED, 10, 0))).isNull();
+    assertThat(JobStates.problem(status(JobStates.DONE, 10, 10))).isNull();
+    assertThat(JobStates.problem(status("EXPLODE", 10, 0))).contains("state");
+    assertThat(JobStates.problem(status(JobStates.QUEUED, -1, 0))).contains("total");
+    assertThat(JobStates.problem(status(JobStates.QUEUED, 2_000_000_000, 0))).contains("total");
+    assertThat(JobStates.problem(status(JobStates.RUNNING, 10, 11))).contains("done");
+    assertThat(JobStates.problem(JobStatus.newBuilder(status(JobStates.QUEUED, 10, 0)).setInputOffset(-5).build())).contains("offsets");
+  }
 }
