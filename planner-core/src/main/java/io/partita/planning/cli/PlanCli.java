@@ -1,5 +1,6 @@
 package io.partita.planning.cli;
 
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
@@ -87,7 +88,15 @@ public final class PlanCli {
       .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
       .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      // The plan's improvement figures print beside its cost, as documented in docs/planning.md.
+      .addMixIn(MappingPlan.class, FlatImprovement.class)
       .build();
+
+  /** Writes {@link MappingPlan#improvement()}'s fields at the plan's top level. */
+  private abstract static class FlatImprovement {
+    @JsonUnwrapped
+    abstract MappingPlan.Improvement improvement();
+  }
 
   private PlanCli() {}
 

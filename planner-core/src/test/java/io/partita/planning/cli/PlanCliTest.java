@@ -73,6 +73,17 @@ class PlanCliTest {
   }
 
   @Test
+  void shouldPrintTheImprovementFiguresBesideTheCost() throws IOException {
+    Result r = run("mapping", "--input", EXAMPLES.resolve("mapping-ocr.json").toString());
+
+    JsonNode plan = new ObjectMapper().readTree(r.out()).get("plan");
+    assertThat(plan.has("improvement")).isFalse();
+    assertThat(plan.get("schemesCostMsPerSecond").asDouble()).isGreaterThanOrEqualTo(plan.get("costMsPerSecond").asDouble());
+    assertThat(plan.get("improvedFrom").asText()).isNotBlank();
+    assertThat(plan.get("improvementSteps").isInt()).isTrue();
+  }
+
+  @Test
   void shouldNameTheFieldOfAnInvalidGroupingProblem() throws IOException {
     Path file = write("{\"pool\": {\"size\": 0}, \"models\": [{\"id\": \"m\", \"profile\": [{\"size\": 1, \"latencyMs\": 3}]}]}");
 

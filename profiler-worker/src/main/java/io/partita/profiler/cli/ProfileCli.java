@@ -10,7 +10,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.models.repo.RepositoryException;
 import io.partita.profiler.ProfilerConfig;
 import io.partita.profiler.env.CommandRunner;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.HostProbe;
 import io.partita.profiler.env.ProviderProbe.Provider;
 import io.partita.profiler.env.ProviderProbe;
@@ -340,7 +340,7 @@ public final class ProfileCli implements Callable<Integer> {
     try {
       OrtEnvironment env = OrtEnvironment.getEnvironment();
       HostProbe probe = HostProbe.live();
-      HostEnvironment host = probe.probe(options.hostId() != null ? options.hostId() : probe.hostname(),
+      ProbedHost host = probe.probe(options.hostId() != null ? options.hostId() : probe.hostname(),
           ProviderProbe.probe(env));
       Measurer.Settings settings = new Measurer.Settings(Sampler.Settings.ofBudgetMillis(options.budgetMillis()),
           options.dims(), CommandRunner.processes(), options.mode() == ProfileOptions.Mode.MEASURE, options.spinning());
@@ -397,7 +397,7 @@ public final class ProfileCli implements Callable<Integer> {
   }
 
   /** The environment with a baseline score, for publishing; without one when --no-baseline. */
-  private static HostEnvironment withBaseline(ProfileOptions options, OrtEnvironment env, HostEnvironment host,
+  private static ProbedHost withBaseline(ProfileOptions options, OrtEnvironment env, ProbedHost host,
                                               PrintStream err) {
     if (!options.baseline()) {
       return host;
@@ -416,7 +416,7 @@ public final class ProfileCli implements Callable<Integer> {
     }
   }
 
-  private static int measure(OrtEnvironment env, Measurer.Settings settings, HostEnvironment host, ModelRef model,
+  private static int measure(OrtEnvironment env, Measurer.Settings settings, ProbedHost host, ModelRef model,
                              ProfileOptions options, PrintStream out, PrintStream err, Publishing publishing)
       throws JsonProcessingException {
     String requestId = "cli-" + host.hostId() + "-" + UUID.randomUUID();
