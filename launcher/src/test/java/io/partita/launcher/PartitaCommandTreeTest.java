@@ -106,6 +106,26 @@ class PartitaCommandTreeTest {
   }
 
   @Test
+  void shouldNameAMistypedFlagAndSuggestTheOneMeant() {
+    Run r = run(List.of("plan", "grouping", "--inptu", "p.json"));
+
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.err()).isEqualTo("unknown flag '--inptu' (did you mean '--input'?)" + System.lineSeparator()
+        + "Try 'partita plan grouping --help' for the usage." + System.lineSeparator());
+  }
+
+  @Test
+  void shouldShowTheUsageOfTheCommandHelpNames() {
+    Run r = run(List.of("help", "plan", "grouping"));
+    Run unknown = run(List.of("help", "plna"));
+
+    assertThat(r.code()).isZero();
+    assertThat(r.out()).contains("partita plan grouping").contains("--input=FILE");
+    assertThat(unknown.code()).isEqualTo(2);
+    assertThat(unknown.err()).startsWith("unknown command 'plna' (known: ");
+  }
+
+  @Test
   void shouldGenerateABashCompletionScriptForTheWholeTree() {
     Run r = run(List.of("generate-completion"));
 

@@ -42,7 +42,7 @@ public final class UsageErrors implements CommandLine.IParameterExceptionHandler
     // likely mistake (a typo of the required one), so it is named first.
     List<String> unmatched = ex.getCommandLine().getUnmatchedArguments();
     if (ex instanceof MissingParameterException && !unmatched.isEmpty() && unmatched.get(0).startsWith("-")) {
-      return "unknown flag '" + unmatched.get(0) + "'";
+      return message(new UnmatchedArgumentException(ex.getCommandLine(), unmatched));
     }
     if (ex instanceof UnmatchedArgumentException u && !u.getUnmatched().isEmpty()) {
       String arg = u.getUnmatched().get(0);
