@@ -75,12 +75,13 @@ public final class PlanCli {
   /**
    * The largest mapping problem the command accepts: (service, model) placements and resources.
    * Each step of the improvement pass looks at every move and swap, {@code O(n * R + n^2)} for
-   * {@code n} placements, so the bound keeps a plan to seconds (200 placements on 32 resources take
-   * about 0.1 s).
+   * {@code n} placements, from four starts, so the time grows about as {@code n^3}: 200 placements
+   * on 32 resources take 0.1 s on an idle 2-core machine, 500 on 128 about 15 times as long, 1000
+   * on 256 did not finish in minutes (figures in docs/planning.md).
    */
-  public static final int MAX_PLACEMENTS = 1000;
+  public static final int MAX_PLACEMENTS = 500;
 
-  public static final int MAX_RESOURCES = 256;
+  public static final int MAX_RESOURCES = 128;
 
   private static final ObjectMapper JSON = JsonMapper.builder()
       .enable(SerializationFeature.INDENT_OUTPUT)

@@ -154,6 +154,27 @@ class PlanCliRefusalTest {
   }
 
   @Test
+  void shouldRefuseAMappingLargerThanTheHeuristicPlansInSeconds() throws IOException {
+    StringBuilder resources = new StringBuilder("{\"id\": \"g\", \"kind\": \"gpu\"}");
+    for (int i = 0; i < PlanCli.MAX_RESOURCES; i++) {
+      resources.append(", {\"id\": \"c").append(i).append("\", \"kind\": \"cpu\"}");
+    }
+    StringBuilder stages = new StringBuilder();
+    for (int i = 0; i <= PlanCli.MAX_PLACEMENTS; i++) {
+      stages.append(i == 0 ? "" : ", ").append("{\"model\": \"m").append(i).append("\", \"requestsPerSecond\": 1}");
+    }
+    String tooManyResources = "{\"resources\": [" + resources + "], \"timings\": {},"
+        + " \"services\": [{\"id\": \"s\", \"models\": [{\"model\": \"a\", \"requestsPerSecond\": 1}]}]}";
+    String tooManyPlacements = "{\"resources\": [{\"id\": \"g\", \"kind\": \"gpu\"}, {\"id\": \"c\", \"kind\": \"cpu\"}],"
+        + " \"timings\": {}, \"services\": [{\"id\": \"s\", \"models\": [" + stages + "]}]}";
+
+    assertRefused(plan(PlanCli.Kind.MAPPING, tooManyResources), "resources: at most " + PlanCli.MAX_RESOURCES
+        + " resources can be mapped, found " + (PlanCli.MAX_RESOURCES + 1));
+    assertRefused(plan(PlanCli.Kind.MAPPING, tooManyPlacements), "services[0].models: the services place more than "
+        + PlanCli.MAX_PLACEMENTS);
+  }
+
+  @Test
   void shouldRefuseAnExactBoundAboveWhatTheSearchCanFinish() throws IOException {
     Result r = plan(PlanCli.Kind.MAPPING, "{\"resources\": [{\"id\": \"g\", \"kind\": \"gpu\"}, {\"id\": \"c\", \"kind\": \"cpu\"}],"
         + " \"timings\": {\"a\": {\"g\": 1}}, \"services\": [{\"id\": \"s\", \"models\": [{\"model\": \"a\","
