@@ -78,13 +78,14 @@ import picocli.CommandLine.TypeConversionException;
         + " sizes), print the host environment, or run the baseline benchmark; --broker also publishes.",
     synopsisHeading = "",
     customSynopsis = {
-        "usage: partita profile --model-repo DIR --model M [--version V] [--sizes 1,2] [--batches 1,8]",
-        "                       [--grouping 1,1] [--providers CPU,CUDA] [--dim NAME=SIZE]... [--budget-ms N]",
-        "                       [--host-id ID] [--no-spin] [--json]",
-        "                       [--broker HOST:PORT [--topic-prefix P] [--no-baseline]]",
-        "       partita profile --env [--host-id ID] [--broker HOST:PORT [--topic-prefix P] [--no-baseline]]",
-        "       partita profile --baseline [--compare-grid] [--budget-ms N] [--json] [--broker HOST:PORT [--topic-prefix P]]",
-        ""},
+        "usage: partita profile --model-repo DIR --model M [--version V]",
+        "         [--sizes 1,2] [--batches 1,8] [--grouping 1,1] [--providers CPU,CUDA]",
+        "         [--dim NAME=SIZE]... [--budget-ms N] [--host-id ID] [--no-spin]",
+        "         [--json] [--broker HOST:PORT [--topic-prefix P] [--no-baseline]]",
+        "       partita profile --env [--host-id ID]",
+        "         [--broker HOST:PORT [--topic-prefix P] [--no-baseline]]",
+        "       partita profile --baseline [--compare-grid] [--budget-ms N] [--json]",
+        "         [--broker HOST:PORT [--topic-prefix P]]"},
     descriptionHeading = "%n",
     optionListHeading = "%nOptions:%n",
     sortOptions = false)
@@ -110,19 +111,19 @@ public final class ProfileCli implements Callable<Integer> {
   @Option(names = "--version", paramLabel = "V", description = "Version id; default: the highest.")
   String version;
 
-  @Option(names = "--sizes", paramLabel = "LIST", split = ",", converter = Positive.class,
+  @Option(names = "--sizes", paramLabel = "LIST", split = ",", hideParamSyntax = true, converter = Positive.class,
       description = "CPU partition sizes (cores) or GPU counts; default 1,2,4,... and all usable cores.")
   List<Integer> sizes = List.of();
 
-  @Option(names = "--batches", paramLabel = "LIST", split = ",", converter = Positive.class,
+  @Option(names = "--batches", paramLabel = "LIST", split = ",", hideParamSyntax = true, converter = Positive.class,
       description = "Batch sizes; default 1,2,4,8,16,32 (or the model's fixed batch).")
   List<Integer> batches = List.of();
 
-  @Option(names = "--grouping", paramLabel = "LIST", split = ",", converter = Positive.class,
+  @Option(names = "--grouping", paramLabel = "LIST", split = ",", hideParamSyntax = true, converter = Positive.class,
       description = "Measure this grouping at once (partitions run concurrently) instead of single sizes.")
   List<Integer> grouping = List.of();
 
-  @Option(names = "--providers", paramLabel = "LIST", split = ",", converter = ProviderName.class,
+  @Option(names = "--providers", paramLabel = "LIST", split = ",", hideParamSyntax = true, converter = ProviderName.class,
       description = "Execution providers; default: every provider that loads here.")
   List<Provider> providers = List.of();
 
