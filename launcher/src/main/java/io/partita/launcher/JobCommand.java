@@ -84,9 +84,13 @@ final class JobCommand implements Runnable {
     }
   }
 
-  @Command(name = "submit", mixinStandardHelpOptions = true, description = "Submit FILE (JSON lines, one infer request per line) as a job.")
+  // Not mixinStandardHelpOptions: its --version is the model version, so only --help is standard here.
+  @Command(name = "submit", description = "Submit FILE (JSON lines, one infer request per line) as a job.")
   static final class Submit implements Callable<Integer> {
     @picocli.CommandLine.Mixin Connection connection = new Connection();
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+    boolean help;
 
     @Parameters(index = "0", paramLabel = "FILE", description = "JSON lines: one OIP infer request body per line.")
     Path file;

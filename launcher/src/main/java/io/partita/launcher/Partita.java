@@ -1,9 +1,16 @@
 package io.partita.launcher;
 
+import io.partita.common.cli.UsageErrors;
+import io.partita.profiler.cli.ProfileCli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The {@code partita} command line: one entry point for every Partita component and tool. */
+/**
+ * The {@code partita} command line: one entry point for every Partita component and tool. Every
+ * command and subcommand answers {@code --help} with its usage (exit 0) and a command line it
+ * cannot act on with one line naming the flag (exit 2, {@link UsageErrors});
+ * {@code partita generate-completion} prints a bash/zsh completion script for the whole tree.
+ */
 @Command(
     name = "partita",
     mixinStandardHelpOptions = true,
@@ -17,10 +24,11 @@ import picocli.CommandLine.Command;
       PlanCommand.class,
       PlannerCommand.class,
       ReplayCommand.class,
-      ProfileCommand.class,
+      ProfileCli.class,
       ProfilerCommand.class,
       BenchCommand.class,
-      CommandLine.HelpCommand.class
+      CompletionCommand.class,
+      HelpCommand.class
     })
 public final class Partita implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -35,7 +43,13 @@ public final class Partita implements Runnable {
   }
 
   public static int run(String... args) {
+    return commandLine().execute(args);
+  }
+
+  /** The whole command tree with Partita's handling of usage errors and of failures while running. */
+  static CommandLine commandLine() {
     return new CommandLine(new Partita())
+        .setParameterExceptionHandler(new UsageErrors())
         .setExecutionExceptionHandler((e, cmd, parsed) -> {
           // Errors that name their cause (bad settings, ports in use, bad model repositories) are
           // shown as one line; anything unexpected keeps its stack trace for the bug report.
@@ -46,8 +60,7 @@ public final class Partita implements Runnable {
             return 2;
           }
           throw e;
-        })
-        .execute(args);
+        });
   }
 
   @Override

@@ -57,8 +57,13 @@ public final class GroupingPlanner {
 
   /** Plans {@code problem}; see the class comment for the formula and the order. */
   public static GroupingPlan plan(GroupingProblem problem) {
-    int n = problem.poolSize();
     int maxP = problem.maxPartitionsByBuffer();
+    if (problem.poolSize() > GroupingProblem.MAX_POOL_SIZE) {
+      // The programs' tables grow with N (and N * P); past the bound they would not fit in memory.
+      return noPlan(problem, List.of(), maxP, "a pool of " + problem.poolSize()
+          + " resources exceeds the planner's bound of " + GroupingProblem.MAX_POOL_SIZE
+          + " (the exact programs are O(N * K) to O(P * N * K)); split it into smaller pools");
+    }
     List<SizeExclusion> excluded = new ArrayList<>();
     List<ProfilePoint> items = new ArrayList<>();
     for (ProfilePoint point : problem.profile()) {
@@ -135,7 +140,7 @@ public final class GroupingPlanner {
       }
       throughput += problem.batchSize() * 1000.0 / p.latencyMs();
       maxLatency = Math.max(maxLatency, p.latencyMs());
-      memory += p.memoryBytes();
+      memory = Math.addExact(memory, p.memoryBytes()); // never wraps into a small, "fitting" sum
       used += k;
     }
     return new Grouping(sorted, sorted.size(), used, throughput, maxLatency, memory);
@@ -235,7 +240,9 @@ public final class GroupingPlanner {
       byPartitions = Long.MAX_VALUE;
     }
     long memoryBound = Math.min(byPartitions, maxMemoryUse(n, size, memory));
-    if (memoryBound > problem.poolMemoryBytes()) {
+    // A bound of Long.MAX_VALUE may stand for a sum past 64 bits (both terms saturate), so it
+    // counts as binding: the memory program is exact either way, only slower.
+    if (memoryBound > problem.poolMemoryBytes() || memoryBound == Long.MAX_VALUE) {
       return new Solution(solveWithMemory(problem, size, value, memory, maxP), "dp-memory-pareto");
     }
     List<Integer> oneD = solveOneDimension(n, size, value, maxP);
@@ -253,14 +260,18 @@ public final class GroupingPlanner {
       long b = 0;
       for (int i = 0; i < size.length; i++) {
         if (size[i] <= r) {
-          long sum = best[r - size[i]] + memory[i];
-          b = Math.max(b, sum < 0 ? Long.MAX_VALUE : sum);
+          b = Math.max(b, saturatedAdd(best[r - size[i]], memory[i]));
         }
       }
       best[r] = b;
       overall = Math.max(overall, b);
     }
     return overall;
+  }
+
+  /** {@code a + b} for non-negative {@code a} and {@code b}, or {@link Long#MAX_VALUE} past it. */
+  private static long saturatedAdd(long a, long b) {
+    return b > Long.MAX_VALUE - a ? Long.MAX_VALUE : a + b;
   }
 
   /**
@@ -430,10 +441,11 @@ public final class GroupingPlanner {
         for (Label label : layer.get(r)) {
           for (int i = 0; i < size.length; i++) {
             int to = r + size[i];
-            long mem = label.memory() + memory[i];
-            if (to > n || mem > cap) {
+            // label.memory() <= cap, so cap - label.memory() cannot overflow; the sum could.
+            if (to > n || memory[i] > cap - label.memory()) {
               continue;
             }
+            long mem = label.memory() + memory[i];
             int[] counts = label.counts().clone();
             counts[i]++;
             any |= insert(next.get(to), new Label(label.value() + value[i], mem, counts));

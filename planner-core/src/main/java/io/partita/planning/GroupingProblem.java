@@ -32,6 +32,13 @@ public record GroupingProblem(
     Double sloMs,
     GroupingObjective objective) {
 
+  /**
+   * The largest pool the exact programs accept: their tables hold {@code N + 1} (one-dimensional)
+   * or {@code (P + 1) * (N + 1)} (two-dimensional) entries and take up to {@code O(P * N * K)}
+   * steps, about a second at this bound. A larger pool gets "no eligible grouping" saying so.
+   */
+  public static final int MAX_POOL_SIZE = 1024;
+
   public GroupingProblem {
     if (modelId == null || modelId.isBlank()) {
       throw new IllegalArgumentException("modelId: must not be blank");

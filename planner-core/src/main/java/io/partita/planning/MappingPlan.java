@@ -8,12 +8,7 @@ import java.util.List;
  * @param planned false when a model can run nowhere; {@code errors} then names it
  * @param errors one line per model that can run nowhere
  * @param services one per service, in the order they were planned (highest demand first)
- * @param schemesCostMsPerSecond the bottleneck of the schemes' chosen mappings, before the
- *     improvement pass
- * @param improvedFrom the starting point of the improvement pass that gave the plan
- *     ({@code per-service choice}, {@code model-first for every service} or
- *     {@code hardware-first for every service})
- * @param improvementSteps how many moves or swaps the improvement pass applied to it
+ * @param improvement what the improvement pass started from and did
  * @param assignments the final mapping of every service model, in planning order
  * @param loads the resulting load on every resource
  * @param costMsPerSecond the bottleneck {@code max_r load_r}
@@ -24,9 +19,7 @@ public record MappingPlan(
     boolean planned,
     List<String> errors,
     List<ServiceMapping> services,
-    double schemesCostMsPerSecond,
-    String improvedFrom,
-    int improvementSteps,
+    Improvement improvement,
     List<Assignment> assignments,
     List<ResourceLoad> loads,
     double costMsPerSecond,
@@ -37,5 +30,18 @@ public record MappingPlan(
     services = List.copyOf(services);
     assignments = List.copyOf(assignments);
     loads = List.copyOf(loads);
+  }
+
+  /**
+   * The improvement pass of a plan.
+   *
+   * @param schemesCostMsPerSecond the bottleneck of the schemes' chosen mappings, before the pass
+   * @param improvedFrom the starting point of the pass that gave the plan ({@code per-service
+   *     choice}, {@code model-first for every service}, {@code hardware-first for every service},
+   *     {@code model-first over all services at once}), or {@code none}
+   * @param improvementSteps how many moves or swaps the pass applied to it
+   */
+  public record Improvement(double schemesCostMsPerSecond, String improvedFrom, int improvementSteps) {
+    static final Improvement NONE = new Improvement(0, "none", 0);
   }
 }

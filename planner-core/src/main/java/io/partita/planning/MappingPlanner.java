@@ -1,10 +1,11 @@
 package io.partita.planning;
 
+import io.partita.planning.PreparedMapping.Item;
+import io.partita.planning.PreparedMapping.Service;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Maps the models of services onto resources of several kinds from a timing matrix
@@ -48,11 +49,12 @@ import java.util.Map;
  * every service, and model-first over all services' models at once (heaviest first, ignoring the
  * service order); the lowest (cost, latency) result is the plan, ties to the earlier start. The
  * pass never makes a mapping worse, so the plan is at least as good as the per-service choice
- * ({@code schemesCostMsPerSecond}). This pass is an addition to DESIGN.md (see docs/planning.md).
+ * ({@code improvement.schemesCostMsPerSecond}). This pass is an addition to DESIGN.md (see docs/planning.md).
  * The exact optimum over all services at once
  * (branch and bound, {@link #exact}) is computed when the problem has at most
  * {@code exactMaxPlacements} placements and {@code exactMaxResources} resources, and the plan
- * reports {@code gap = cost / optimal cost}.
+ * reports {@code gap = cost / optimal cost}. The problem is read through {@link PreparedMapping} and
+ * the branch and bound lives in {@link ExactMappingSearch}.
  *
  * <p><b>Guarantees.</b> No model lands on a resource without a time for it; a model that can run
  * nowhere is an error in the plan naming the model and service, not an exception; the result does
@@ -69,44 +71,14 @@ public final class MappingPlanner {
 
   private MappingPlanner() {}
 
-  /** One (service, model) to place. */
-  private record Item(String serviceId, String modelId, double rate, double[] time, double minTime,
-      double secondTime) {
-    boolean runs(int r) {
-      return !Double.isNaN(time[r]);
-    }
-
-    double work(int r) {
-      return rate * time[r];
-    }
-
-    double weight() {
-      return rate * minTime;
-    }
-  }
-
-  private record Service(String id, List<Item> items, double demand) {}
-
-  private record Prepared(List<ResourceSpec> resources, List<Service> services, List<String> errors) {
-    int resourceCount() {
-      return resources.size();
-    }
-
-    List<Item> allItems() {
-      List<Item> all = new ArrayList<>();
-      services.forEach(s -> all.addAll(s.items()));
-      return all;
-    }
-  }
-
   /**
    * Plans {@code problem}: both schemes per service and the choice, the improvement pass, and the
    * exact optimum with the gap to it when the problem is small enough.
    */
   public static MappingPlan plan(MappingProblem problem) {
-    Prepared prepared = prepare(problem);
+    PreparedMapping prepared = PreparedMapping.of(problem);
     if (!prepared.errors().isEmpty()) {
-      return new MappingPlan(false, prepared.errors(), List.of(), 0, "none", 0, List.of(), List.of(), 0, 0,
+      return new MappingPlan(false, prepared.errors(), List.of(), MappingPlan.Improvement.NONE, List.of(), List.of(), 0, 0,
           new ExactMapping(false, "not computed: the problem has errors", List.of(), 0, 0, 0, null));
     }
     int rc = prepared.resourceCount();
@@ -166,7 +138,7 @@ public final class MappingPlanner {
         }
         default -> {
           startLoad = new double[rc];
-          startWhere = modelFirst(new Service("*", placedItems, 0), startLoad);
+          startWhere = modelFirst(new PreparedMapping.Service("*", placedItems, 0), startLoad);
         }
       }
       int startSteps = improve(placedItems, startWhere, startLoad);
@@ -199,7 +171,7 @@ public final class MappingPlanner {
     if (exact.computed()) {
       exact = exact.withGap(exact.costMsPerSecond() > 0 ? cost / exact.costMsPerSecond() : 1.0);
     }
-    return new MappingPlan(true, List.of(), mappings, schemesCost, start, steps, chosen,
+    return new MappingPlan(true, List.of(), mappings, new MappingPlan.Improvement(schemesCost, start, steps), chosen,
         loads(prepared, load), cost, latency, exact);
   }
 
@@ -341,7 +313,7 @@ public final class MappingPlanner {
    * Returns {@code null} when a model can run nowhere.
    */
   public static SchemeMapping runScheme(MappingProblem problem, MappingScheme scheme) {
-    Prepared prepared = prepare(problem);
+    PreparedMapping prepared = PreparedMapping.of(problem);
     if (!prepared.errors().isEmpty()) {
       return null;
     }
@@ -358,7 +330,7 @@ public final class MappingPlanner {
   }
 
   /** One scheme for every service in planning order; {@code where} follows {@code allItems()}. */
-  private static int[] schemeForAll(Prepared prepared, MappingScheme scheme, double[] load) {
+  private static int[] schemeForAll(PreparedMapping prepared, MappingScheme scheme, double[] load) {
     int[] where = new int[prepared.allItems().size()];
     int at = 0;
     for (Service s : prepared.services()) {
@@ -381,204 +353,7 @@ public final class MappingPlanner {
    * problem's bounds, and only if the search ends within {@link #EXACT_NODE_LIMIT} nodes.
    */
   public static ExactMapping exact(MappingProblem problem) {
-    Prepared prepared = prepare(problem);
-    if (!prepared.errors().isEmpty()) {
-      return new ExactMapping(false, "not computed: the problem has errors", List.of(), 0, 0, 0, null);
-    }
-    List<Item> items = new ArrayList<>(prepared.allItems());
-    int rc = prepared.resourceCount();
-    if (items.size() > problem.exactMaxPlacements() || rc > problem.exactMaxResources()) {
-      return new ExactMapping(false, "not computed: " + items.size() + " placements on " + rc
-          + " resources exceeds the bound of " + problem.exactMaxPlacements() + " placements on "
-          + problem.exactMaxResources() + " resources", List.of(), 0, 0, 0, null);
-    }
-    items.sort(Comparator.comparingDouble(Item::weight).reversed()
-        .thenComparing(Item::serviceId).thenComparing(Item::modelId));
-    BranchAndBound search = new BranchAndBound(items, rc);
-    search.run();
-    if (search.stopped) {
-      return new ExactMapping(false, "not computed: the search stopped after " + EXACT_NODE_LIMIT
-          + " nodes without proving optimality", List.of(), 0, 0, search.nodes, null);
-    }
-    List<Assignment> result = new ArrayList<>();
-    // Report in the services' planning order and pipeline order, like the heuristic.
-    for (Service s : prepared.services()) {
-      for (Item it : s.items()) {
-        int idx = items.indexOf(it);
-        int r = search.bestWhere[idx];
-        result.add(new Assignment(s.id(), it.modelId(), prepared.resources().get(r).id(), it.time()[r],
-            it.work(r)));
-      }
-    }
-    return new ExactMapping(true, null, result, search.bestCost, search.bestLatency, search.nodes,
-        null);
-  }
-
-  private static final class BranchAndBound {
-    private final List<Item> items;
-    private final int rc;
-    private final double[] suffixMinWork;
-    private final double[] suffixMinTime;
-    private final double[] load;
-    private final int[] where;
-    int[] bestWhere;
-    double bestCost = Double.POSITIVE_INFINITY;
-    double bestLatency = Double.POSITIVE_INFINITY;
-    long nodes;
-    boolean stopped;
-    /** {@code twin[r]}: the first resource whose column of times equals r's (interchangeable). */
-    private final int[] twin;
-
-    BranchAndBound(List<Item> items, int rc) {
-      this.items = items;
-      this.rc = rc;
-      int n = items.size();
-      twin = new int[rc];
-      for (int r = 0; r < rc; r++) {
-        twin[r] = r;
-        for (int o = 0; o < r; o++) {
-          boolean same = true;
-          for (Item it : items) {
-            if (Double.compare(it.time()[o], it.time()[r]) != 0) {
-              same = false;
-              break;
-            }
-          }
-          if (same) {
-            twin[r] = twin[o];
-            break;
-          }
-        }
-      }
-      suffixMinWork = new double[n + 1];
-      suffixMinTime = new double[n + 1];
-      for (int i = n - 1; i >= 0; i--) {
-        Item it = items.get(i);
-        double minWork = Double.POSITIVE_INFINITY;
-        for (int r = 0; r < rc; r++) {
-          if (it.runs(r)) {
-            minWork = Math.min(minWork, it.work(r));
-          }
-        }
-        suffixMinWork[i] = suffixMinWork[i + 1] + minWork;
-        suffixMinTime[i] = suffixMinTime[i + 1] + it.minTime();
-      }
-      load = new double[rc];
-      where = new int[n];
-      bestWhere = new int[n];
-    }
-
-    void run() {
-      dfs(0, 0, 0, 0);
-    }
-
-    private void dfs(int i, double currentMax, double totalLoad, double latency) {
-      if (stopped) {
-        return;
-      }
-      if (++nodes > EXACT_NODE_LIMIT) {
-        stopped = true;
-        return;
-      }
-      if (i == items.size()) {
-        int c = Tolerance.compare(currentMax, bestCost);
-        if (c < 0 || (c == 0 && Tolerance.compare(latency, bestLatency) < 0)) {
-          bestCost = currentMax;
-          bestLatency = latency;
-          bestWhere = where.clone();
-        }
-        return;
-      }
-      double bound = Math.max(currentMax, (totalLoad + suffixMinWork[i]) / rc);
-      Item it = items.get(i);
-      Integer[] order = new Integer[rc];
-      int count = 0;
-      double itemBound = Double.POSITIVE_INFINITY;
-      for (int r = 0; r < rc; r++) {
-        if (it.runs(r)) {
-          order[count++] = r;
-          itemBound = Math.min(itemBound, load[r] + it.work(r));
-        }
-      }
-      bound = Math.max(bound, itemBound);
-      if (cut(bound, latency + suffixMinTime[i])) {
-        return;
-      }
-      Integer[] candidates = Arrays.copyOf(order, count);
-      Arrays.sort(candidates, Comparator.<Integer>comparingDouble(r -> load[r] + it.work(r))
-          .thenComparingDouble(r -> it.time()[r]).thenComparingInt(r -> r));
-      for (int c = 0; c < candidates.length; c++) {
-        int r = candidates[c];
-        if (interchangeableWithEarlier(candidates, c)) {
-          continue;
-        }
-        double w = it.work(r);
-        double newMax = Math.max(currentMax, load[r] + w);
-        if (cut(newMax, latency + it.time()[r] + suffixMinTime[i + 1])) {
-          continue;
-        }
-        load[r] += w;
-        where[i] = r;
-        dfs(i + 1, newMax, totalLoad + w, latency + it.time()[r]);
-        load[r] -= w;
-      }
-    }
-
-    /** An earlier candidate with the same column of times and the same load gives the same subtree. */
-    private boolean interchangeableWithEarlier(Integer[] candidates, int c) {
-      int r = candidates[c];
-      for (int e = 0; e < c; e++) {
-        int o = candidates[e];
-        if (twin[o] == twin[r] && load[o] == load[r]) {
-          return true;
-        }
-      }
-      return false;
-    }
-
-    private boolean cut(double costBound, double latencyBound) {
-      int c = Tolerance.compare(costBound, bestCost);
-      return c > 0 || (c == 0 && Tolerance.compare(latencyBound, bestLatency) >= 0);
-    }
-  }
-
-  private static Prepared prepare(MappingProblem problem) {
-    List<ResourceSpec> resources = problem.resources();
-    int rc = resources.size();
-    List<String> errors = new ArrayList<>();
-    List<Service> services = new ArrayList<>();
-    for (ServiceSpec spec : problem.services()) {
-      List<Item> items = new ArrayList<>();
-      double demand = 0;
-      for (ServiceStage stage : spec.stages()) {
-        Map<String, Double> row = problem.latencyMs().getOrDefault(stage.modelId(), Map.of());
-        double[] time = new double[rc];
-        double best = Double.POSITIVE_INFINITY;
-        double second = Double.POSITIVE_INFINITY;
-        for (int r = 0; r < rc; r++) {
-          Double t = row.get(resources.get(r).id());
-          time[r] = t == null ? Double.NaN : t;
-          if (t != null) {
-            if (t < best) {
-              second = best;
-              best = t;
-            } else if (t < second) {
-              second = t;
-            }
-          }
-        }
-        if (best == Double.POSITIVE_INFINITY) {
-          errors.add("model " + stage.modelId() + " of service " + spec.id()
-              + " can run on no resource: the timing matrix has no entry for it");
-          continue;
-        }
-        items.add(new Item(spec.id(), stage.modelId(), stage.requestsPerSecond(), time, best, second));
-        demand += stage.requestsPerSecond() * best;
-      }
-      services.add(new Service(spec.id(), items, demand));
-    }
-    services.sort(Comparator.comparingDouble(Service::demand).reversed().thenComparing(Service::id));
-    return new Prepared(resources, services, errors);
+    return ExactMappingSearch.search(problem);
   }
 
   /** Model-first: heaviest first, each to its smallest finish time. Updates {@code load}. */
@@ -693,7 +468,7 @@ public final class MappingPlanner {
     return best;
   }
 
-  private static SchemeMapping describe(MappingScheme scheme, Prepared prepared, Service s, int[] where,
+  private static SchemeMapping describe(MappingScheme scheme, PreparedMapping prepared, Service s, int[] where,
       double[] loadAfter) {
     List<Assignment> assignments = new ArrayList<>();
     double latency = 0;
@@ -707,7 +482,7 @@ public final class MappingPlanner {
     return new SchemeMapping(scheme, assignments, max(loadAfter), latency);
   }
 
-  private static List<ResourceLoad> loads(Prepared prepared, double[] load) {
+  private static List<ResourceLoad> loads(PreparedMapping prepared, double[] load) {
     List<ResourceLoad> out = new ArrayList<>();
     for (int r = 0; r < load.length; r++) {
       ResourceSpec spec = prepared.resources().get(r);

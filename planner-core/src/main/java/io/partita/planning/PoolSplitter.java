@@ -1,5 +1,6 @@
 package io.partita.planning;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -77,7 +78,8 @@ public final class PoolSplitter {
     return new PoolSplitPlan(shares, unmet, unmet == 0);
   }
 
+  /** {@code floor(whole * part / of)} exactly (a double loses the low bits of large byte counts). */
   private static long fraction(long whole, int part, int of) {
-    return (long) Math.floor((double) whole * part / of);
+    return BigInteger.valueOf(whole).multiply(BigInteger.valueOf(part)).divide(BigInteger.valueOf(of)).longValueExact();
   }
 }

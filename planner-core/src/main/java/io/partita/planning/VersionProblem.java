@@ -7,8 +7,8 @@ import java.util.List;
  * versions (test environments), the candidates, all timing observations and the requirements.
  */
 public record VersionProblem(
-    HostEnvironment host,
-    List<HostEnvironment> otherHosts,
+    HostFacts host,
+    List<HostFacts> otherHosts,
     List<ModelVersion> candidates,
     List<TimingObservation> timings,
     VersionRequirements requirements) {

@@ -38,7 +38,7 @@ public final class VersionSelector {
   private record Estimate(double latencyMs, boolean predicted, String source) {}
 
   public static VersionPlan choose(VersionProblem problem) {
-    HostEnvironment host = problem.host();
+    HostFacts host = problem.host();
     VersionRequirements req = problem.requirements() == null ? VersionRequirements.NONE
         : problem.requirements();
     List<VersionOutcome> ranked = new ArrayList<>();
@@ -94,7 +94,7 @@ public final class VersionSelector {
    * The similarity order of hosts relative to {@code target}: negative when {@code a} is more
    * similar than {@code b}. See the class comment.
    */
-  public static int compareSimilarity(HostEnvironment target, HostEnvironment a, HostEnvironment b) {
+  public static int compareSimilarity(HostFacts target, HostFacts a, HostFacts b) {
     int c = Boolean.compare(b.providers().equals(target.providers()), a.providers().equals(target.providers()));
     if (c != 0) {
       return c;
@@ -121,19 +121,19 @@ public final class VersionSelector {
     return (double) both.size() / either.size();
   }
 
-  private static double scoreDistance(HostEnvironment a, HostEnvironment target) {
+  private static double scoreDistance(HostFacts a, HostFacts target) {
     return Math.abs(Math.log(a.baselineScore() / target.baselineScore()));
   }
 
   private static Estimate estimate(VersionProblem problem, ModelVersion v) {
-    HostEnvironment host = problem.host();
+    HostFacts host = problem.host();
     Double own = median(problem.timings(), v.versionId(), host.hostId());
     if (own != null) {
       return new Estimate(own, false, host.hostId());
     }
-    HostEnvironment source = null;
+    HostFacts source = null;
     double sourceLatency = 0;
-    for (HostEnvironment other : problem.otherHosts()) {
+    for (HostFacts other : problem.otherHosts()) {
       if (other.hostId().equals(host.hostId()) || !other.providers().containsAll(v.requiredProviders())) {
         continue;
       }

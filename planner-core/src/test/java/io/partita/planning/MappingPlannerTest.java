@@ -97,9 +97,9 @@ class MappingPlannerTest {
 
     MappingPlan plan = MappingPlanner.plan(p);
 
-    assertThat(plan.schemesCostMsPerSecond()).isEqualTo(19.0);
+    assertThat(plan.improvement().schemesCostMsPerSecond()).isEqualTo(19.0);
     assertThat(plan.costMsPerSecond()).isEqualTo(12.0);
-    assertThat(plan.improvementSteps()).isEqualTo(1);
+    assertThat(plan.improvement().improvementSteps()).isEqualTo(1);
     assertThat(where(plan.assignments(), "x")).isEqualTo("c");
     assertThat(plan.exact().gap()).isEqualTo(1.0);
   }

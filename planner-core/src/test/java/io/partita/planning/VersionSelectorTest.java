@@ -11,12 +11,12 @@ class VersionSelectorTest {
 
   private static final long GIB = 1L << 30;
 
-  private static final HostEnvironment NEW_HOST =
-      new HostEnvironment("edge-1", Set.of("CPU"), Set.of("avx2", "fma"), 8 * GIB, 50);
-  private static final HostEnvironment LAB_SIMILAR =
-      new HostEnvironment("lab-cpu", Set.of("CPU"), Set.of("avx2", "fma"), 32 * GIB, 100);
-  private static final HostEnvironment LAB_GPU =
-      new HostEnvironment("lab-gpu", Set.of("CPU", "CUDA"), Set.of("avx2", "avx512f"), 64 * GIB, 400);
+  private static final HostFacts NEW_HOST =
+      new HostFacts("edge-1", Set.of("CPU"), Set.of("avx2", "fma"), 8 * GIB, 50);
+  private static final HostFacts LAB_SIMILAR =
+      new HostFacts("lab-cpu", Set.of("CPU"), Set.of("avx2", "fma"), 32 * GIB, 100);
+  private static final HostFacts LAB_GPU =
+      new HostFacts("lab-gpu", Set.of("CPU", "CUDA"), Set.of("avx2", "avx512f"), 64 * GIB, 400);
 
   private static final ModelVersion FP32 = new ModelVersion("v1-fp32", Set.of("CPU"), "fp32", 2 * GIB, 0.91);
   private static final ModelVersion INT8 = new ModelVersion("v1-int8", Set.of("CPU"), "int8", GIB, 0.89);
@@ -93,7 +93,7 @@ class VersionSelectorTest {
     VersionPlan plan = VersionSelector.choose(problem(LAB_TIMINGS, VersionRequirements.NONE));
     java.util.Random random = new java.util.Random(5);
     for (int round = 0; round < 20; round++) {
-      List<HostEnvironment> hosts = new ArrayList<>(List.of(LAB_GPU, LAB_SIMILAR));
+      List<HostFacts> hosts = new ArrayList<>(List.of(LAB_GPU, LAB_SIMILAR));
       List<ModelVersion> candidates = new ArrayList<>(List.of(FP32, INT8, FP16_CUDA, HUGE));
       List<TimingObservation> timings = new ArrayList<>(LAB_TIMINGS);
       java.util.Collections.shuffle(hosts, random);
@@ -122,9 +122,9 @@ class VersionSelectorTest {
 
   @Test
   void shouldRankSimilarHostsBySameProvidersThenFlagsThenBaseline() {
-    HostEnvironment sameProvidersFarScore = new HostEnvironment("far", Set.of("CPU"), Set.of("avx2"), GIB, 500);
-    HostEnvironment sameProvidersNearScore = new HostEnvironment("near", Set.of("CPU"), Set.of("avx2"), GIB, 60);
-    HostEnvironment otherProviders = new HostEnvironment("gpu", Set.of("CPU", "CUDA"), Set.of("avx2", "fma"), GIB, 50);
+    HostFacts sameProvidersFarScore = new HostFacts("far", Set.of("CPU"), Set.of("avx2"), GIB, 500);
+    HostFacts sameProvidersNearScore = new HostFacts("near", Set.of("CPU"), Set.of("avx2"), GIB, 60);
+    HostFacts otherProviders = new HostFacts("gpu", Set.of("CPU", "CUDA"), Set.of("avx2", "fma"), GIB, 50);
 
     assertThat(VersionSelector.compareSimilarity(NEW_HOST, sameProvidersNearScore, sameProvidersFarScore)).isNegative();
     assertThat(VersionSelector.compareSimilarity(NEW_HOST, sameProvidersFarScore, otherProviders)).isNegative();

@@ -4,7 +4,7 @@ import ai.onnxruntime.OrtEnvironment;
 import io.partita.common.Service;
 import io.partita.common.Topics;
 import io.partita.common.kafka.TopicAdmin;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.HostProbe;
 import io.partita.profiler.env.ProviderProbe;
 import io.partita.profiler.kafka.AvroMapper;
@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * <p>At start it probes the host, runs the baseline benchmark (when {@code profiler.baseline} is
  * on) and publishes the {@code HostEnvironment} to {@code <prefix>.hosts.environments} (key = host
  * id); every {@code profiler.reprobe.ms} it probes again and republishes, baseline rerun, only when
- * the host changed ({@link HostEnvironment#sameHostAs}). It consumes
+ * the host changed ({@link ProbedHost#sameHostAs}). It consumes
  * {@code <prefix>.profile.requests} in the group {@code <prefix>.profiler.<host>}, so every host
  * sees every request, and measures those for this host or {@code *}: one {@code TimingEvent} per
  * point and per grouping to {@code <prefix>.profile.timings}, progress to
@@ -62,7 +62,7 @@ public final class ProfilerService implements Service {
   /** Probes this host; a test may pass its own. */
   @FunctionalInterface
   public interface EnvironmentProbe {
-    HostEnvironment probe();
+    ProbedHost probe();
   }
 
   private final ProfilerConfig config;
@@ -77,7 +77,7 @@ public final class ProfilerService implements Service {
   private ScheduledExecutorService reprobing;
   private RequestLoop loop;
   private Thread loopThread;
-  private volatile HostEnvironment published;
+  private volatile ProbedHost published;
   private volatile boolean closed;
 
   public ProfilerService(ProfilerConfig config) {
@@ -155,7 +155,7 @@ public final class ProfilerService implements Service {
   /** One job on the measuring thread: runs the spec, publishes everything, waits for the acks. */
   private ProfileOutcome execute(ProfileSpec spec) {
     String host = config.hostId();
-    HostEnvironment env = published != null ? published : probe.probe();
+    ProbedHost env = published != null ? published : probe.probe();
     measuringPublisher.status(spec.requestId(), host, AvroMapper.RUNNING, 0, 0, null);
     ProfileOutcome outcome = new ProfileRunner(ort, measurerSettings)
         .run(spec, env, models, measuringPublisher.sink(spec.requestId(), host, null));
@@ -187,8 +187,8 @@ public final class ProfilerService implements Service {
 
   /** Probes; publishes when forced or when the host changed, with a fresh baseline when enabled. */
   private void probeAndPublish(boolean force) {
-    HostEnvironment env = probe.probe();
-    HostEnvironment last = published;
+    ProbedHost env = probe.probe();
+    ProbedHost last = published;
     if (!force && last != null && env.sameHostAs(last)) {
       return;
     }
@@ -202,7 +202,7 @@ public final class ProfilerService implements Service {
         env.usableCores(), env.executionProviders(), env.baseline() == null ? "none" : env.baseline().throughput());
   }
 
-  private HostEnvironment withBaseline(HostEnvironment env) {
+  private ProbedHost withBaseline(ProbedHost env) {
     Measurer measurer = new Measurer(ort, env, new Measurer.Settings(
         Sampler.Settings.ofBudgetMillis(config.baselineBudgetMillis()), Map.of(), measurerSettings.commands(), false,
         config.spinning()));
@@ -229,7 +229,7 @@ public final class ProfilerService implements Service {
   }
 
   /** The environment last published, or null before the first one was acknowledged. */
-  public HostEnvironment environment() {
+  public ProbedHost environment() {
     return published;
   }
 

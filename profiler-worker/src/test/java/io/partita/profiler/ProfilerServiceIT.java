@@ -14,6 +14,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.models.demo.DemoRepository;
 import io.partita.profiler.env.HostProbe;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.ProviderProbe;
 import io.partita.profiler.run.ProfileOutcome;
 import io.partita.testkit.KafkaFixture;
@@ -272,7 +273,7 @@ class ProfilerServiceIT {
 
   @Test
   void shouldRepublishTheEnvironmentOnlyWhenTheHostChanged() throws Exception {
-    io.partita.profiler.env.HostEnvironment real =
+    ProbedHost real =
         HostProbe.live().probe(HOST, ProviderProbe.probe(OrtEnvironment.getEnvironment()));
     AtomicBoolean changed = new AtomicBoolean();
     AtomicInteger probes = new AtomicInteger();
@@ -297,9 +298,9 @@ class ProfilerServiceIT {
         .isEqualTo(real.osVersion() + "-upgraded");
   }
 
-  private static io.partita.profiler.env.HostEnvironment withOsVersion(io.partita.profiler.env.HostEnvironment e,
+  private static ProbedHost withOsVersion(ProbedHost e,
                                                                         String osVersion) {
-    return new io.partita.profiler.env.HostEnvironment(e.hostId(), e.cpuModel(), e.cpuFlags(), e.logicalCores(),
+    return new ProbedHost(e.hostId(), e.cpuModel(), e.cpuFlags(), e.logicalCores(),
         e.physicalCores(), e.usableCores(), e.usableCpuIds(), e.cpuQuotaCores(), e.memoryBytes(),
         e.memoryLimitBytes(), e.gpus(), e.onnxRuntimeVersion(), e.executionProviders(), e.osName(), osVersion,
         e.osArch(), e.javaVersion(), e.baseline());

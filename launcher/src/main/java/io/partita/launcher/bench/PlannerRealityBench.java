@@ -6,7 +6,7 @@ import io.partita.planning.GroupingPlan;
 import io.partita.planning.GroupingPlanner;
 import io.partita.planning.GroupingProblem;
 import io.partita.planning.ProfilePoint;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.HostProbe;
 import io.partita.profiler.env.ProviderProbe;
 import io.partita.profiler.measure.GroupingResult;
@@ -32,7 +32,7 @@ final class PlannerRealityBench {
 
   static Outcome run(int batch, long budgetMs) throws Exception {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
-    HostEnvironment host = HostProbe.live().probe("bench", ProviderProbe.probe(env));
+    ProbedHost host = HostProbe.live().probe("bench", ProviderProbe.probe(env));
     Measurer measurer = new Measurer(env, host, Measurer.Settings.ofBudgetMillis(budgetMs));
     ModelRef model = ModelRef.ofBytes("reference-mlp", "1", TinyModels.referenceMlp());
     int cores = host.usableCores();

@@ -1,11 +1,18 @@
 package io.partita.planning.cli;
 
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
+import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.json.JsonReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.partita.planning.GroupingObjective;
+import io.partita.planning.GroupingProblem;
 import io.partita.planning.MappingPlan;
 import io.partita.planning.MappingPlanner;
 import io.partita.planning.MappingProblem;
@@ -20,6 +27,7 @@ import io.partita.planning.ServiceStage;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -33,7 +41,14 @@ import java.util.Set;
 /**
  * {@code partita plan grouping --input FILE} and {@code partita plan mapping --input FILE}: reads a
  * problem file (format in docs/planning.md), runs the same pure planners the services use, prints
- * the plan as JSON on {@code out}.
+ * the plan as JSON on {@code out}. The command line itself (flags, {@code --help}) is the
+ * launcher's; this class takes the parsed command and file.
+ *
+ * <p>Input is refused rather than guessed at: unknown fields (a typo such as {@code sloMS} would
+ * silently drop a constraint), numbers outside the range the planner can use (never narrowed:
+ * a {@code batchSize} of 4294967297 does not become 1), NaN and infinities, pools larger than
+ * {@link GroupingProblem#MAX_POOL_SIZE}, mapping problems larger than {@link #MAX_PLACEMENTS}
+ * placements or {@link #MAX_RESOURCES} resources. Each refusal is one line naming the field.
  *
  * <p>Exit codes: 0 planned; 1 the problem is valid but has no plan (a model can run nowhere, or no
  * model's share has an eligible grouping); 2 usage error, unreadable file or invalid problem, with a
@@ -41,43 +56,67 @@ import java.util.Set;
  */
 public final class PlanCli {
 
-  static final int OK = 0;
-  static final int NO_PLAN = 1;
-  static final int INVALID = 2;
+  public static final int OK = 0;
+  public static final int NO_PLAN = 1;
+  public static final int INVALID = 2;
+
+  /** The two planning problems the command reads. */
+  public enum Kind {
+    GROUPING, MAPPING;
+
+    public String word() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
 
   /** The largest exact bound a problem file may ask for. */
   static final int MAX_EXACT_PLACEMENTS = 14;
 
-  private static final String USAGE = "usage: plan grouping --input FILE | plan mapping --input FILE";
+  /**
+   * The largest mapping problem the command accepts: (service, model) placements and resources.
+   * Each step of the improvement pass looks at every move and swap, {@code O(n * R + n^2)} for
+   * {@code n} placements, from four starts, so the time grows about as {@code n^3}: 200 placements
+   * on 32 resources take 0.1 s on an idle 2-core machine, 500 on 128 about 15 times as long, 1000
+   * on 256 did not finish in minutes (figures in docs/planning.md).
+   */
+  public static final int MAX_PLACEMENTS = 500;
 
-  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  public static final int MAX_RESOURCES = 128;
+
+  private static final ObjectMapper JSON = JsonMapper.builder()
+      .enable(SerializationFeature.INDENT_OUTPUT)
+      // NaN and Infinity are read as numbers so that the refusal names the field, not a token.
+      .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
+      .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      // The plan's improvement figures print beside its cost, as documented in docs/planning.md.
+      .addMixIn(MappingPlan.class, FlatImprovement.class)
+      .build();
+
+  /** Writes {@link MappingPlan#improvement()}'s fields at the plan's top level. */
+  private abstract static class FlatImprovement {
+    @JsonUnwrapped
+    abstract MappingPlan.Improvement improvement();
+  }
 
   private PlanCli() {}
 
-  public static void main(String[] args) {
-    System.exit(run(args, System.out, System.err));
-  }
-
-  /** Runs one command; {@code args} start after the word {@code plan}. */
-  public static int run(String[] args, PrintStream out, PrintStream err) {
-    if (args.length != 3 || !"--input".equals(args[1])) {
-      err.println(USAGE);
-      return INVALID;
-    }
-    String command = args[0];
-    if (!command.equals("grouping") && !command.equals("mapping")) {
-      err.println("unknown plan command '" + command + "'; " + USAGE);
-      return INVALID;
-    }
-    Path file = Path.of(args[2]);
+  /** Plans the problem in {@code file}; returns the exit code. */
+  public static int plan(Kind kind, Path file, PrintStream out, PrintStream err) {
     JsonNode root;
     try {
       root = JSON.readTree(Files.readString(file));
     } catch (JsonProcessingException e) {
-      err.println("invalid problem " + file + ": not valid JSON: " + e.getOriginalMessage());
+      JsonLocation at = e.getLocation();
+      err.println("invalid problem " + file + ": not valid JSON" + (at == null ? "" : " at line " + at.getLineNr()
+          + ", column " + at.getColumnNr()) + ": " + e.getOriginalMessage().lines().findFirst().orElse(""));
+      return INVALID;
+    } catch (NoSuchFileException e) {
+      err.println("--input " + file + ": no such file");
       return INVALID;
     } catch (IOException e) {
-      err.println("cannot read " + file + ": " + e);
+      err.println("--input " + file + ": cannot be read: "
+          + (Files.isDirectory(file) ? "it is a directory" : String.valueOf(e.getMessage())));
       return INVALID;
     }
     if (root == null || !root.isObject()) {
@@ -86,9 +125,9 @@ public final class PlanCli {
     }
     try {
       ObjectNode result = JSON.createObjectNode();
-      result.put("command", command);
+      result.put("command", kind.word());
       int code;
-      if (command.equals("grouping")) {
+      if (kind == Kind.GROUPING) {
         PoolSplitPlan plan = PoolSplitter.split(readGrouping(root));
         result.set("plan", JSON.valueToTree(plan));
         code = plan.shares().stream().anyMatch(s -> s.plan().planned()) ? OK : NO_PLAN;
@@ -99,10 +138,7 @@ public final class PlanCli {
       }
       out.println(JSON.writeValueAsString(result));
       return code;
-    } catch (ProblemException e) {
-      err.println("invalid problem " + file + ": " + e.getMessage());
-      return INVALID;
-    } catch (IllegalArgumentException e) {
+    } catch (ProblemException | IllegalArgumentException e) {
       err.println("invalid problem " + file + ": " + e.getMessage());
       return INVALID;
     } catch (JsonProcessingException e) {
@@ -112,12 +148,15 @@ public final class PlanCli {
   }
 
   static PoolSplitProblem readGrouping(JsonNode root) throws ProblemException {
+    Fields.onlyKnown(root, "", "pool", "objective", "models");
     JsonNode pool = Fields.object(root, "pool", "pool");
-    int size = Fields.smallInteger(pool, "size", "pool.size", 1);
-    long memory = Fields.optionalInteger(pool, "memoryBytes", "pool.memoryBytes", 0, Long.MAX_VALUE);
-    long buffer = Fields.optionalInteger(pool, "bufferBytesPerPartition", "pool.bufferBytesPerPartition", 0, 0);
+    Fields.onlyKnown(pool, "pool", "size", "memoryBytes", "bufferBytesPerPartition", "bufferThresholdBytes");
+    int size = Fields.smallInteger(pool, "size", "pool.size", 1, GroupingProblem.MAX_POOL_SIZE);
+    long memory = Fields.optionalInteger(pool, "memoryBytes", "pool.memoryBytes", 0, Long.MAX_VALUE, Long.MAX_VALUE);
+    long buffer = Fields.optionalInteger(pool, "bufferBytesPerPartition", "pool.bufferBytesPerPartition", 0,
+        Long.MAX_VALUE, 0);
     long threshold = Fields.optionalInteger(pool, "bufferThresholdBytes", "pool.bufferThresholdBytes", 0,
-        Long.MAX_VALUE);
+        Long.MAX_VALUE, Long.MAX_VALUE);
     String objectiveText = Fields.optionalText(root, "objective", "objective", "throughput");
     GroupingObjective objective;
     try {
@@ -134,16 +173,17 @@ public final class PlanCli {
       if (!m.isObject()) {
         throw new ProblemException(at, "must be an object");
       }
+      Fields.onlyKnown(m, at, "id", "requestsPerSecond", "batchSize", "sloMs", "profile");
       String id = Fields.text(m, "id", at + ".id");
       if (!ids.add(id)) {
         throw new ProblemException(at + ".id", "'" + id + "' is given twice");
       }
-      Double rate = Fields.optionalNumber(m, "requestsPerSecond", at + ".requestsPerSecond", false);
+      Double rate = Fields.optionalNumber(m, "requestsPerSecond", at + ".requestsPerSecond", false, Fields.MAX_RATE);
       if (rate == null && models.size() > 1) {
         throw new ProblemException(at + ".requestsPerSecond", "is required when several models share the pool");
       }
-      int batch = (int) Fields.optionalInteger(m, "batchSize", at + ".batchSize", 1, 1);
-      Double slo = Fields.optionalNumber(m, "sloMs", at + ".sloMs", true);
+      int batch = (int) Fields.optionalInteger(m, "batchSize", at + ".batchSize", 1, Integer.MAX_VALUE, 1);
+      Double slo = Fields.optionalNumber(m, "sloMs", at + ".sloMs", true, Fields.MAX_LATENCY_MS);
       List<JsonNode> points = Fields.array(m, "profile", at + ".profile", true);
       List<ProfilePoint> profile = new ArrayList<>();
       Set<Integer> sizes = new HashSet<>();
@@ -153,12 +193,13 @@ public final class PlanCli {
         if (!p.isObject()) {
           throw new ProblemException(pat, "must be an object");
         }
-        int k = Fields.smallInteger(p, "size", pat + ".size", 1);
+        Fields.onlyKnown(p, pat, "size", "latencyMs", "memoryBytes");
+        int k = Fields.smallInteger(p, "size", pat + ".size", 1, Integer.MAX_VALUE);
         if (!sizes.add(k)) {
           throw new ProblemException(pat + ".size", "size " + k + " is given twice");
         }
-        double latency = Fields.number(p.get("latencyMs"), pat + ".latencyMs", true);
-        long mem = Fields.optionalInteger(p, "memoryBytes", pat + ".memoryBytes", 0, 0);
+        double latency = Fields.number(p.get("latencyMs"), pat + ".latencyMs", true, Fields.MAX_LATENCY_MS);
+        long mem = Fields.optionalInteger(p, "memoryBytes", pat + ".memoryBytes", 0, Long.MAX_VALUE, 0);
         profile.add(new ProfilePoint(k, latency, mem));
       }
       demands.add(new ModelDemand(id, rate == null ? 0 : rate, batch, profile, slo));
@@ -167,7 +208,12 @@ public final class PlanCli {
   }
 
   static MappingProblem readMapping(JsonNode root) throws ProblemException {
+    Fields.onlyKnown(root, "", "resources", "timings", "services", "exact");
     List<JsonNode> resourceNodes = Fields.array(root, "resources", "resources", true);
+    if (resourceNodes.size() > MAX_RESOURCES) {
+      throw new ProblemException("resources", "at most " + MAX_RESOURCES + " resources can be mapped, found "
+          + resourceNodes.size());
+    }
     List<ResourceSpec> resources = new ArrayList<>();
     Set<String> resourceIds = new HashSet<>();
     Set<String> kinds = new HashSet<>();
@@ -177,6 +223,7 @@ public final class PlanCli {
       if (!r.isObject()) {
         throw new ProblemException(at, "must be an object");
       }
+      Fields.onlyKnown(r, at, "id", "kind");
       String id = Fields.text(r, "id", at + ".id");
       if (!resourceIds.add(id)) {
         throw new ProblemException(at + ".id", "'" + id + "' is given twice");
@@ -206,24 +253,31 @@ public final class PlanCli {
         if (cell.getValue().isNull()) {
           continue;
         }
-        cells.put(cell.getKey(), Fields.number(cell.getValue(), cat, true));
+        cells.put(cell.getKey(), Fields.number(cell.getValue(), cat, true, Fields.MAX_LATENCY_MS));
       }
       matrix.put(row.getKey(), cells);
     }
     List<JsonNode> serviceNodes = Fields.array(root, "services", "services", true);
     List<ServiceSpec> services = new ArrayList<>();
     Set<String> serviceIds = new HashSet<>();
+    int placements = 0;
     for (int i = 0; i < serviceNodes.size(); i++) {
       String at = "services[" + i + "]";
       JsonNode s = serviceNodes.get(i);
       if (!s.isObject()) {
         throw new ProblemException(at, "must be an object");
       }
+      Fields.onlyKnown(s, at, "id", "models");
       String id = Fields.text(s, "id", at + ".id");
       if (!serviceIds.add(id)) {
         throw new ProblemException(at + ".id", "'" + id + "' is given twice");
       }
       List<JsonNode> stageNodes = Fields.array(s, "models", at + ".models", true);
+      placements += stageNodes.size();
+      if (placements > MAX_PLACEMENTS) {
+        throw new ProblemException(at + ".models", "the services place more than " + MAX_PLACEMENTS
+            + " (service, model) pairs, the most the mapping plans in seconds");
+      }
       List<ServiceStage> stages = new ArrayList<>();
       Set<String> models = new HashSet<>();
       for (int j = 0; j < stageNodes.size(); j++) {
@@ -232,11 +286,12 @@ public final class PlanCli {
         if (!st.isObject()) {
           throw new ProblemException(sat, "must be an object");
         }
+        Fields.onlyKnown(st, sat, "model", "requestsPerSecond");
         String model = Fields.text(st, "model", sat + ".model");
         if (!models.add(model)) {
           throw new ProblemException(sat + ".model", "'" + model + "' is given twice in this service");
         }
-        double rate = Fields.number(st.get("requestsPerSecond"), sat + ".requestsPerSecond", false);
+        double rate = Fields.number(st.get("requestsPerSecond"), sat + ".requestsPerSecond", false, Fields.MAX_RATE);
         stages.add(new ServiceStage(model, rate));
       }
       services.add(new ServiceSpec(id, stages));
@@ -248,14 +303,12 @@ public final class PlanCli {
       if (!exact.isObject()) {
         throw new ProblemException("exact", "must be an object");
       }
-      maxPlacements = (int) Math.min(Integer.MAX_VALUE,
-          Fields.optionalInteger(exact, "maxPlacements", "exact.maxPlacements", 0, maxPlacements));
-      maxResources = (int) Math.min(Integer.MAX_VALUE,
-          Fields.optionalInteger(exact, "maxResources", "exact.maxResources", 0, maxResources));
-      if (maxPlacements > MAX_EXACT_PLACEMENTS) {
-        throw new ProblemException("exact.maxPlacements", "must be at most " + MAX_EXACT_PLACEMENTS
-            + " (the exact search is exponential in it)");
-      }
+      Fields.onlyKnown(exact, "exact", "maxPlacements", "maxResources");
+      // The exact search is exponential in the placements.
+      maxPlacements = (int) Fields.optionalInteger(exact, "maxPlacements", "exact.maxPlacements", 0,
+          MAX_EXACT_PLACEMENTS, maxPlacements);
+      maxResources = (int) Fields.optionalInteger(exact, "maxResources", "exact.maxResources", 0,
+          MAX_RESOURCES, maxResources);
     }
     return new MappingProblem(resources, matrix, services, maxPlacements, maxResources);
   }

@@ -38,7 +38,7 @@ public final class MappingGapEvaluation {
       }
       nodes += exact.nodesExplored();
       chosen[i] = exact.gap();
-      perService[i] = plan.schemesCostMsPerSecond() / exact.costMsPerSecond();
+      perService[i] = plan.improvement().schemesCostMsPerSecond() / exact.costMsPerSecond();
       modelFirst[i] = MappingPlanner.runScheme(p, MappingScheme.MODEL_FIRST).costMsPerSecond()
           / exact.costMsPerSecond();
       hardwareFirst[i] = MappingPlanner.runScheme(p, MappingScheme.HARDWARE_FIRST).costMsPerSecond()

@@ -23,6 +23,7 @@ import io.partita.avro.VersionChoice;
 import io.partita.planning.AllocationPlan;
 import io.partita.planning.Assignment;
 import io.partita.planning.GroupingPlan;
+import io.partita.planning.HostFacts;
 import io.partita.planning.InstancePlacement;
 import io.partita.planning.MappingPlan;
 import io.partita.planning.MappingPlanner;
@@ -191,12 +192,12 @@ public final class Plans {
     return new VersionRequirements(latency, accuracy, memory);
   }
 
-  public static io.partita.planning.HostEnvironment hostOf(HostEnvironment env) {
+  public static HostFacts hostOf(HostEnvironment env) {
     double score = env.getBaseline() != null && env.getBaseline().getThroughput() > 0
         && !Double.isInfinite(env.getBaseline().getThroughput())
         ? env.getBaseline().getThroughput() : NO_BASELINE_SCORE;
     long memory = env.getMemoryLimitBytes() != null ? env.getMemoryLimitBytes() : env.getMemoryBytes();
-    return new io.partita.planning.HostEnvironment(env.getHostId(), Set.copyOf(env.getExecutionProviders()),
+    return new HostFacts(env.getHostId(), Set.copyOf(env.getExecutionProviders()),
         Set.copyOf(env.getCpuFlags()), memory, score);
   }
 
@@ -219,7 +220,7 @@ public final class Plans {
       candidates.add(new io.partita.planning.ModelVersion(v.getVersion(), Set.copyOf(v.getProviders()),
           v.getPrecision(), v.getMemoryBytes() == null ? 0 : v.getMemoryBytes(), v.getAccuracy()));
     }
-    List<io.partita.planning.HostEnvironment> others = new ArrayList<>();
+    List<HostFacts> others = new ArrayList<>();
     in.hosts().values().stream().filter(h -> !h.getHostId().equals(host)).forEach(h -> others.add(hostOf(h)));
     return new VersionProblem(hostOf(env), others, candidates, observations(in, model),
         requirementsOf(in, model));

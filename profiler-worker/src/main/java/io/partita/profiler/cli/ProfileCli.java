@@ -4,13 +4,15 @@ import ai.onnxruntime.OrtEnvironment;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.partita.common.Topics;
+import io.partita.common.cli.UsageErrors;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.common.serde.Codecs;
 import io.partita.models.repo.RepositoryException;
 import io.partita.profiler.ProfilerConfig;
 import io.partita.profiler.env.CommandRunner;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.HostProbe;
+import io.partita.profiler.env.ProviderProbe.Provider;
 import io.partita.profiler.env.ProviderProbe;
 import io.partita.profiler.kafka.EventPublisher;
 import io.partita.profiler.measure.BaselineBenchmark;
@@ -28,6 +30,9 @@ import io.partita.profiler.run.RepositoryModels;
 import io.partita.profiler.search.Measured;
 import io.partita.profiler.stats.Sampler;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -36,6 +41,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -43,6 +49,14 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
 
 /**
  * {@code partita profile}: measures a model on this machine, prints the host environment, or runs
@@ -51,30 +65,127 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * one {@code TimingEvent} per point or grouping, and this host's {@code HostEnvironment} (after the
  * baseline benchmark unless {@code --no-baseline}), exactly as the profiler service publishes them.
  *
+ * <p>A picocli command: the launcher mounts it as {@code partita profile}; {@link #run} runs it on
+ * its own. Flags are typed (their converters name what they expected), usage errors are answered
+ * by {@link UsageErrors} before anything is measured.
+ *
  * <p>Exit codes: 0 every point measured, 2 bad command line (nothing measured), 3 some points
  * failed (they are still printed, with their errors), 4 the broker could not be reached or refused
  * the records (what was measured is still printed).
  */
-public final class ProfileCli {
+@Command(name = "profile",
+    description = "Measure a model on this machine (latency percentiles and throughput over partition and batch"
+        + " sizes), print the host environment, or run the baseline benchmark; --broker also publishes.",
+    synopsisHeading = "",
+    customSynopsis = {
+        "usage: partita profile --model-repo DIR --model M [--version V]",
+        "         [--sizes 1,2] [--batches 1,8] [--grouping 1,1] [--providers CPU,CUDA]",
+        "         [--dim NAME=SIZE]... [--budget-ms N] [--host-id ID] [--no-spin]",
+        "         [--json] [--broker HOST:PORT [--topic-prefix P] [--no-baseline]]",
+        "       partita profile --env [--host-id ID]",
+        "         [--broker HOST:PORT [--topic-prefix P] [--no-baseline]]",
+        "       partita profile --baseline [--compare-grid] [--budget-ms N] [--json]",
+        "         [--broker HOST:PORT [--topic-prefix P]]"},
+    descriptionHeading = "%n",
+    optionListHeading = "%nOptions:%n",
+    sortOptions = false)
+public final class ProfileCli implements Callable<Integer> {
 
   public static final int OK = 0;
-  public static final int USAGE = 2;
+  public static final int USAGE = UsageErrors.EXIT_CODE;
   public static final int SOME_FAILED = 3;
   public static final int PUBLISH_FAILED = 4;
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration BROKER_TIMEOUT = Duration.ofSeconds(15);
 
-  private ProfileCli() {}
+  @Spec CommandSpec spec;
+
+  @Option(names = "--model-repo", paramLabel = "DIR",
+      description = "Model repository laid out as DIR/<model>/<version>/model.onnx (see docs/models.md).")
+  Path modelRepo;
+
+  @Option(names = "--model", paramLabel = "M", description = "Model id (a directory under --model-repo).")
+  String model;
+
+  @Option(names = "--version", paramLabel = "V", description = "Version id; default: the highest.")
+  String version;
+
+  @Option(names = "--sizes", paramLabel = "LIST", split = ",", hideParamSyntax = true, converter = Positive.class,
+      description = "CPU partition sizes (cores) or GPU counts; default 1,2,4,... and all usable cores.")
+  List<Integer> sizes = List.of();
+
+  @Option(names = "--batches", paramLabel = "LIST", split = ",", hideParamSyntax = true, converter = Positive.class,
+      description = "Batch sizes; default 1,2,4,8,16,32 (or the model's fixed batch).")
+  List<Integer> batches = List.of();
+
+  @Option(names = "--grouping", paramLabel = "LIST", split = ",", hideParamSyntax = true, converter = Positive.class,
+      description = "Measure this grouping at once (partitions run concurrently) instead of single sizes.")
+  List<Integer> grouping = List.of();
+
+  @Option(names = "--providers", paramLabel = "LIST", split = ",", hideParamSyntax = true, converter = ProviderName.class,
+      description = "Execution providers; default: every provider that loads here.")
+  List<Provider> providers = List.of();
+
+  @Option(names = "--dim", paramLabel = "NAME=SIZE", converter = Dim.Converter.class,
+      description = "Size of a named dynamic input dimension other than the batch.")
+  List<Dim> dims = List.of();
+
+  @Option(names = "--budget-ms", paramLabel = "N", converter = Positive.class,
+      description = "Time budget per point after warm-up (default ${DEFAULT-VALUE}).")
+  int budgetMs = (int) ProfileOptions.DEFAULT_BUDGET_MS;
+
+  @Option(names = "--host-id", paramLabel = "ID", description = "Host id in results (default: the host name).")
+  String hostId;
+
+  @Option(names = "--no-spin",
+      description = "Idle ONNX Runtime threads sleep instead of spinning (for cores shared with other work).")
+  boolean noSpin;
+
+  @Option(names = "--json", description = "One JSON object per point on stdout instead of a table.")
+  boolean json;
+
+  @Option(names = "--env", description = "Print this host's environment as JSON.")
+  boolean env;
+
+  @Option(names = "--baseline", description = "Run the baseline benchmark (hill climbing over threads and batch size).")
+  boolean baseline;
+
+  @Option(names = "--compare-grid",
+      description = "With --baseline: also measure the full grid and report how close the search came.")
+  boolean compareGrid;
+
+  @Option(names = "--broker", paramLabel = "HOST:PORT", converter = HostPort.class,
+      description = "Also publish to this Kafka cluster: the timing events and this host's environment.")
+  String broker;
+
+  @Option(names = "--topic-prefix", paramLabel = "P", converter = TopicPrefix.class,
+      description = "With --broker: prefix of the topics (default partita).")
+  String topicPrefix;
+
+  @Option(names = "--no-baseline",
+      description = "With --broker: publish the environment without running the baseline benchmark first.")
+  boolean noBaseline;
+
+  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  boolean help;
+
+  private final PrintStream out;
+  private final PrintStream err;
+
+  /** The command as the launcher mounts it: results on standard output, progress on standard error. */
+  public ProfileCli() {
+    this(System.out, System.err);
+  }
+
+  public ProfileCli(PrintStream out, PrintStream err) {
+    this.out = out;
+    this.err = err;
+  }
 
   public static void main(String[] args) {
     String[] rest = args.length > 0 && args[0].equals("profile") ? Arrays.copyOfRange(args, 1, args.length) : args;
     System.exit(run(rest, System.out, System.err));
-  }
-
-  /** {@link #run(String[], PrintStream, PrintStream)} for the launcher, which hands over a list. */
-  public static int run(List<String> args, PrintStream out, PrintStream err) {
-    return run(args.toArray(String[]::new), out, err);
   }
 
   /**
@@ -82,21 +193,141 @@ public final class ProfileCli {
    * {@code profile} is refused as an unknown flag); returns the exit code.
    */
   public static int run(String[] args, PrintStream out, PrintStream err) {
-    if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
-      out.print(ProfileOptions.USAGE);
-      return OK;
-    }
-    ProfileOptions options;
-    ModelRef model = null;
-    try {
-      options = ProfileOptions.parse(args);
-      if (options.mode() == ProfileOptions.Mode.MEASURE) {
-        model = locate(options);
+    return new CommandLine(new ProfileCli(out, err))
+        .setOut(new PrintWriter(out, true, StandardCharsets.UTF_8))
+        .setErr(new PrintWriter(err, true, StandardCharsets.UTF_8))
+        .setParameterExceptionHandler(new UsageErrors())
+        .execute(args);
+  }
+
+  /** A positive whole number; its refusal names what it expected. */
+  static final class Positive implements ITypeConverter<Integer> {
+    @Override
+    public Integer convert(String text) {
+      try {
+        int v = Integer.parseInt(text.trim());
+        if (v >= 1) {
+          return v;
+        }
+      } catch (NumberFormatException e) {
+        // refused below, with the text as typed
       }
-    } catch (UsageException e) {
-      err.println(e.getMessage());
-      return USAGE;
+      throw new TypeConversionException("expected a positive whole number, got '" + text + "'");
     }
+  }
+
+  static final class ProviderName implements ITypeConverter<Provider> {
+    @Override
+    public Provider convert(String text) {
+      try {
+        return Provider.valueOf(text.trim().toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException("unknown provider '" + text + "'; known: CPU, CUDA");
+      }
+    }
+  }
+
+  /** {@code --dim NAME=SIZE}: the size of a named dynamic input dimension. */
+  record Dim(String name, long size) {
+    static final class Converter implements ITypeConverter<Dim> {
+      @Override
+      public Dim convert(String text) {
+        int eq = text.indexOf('=');
+        if (eq <= 0) {
+          throw new TypeConversionException("expected NAME=SIZE, got '" + text + "'");
+        }
+        return new Dim(text.substring(0, eq), new Positive().convert(text.substring(eq + 1)));
+      }
+    }
+  }
+
+  /** {@code HOST:PORT[,HOST:PORT...]}, each port in 1..65535. */
+  static final class HostPort implements ITypeConverter<String> {
+    @Override
+    public String convert(String text) {
+      for (String server : text.split(",")) {
+        int colon = server.lastIndexOf(':');
+        boolean ok = colon > 0 && colon < server.length() - 1;
+        if (ok) {
+          try {
+            int port = Integer.parseInt(server.substring(colon + 1));
+            ok = port > 0 && port < 65536;
+          } catch (NumberFormatException e) {
+            ok = false;
+          }
+        }
+        if (!ok) {
+          throw new TypeConversionException("expected HOST:PORT[,HOST:PORT...], got '" + text + "'");
+        }
+      }
+      return text;
+    }
+  }
+
+  static final class TopicPrefix implements ITypeConverter<String> {
+    @Override
+    public String convert(String text) {
+      try {
+        return new Topics(text).prefix();
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException(e.getMessage());
+      }
+    }
+  }
+
+  /** The parsed flags as one value, after the checks that span several flags. */
+  ProfileOptions options() {
+    if (env && baseline) {
+      throw usage("--baseline cannot be combined with --env");
+    }
+    ProfileOptions.Mode mode = env ? ProfileOptions.Mode.ENV : baseline ? ProfileOptions.Mode.BASELINE
+        : ProfileOptions.Mode.MEASURE;
+    if (mode == ProfileOptions.Mode.MEASURE) {
+      if (modelRepo == null) {
+        throw usage("--model-repo is required: the directory holding <model>/<version>/model.onnx");
+      }
+      if (model == null) {
+        throw usage("--model is required: the model id, a directory under " + modelRepo);
+      }
+    }
+    if (compareGrid && mode != ProfileOptions.Mode.BASELINE) {
+      throw usage("--compare-grid only applies with --baseline");
+    }
+    if (!grouping.isEmpty() && !sizes.isEmpty()) {
+      throw usage("--grouping and --sizes cannot be combined: a grouping already says the partition sizes");
+    }
+    if (broker == null && topicPrefix != null) {
+      throw usage("--topic-prefix only applies with --broker");
+    }
+    if (broker == null && noBaseline) {
+      throw usage("--no-baseline only applies with --broker (it is about the published environment)");
+    }
+    Map<String, Long> dimSizes = new LinkedHashMap<>();
+    dims.forEach(d -> dimSizes.put(d.name(), d.size()));
+    return new ProfileOptions(mode, modelRepo, model, version, List.copyOf(sizes), List.copyOf(batches),
+        List.copyOf(grouping), List.copyOf(providers), Map.copyOf(dimSizes), budgetMs, hostId, json, compareGrid,
+        !noSpin, broker, topicPrefix == null ? Topics.DEFAULT_PREFIX : topicPrefix, !noBaseline);
+  }
+
+  private ParameterException usage(String message) {
+    return new ParameterException(spec.commandLine(), message);
+  }
+
+  @Override
+  public Integer call() {
+    ProfileOptions options = options();
+    ModelRef model = null;
+    if (options.mode() == ProfileOptions.Mode.MEASURE) {
+      try {
+        model = locate(options);
+      } catch (UsageException e) {
+        throw usage(e.getMessage());
+      }
+    }
+    return run(options, model, out, err);
+  }
+
+  private static int run(ProfileOptions options, ModelRef model, PrintStream out, PrintStream err) {
     Publishing publishing = null;
     if (options.broker() != null) {
       try {
@@ -110,7 +341,7 @@ public final class ProfileCli {
     try {
       OrtEnvironment env = OrtEnvironment.getEnvironment();
       HostProbe probe = HostProbe.live();
-      HostEnvironment host = probe.probe(options.hostId() != null ? options.hostId() : probe.hostname(),
+      ProbedHost host = probe.probe(options.hostId() != null ? options.hostId() : probe.hostname(),
           ProviderProbe.probe(env));
       Measurer.Settings settings = new Measurer.Settings(Sampler.Settings.ofBudgetMillis(options.budgetMillis()),
           options.dims(), CommandRunner.processes(), options.mode() == ProfileOptions.Mode.MEASURE, options.spinning());
@@ -167,7 +398,7 @@ public final class ProfileCli {
   }
 
   /** The environment with a baseline score, for publishing; without one when --no-baseline. */
-  private static HostEnvironment withBaseline(ProfileOptions options, OrtEnvironment env, HostEnvironment host,
+  private static ProbedHost withBaseline(ProfileOptions options, OrtEnvironment env, ProbedHost host,
                                               PrintStream err) {
     if (!options.baseline()) {
       return host;
@@ -186,7 +417,7 @@ public final class ProfileCli {
     }
   }
 
-  private static int measure(OrtEnvironment env, Measurer.Settings settings, HostEnvironment host, ModelRef model,
+  private static int measure(OrtEnvironment env, Measurer.Settings settings, ProbedHost host, ModelRef model,
                              ProfileOptions options, PrintStream out, PrintStream err, Publishing publishing)
       throws JsonProcessingException {
     String requestId = "cli-" + host.hostId() + "-" + UUID.randomUUID();

@@ -10,7 +10,7 @@ import java.util.TreeSet;
 /**
  * What /proc/cpuinfo says about the processor: its model name, the instruction-set flags that matter
  * for inference, and how many logical and physical cores exist (not how many this process may use;
- * see {@link HostEnvironment#usableCores()}).
+ * see {@link ProbedHost#usableCores()}).
  *
  * @param flags the inference-relevant subset of the flags, sorted (see {@link #INFERENCE_FLAGS})
  */

@@ -40,7 +40,7 @@ public final class HostProbe {
   }
 
   /** Probes everything except ONNX Runtime, whose facts are passed in (see {@link ProviderProbe}). */
-  public HostEnvironment probe(String hostId, OrtInfo ort) {
+  public ProbedHost probe(String hostId, OrtInfo ort) {
     CpuInfo cpu = CpuInfo.parse(read("proc/cpuinfo").orElseThrow(() -> missing("proc/cpuinfo")));
     List<Integer> allowed = read("proc/self/status").map(ProcFiles::allowedCpus)
         .orElseGet(() -> sequence(cpu.logicalCores()));
@@ -51,7 +51,7 @@ public final class HostProbe {
         .orElseThrow(() -> new IllegalStateException("no MemTotal in " + root.resolve("proc/meminfo")));
     OptionalLong memoryLimit = memoryLimit(memory);
     List<Gpu> gpus = commands.run(Gpu.NVIDIA_SMI_QUERY, NVIDIA_SMI_TIMEOUT).map(Gpu::parseNvidiaSmi).orElse(List.of());
-    return new HostEnvironment(
+    return new ProbedHost(
         hostId,
         cpu.model(),
         cpu.flags(),

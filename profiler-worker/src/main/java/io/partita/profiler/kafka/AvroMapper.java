@@ -2,10 +2,11 @@ package io.partita.profiler.kafka;
 
 import io.partita.avro.BaselineScore;
 import io.partita.avro.Gpu;
+import io.partita.avro.HostEnvironment;
 import io.partita.avro.ProfileRequest;
 import io.partita.avro.ProfileStatus;
 import io.partita.avro.TimingEvent;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.TimingResult;
 import io.partita.profiler.run.ProfileSpec;
@@ -29,8 +30,8 @@ public final class AvroMapper {
 
   private AvroMapper() {}
 
-  public static io.partita.avro.HostEnvironment environment(HostEnvironment e, long timestamp) {
-    return io.partita.avro.HostEnvironment.newBuilder()
+  public static HostEnvironment environment(ProbedHost e, long timestamp) {
+    return HostEnvironment.newBuilder()
         .setHostId(e.hostId())
         .setCpuModel(e.cpuModel())
         .setCpuFlags(new ArrayList<>(e.cpuFlags()))

@@ -1,13 +1,14 @@
 package io.partita.profiler.kafka;
 
 import io.partita.avro.DeadLetter;
+import io.partita.avro.HostEnvironment;
 import io.partita.avro.ProfileStatus;
 import io.partita.avro.TimingEvent;
 import io.partita.common.Topics;
 import io.partita.common.kafka.DeadLetters;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.TimingResult;
 import io.partita.profiler.run.ProfileSink;
@@ -39,7 +40,7 @@ public final class EventPublisher {
   private final Producer<String, byte[]> producer;
   private final Topics topics;
   private final LongSupplier clock;
-  private final RecordCodec<io.partita.avro.HostEnvironment> environments;
+  private final RecordCodec<HostEnvironment> environments;
   private final RecordCodec<TimingEvent> timings;
   private final RecordCodec<ProfileStatus> statuses;
   private final RecordCodec<DeadLetter> deadLetters;
@@ -49,13 +50,13 @@ public final class EventPublisher {
     this.producer = producer;
     this.topics = topics;
     this.clock = clock;
-    this.environments = codecs.codec(io.partita.avro.HostEnvironment.class);
+    this.environments = codecs.codec(HostEnvironment.class);
     this.timings = codecs.codec(TimingEvent.class);
     this.statuses = codecs.codec(ProfileStatus.class);
     this.deadLetters = codecs.codec(DeadLetter.class);
   }
 
-  public void environment(HostEnvironment env) {
+  public void environment(ProbedHost env) {
     String topic = topics.hostEnvironments();
     send(topic, env.hostId(), environments.encode(topic, AvroMapper.environment(env, clock.getAsLong())));
   }

@@ -4,7 +4,7 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import io.partita.profiler.env.CommandRunner;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.ProviderProbe.Provider;
 import io.partita.profiler.stats.LatencySummary;
 import io.partita.profiler.stats.Sampler;
@@ -76,17 +76,17 @@ public final class Measurer {
   }
 
   private final OrtEnvironment env;
-  private final HostEnvironment host;
+  private final ProbedHost host;
   private final Settings settings;
   private final LongSupplier clock = System::nanoTime;
 
-  public Measurer(OrtEnvironment env, HostEnvironment host, Settings settings) {
+  public Measurer(OrtEnvironment env, ProbedHost host, Settings settings) {
     this.env = env;
     this.host = host;
     this.settings = settings;
   }
 
-  public HostEnvironment host() {
+  public ProbedHost host() {
     return host;
   }
 

@@ -1,7 +1,7 @@
 package io.partita.profiler.run;
 
 import ai.onnxruntime.OrtEnvironment;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.ProviderProbe.Provider;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.Measurer;
@@ -42,7 +42,7 @@ public final class ProfileRunner {
 
   private record GroupingStep(ModelRef model, Provider provider, List<Integer> sizes, int batch) implements Step {}
 
-  public ProfileOutcome run(ProfileSpec spec, HostEnvironment host, RepositoryModels models, ProfileSink sink) {
+  public ProfileOutcome run(ProfileSpec spec, ProbedHost host, RepositoryModels models, ProfileSink sink) {
     List<ModelRef> refs;
     try {
       refs = models.resolve(spec.model(), spec.version());
@@ -53,7 +53,7 @@ public final class ProfileRunner {
   }
 
   /** Runs the spec on versions already found. */
-  public ProfileOutcome run(ProfileSpec spec, HostEnvironment host, List<ModelRef> refs, ProfileSink sink) {
+  public ProfileOutcome run(ProfileSpec spec, ProbedHost host, List<ModelRef> refs, ProfileSink sink) {
     Measurer measurer = new Measurer(env, host, new Measurer.Settings(
         Sampler.Settings.ofBudgetMillis(spec.budgetMillis()), settings.dims(), settings.commands(),
         settings.measureMemory(), settings.spinning()));

@@ -10,7 +10,7 @@ class HostProbeTest {
 
   @Test
   void shouldDescribeAHostInACgroupV2ContainerWithGpus() {
-    HostEnvironment env = FixtureHosts.probe("xeon-cgroup2").probe("xeon-01", FixtureHosts.CPU_ONLY);
+    ProbedHost env = FixtureHosts.probe("xeon-cgroup2").probe("xeon-01", FixtureHosts.CPU_ONLY);
     assertThat(env.hostId()).isEqualTo("xeon-01");
     assertThat(env.cpuModel()).contains("8480+");
     assertThat(env.logicalCores()).isEqualTo(4);
@@ -28,7 +28,7 @@ class HostProbeTest {
 
   @Test
   void shouldDescribeAHostWithACgroupV1QuotaAndAffinityAndNoGpu() {
-    HostEnvironment env = FixtureHosts.probe("epyc-cgroup1").probe("epyc", FixtureHosts.CPU_ONLY);
+    ProbedHost env = FixtureHosts.probe("epyc-cgroup1").probe("epyc", FixtureHosts.CPU_ONLY);
     assertThat(env.cpuQuotaCores()).isEqualTo(4.0);
     assertThat(env.usableCpuIds()).containsExactly(0, 1, 4, 5);
     assertThat(env.usableCores()).isEqualTo(4);
@@ -38,7 +38,7 @@ class HostProbeTest {
 
   @Test
   void shouldUseEveryAllowedCpuWithoutCgroupFiles() {
-    HostEnvironment env = FixtureHosts.probe("arm-unlimited").probe("arm", FixtureHosts.CPU_ONLY);
+    ProbedHost env = FixtureHosts.probe("arm-unlimited").probe("arm", FixtureHosts.CPU_ONLY);
     assertThat(env.cpuQuotaCores()).isNull();
     assertThat(env.usableCpuIds()).containsExactly(0, 1, 2, 3);
     assertThat(env.memoryLimitBytes()).isNull();
@@ -47,10 +47,10 @@ class HostProbeTest {
 
   @Test
   void shouldTellAChangedHostFromANewBaselineScore() {
-    HostEnvironment env = FixtureHosts.probe("arm-unlimited").probe("arm", FixtureHosts.CPU_ONLY);
-    HostEnvironment scored = env.withBaseline(new BaselineScore(1000, 2, 16, 10, 64, "mlp"));
+    ProbedHost env = FixtureHosts.probe("arm-unlimited").probe("arm", FixtureHosts.CPU_ONLY);
+    ProbedHost scored = env.withBaseline(new BaselineScore(1000, 2, 16, 10, 64, "mlp"));
     assertThat(scored.sameHostAs(env)).isTrue();
-    HostEnvironment otherProviders = FixtureHosts.probe("arm-unlimited")
+    ProbedHost otherProviders = FixtureHosts.probe("arm-unlimited")
         .probe("arm", new OrtInfo("1.29.0", List.of("CPU", "CUDA"), java.util.Map.of()));
     assertThat(otherProviders.sameHostAs(env)).isFalse();
   }
@@ -58,7 +58,7 @@ class HostProbeTest {
   @Test
   void shouldProbeThisMachine() {
     HostProbe probe = HostProbe.live();
-    HostEnvironment env = probe.probe(probe.hostname(), ProviderProbe.probe(OrtEnvironment.getEnvironment()));
+    ProbedHost env = probe.probe(probe.hostname(), ProviderProbe.probe(OrtEnvironment.getEnvironment()));
     assertThat(env.logicalCores()).isPositive();
     assertThat(env.physicalCores()).isBetween(1, env.logicalCores());
     assertThat(env.usableCores()).isBetween(1, env.logicalCores());

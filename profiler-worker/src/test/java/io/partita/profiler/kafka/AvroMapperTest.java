@@ -3,13 +3,14 @@ package io.partita.profiler.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.partita.avro.HostEnvironment;
 import io.partita.avro.ProfileRequest;
 import io.partita.avro.TimingEvent;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.profiler.env.BaselineScore;
 import io.partita.profiler.env.Gpu;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.TimingResult;
 import io.partita.profiler.run.ProfileSpec;
@@ -71,11 +72,11 @@ class AvroMapperTest {
 
   @Test
   void shouldMapTheEnvironmentWithGpusAndBaseline() {
-    HostEnvironment env = new HostEnvironment("h1", "Xeon", List.of("avx2"), 4, 2, 2, List.of(0, 1), 2.0, 1L << 30,
+    ProbedHost env = new ProbedHost("h1", "Xeon", List.of("avx2"), 4, 2, 2, List.of(0, 1), 2.0, 1L << 30,
         null, List.of(new Gpu(0, "H200", 1L << 40, "9.0")), "1.29.0", List.of("CPU", "CUDA"), "Linux", "6.1",
         "amd64", "17", new BaselineScore(1000, 2, 64, 9, 80, "ref"));
 
-    io.partita.avro.HostEnvironment a = AvroMapper.environment(env, 7);
+    HostEnvironment a = AvroMapper.environment(env, 7);
 
     assertThat(a.getUsableCpuIds()).containsExactly(0, 1);
     assertThat(a.getCpuQuotaCores()).isEqualTo(2.0);

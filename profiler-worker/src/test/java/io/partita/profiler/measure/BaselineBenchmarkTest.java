@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.onnxruntime.OrtEnvironment;
 import io.partita.profiler.env.CommandRunner;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.HostProbe;
 import io.partita.profiler.env.ProviderProbe;
 import io.partita.profiler.search.Measured;
@@ -20,7 +20,7 @@ class BaselineBenchmarkTest {
   void shouldSearchTheReferenceModelAndScoreTheBestPointItMeasured() {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
     HostProbe probe = HostProbe.live();
-    HostEnvironment host = probe.probe(probe.hostname(), ProviderProbe.probe(env));
+    ProbedHost host = probe.probe(probe.hostname(), ProviderProbe.probe(env));
     Sampler.Settings tiny = new Sampler.Settings(1, 20_000_000L, 1_000_000, StabilityRule.DEFAULT, true, 100);
     Measurer measurer = new Measurer(env, host, new Measurer.Settings(tiny, Map.of(), CommandRunner.processes(), false, true));
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.onnxruntime.OrtEnvironment;
 import io.partita.profiler.env.CommandRunner;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.HostProbe;
 import io.partita.profiler.env.ProviderProbe;
 import io.partita.profiler.env.ProviderProbe.Provider;
@@ -28,7 +28,7 @@ class InstanceMemoryTest {
   void shouldCountAtLeastTheWeightsOfAnInstanceAndMoreForABiggerModel() {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
     HostProbe probe = HostProbe.live();
-    HostEnvironment host = probe.probe(probe.hostname(), ProviderProbe.probe(env));
+    ProbedHost host = probe.probe(probe.hostname(), ProviderProbe.probe(env));
     Measurer measurer = new Measurer(env, host, new Measurer.Settings(Sampler.Settings.ofBudgetMillis(30), Map.of(),
         CommandRunner.processes(), true, true));
     ModelRef small = ModelRef.ofBytes("small", "1", TestModels.matMul(-1, 16, 16));
@@ -46,7 +46,7 @@ class InstanceMemoryTest {
   void shouldAddUpAGroupingsMemoryFromItsPartitions() {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
     HostProbe probe = HostProbe.live();
-    HostEnvironment host = probe.probe(probe.hostname(), ProviderProbe.probe(env));
+    ProbedHost host = probe.probe(probe.hostname(), ProviderProbe.probe(env));
     Measurer measurer = new Measurer(env, host, new Measurer.Settings(Sampler.Settings.ofBudgetMillis(30), Map.of(),
         CommandRunner.processes(), true, true));
     ModelRef model = ModelRef.ofBytes("m", "1", TestModels.matMul(-1, 256, 256));

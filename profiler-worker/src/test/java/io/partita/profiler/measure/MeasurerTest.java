@@ -3,7 +3,7 @@ package io.partita.profiler.measure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.onnxruntime.OrtEnvironment;
-import io.partita.profiler.env.HostEnvironment;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.HostProbe;
 import io.partita.profiler.env.ProviderProbe;
 import io.partita.profiler.env.ProviderProbe.Provider;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 class MeasurerTest {
 
   private static final OrtEnvironment ENV = OrtEnvironment.getEnvironment();
-  private static HostEnvironment host;
+  private static ProbedHost host;
   private static Measurer measurer;
   private static final ModelRef MATMUL = ModelRef.ofBytes("matmul", "1", TestModels.matMul(-1, 64, 64));
 

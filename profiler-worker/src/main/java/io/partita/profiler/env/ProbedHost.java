@@ -3,9 +3,11 @@ package io.partita.profiler.env;
 import java.util.List;
 
 /**
- * Everything about a host that a planner needs to compare it with others: the processor, the cores
- * this process can really use, memory, GPUs, the ONNX Runtime providers that load, software versions
- * and the baseline benchmark.
+ * What the profiler probed about its host: everything a planner needs to compare it with others:
+ * the processor, the cores this process can really use, memory, GPUs, the ONNX Runtime providers
+ * that load, software versions and the baseline benchmark. Published as the Avro
+ * {@code io.partita.avro.HostEnvironment} ({@code AvroMapper.environment}); the planner reads the
+ * part version choice needs as {@code io.partita.planning.HostFacts}.
  *
  * @param cpuFlags inference-relevant instruction-set flags ({@link CpuInfo#INFERENCE_FLAGS})
  * @param logicalCores logical CPUs on the machine
@@ -18,7 +20,7 @@ import java.util.List;
  * @param executionProviders providers that loaded a session (CPU always)
  * @param baseline the baseline benchmark, null until it has run
  */
-public record HostEnvironment(
+public record ProbedHost(
     String hostId,
     String cpuModel,
     List<String> cpuFlags,
@@ -38,7 +40,7 @@ public record HostEnvironment(
     String javaVersion,
     BaselineScore baseline) {
 
-  public HostEnvironment {
+  public ProbedHost {
     cpuFlags = List.copyOf(cpuFlags);
     usableCpuIds = List.copyOf(usableCpuIds);
     gpus = List.copyOf(gpus);
@@ -48,8 +50,8 @@ public record HostEnvironment(
     }
   }
 
-  public HostEnvironment withBaseline(BaselineScore score) {
-    return new HostEnvironment(hostId, cpuModel, cpuFlags, logicalCores, physicalCores, usableCores, usableCpuIds,
+  public ProbedHost withBaseline(BaselineScore score) {
+    return new ProbedHost(hostId, cpuModel, cpuFlags, logicalCores, physicalCores, usableCores, usableCpuIds,
         cpuQuotaCores, memoryBytes, memoryLimitBytes, gpus, onnxRuntimeVersion, executionProviders, osName,
         osVersion, osArch, javaVersion, score);
   }
@@ -58,7 +60,7 @@ public record HostEnvironment(
    * Whether the host changed in a way that must be republished: everything but the baseline score,
    * which varies a little from run to run.
    */
-  public boolean sameHostAs(HostEnvironment other) {
+  public boolean sameHostAs(ProbedHost other) {
     return withBaseline(null).equals(other.withBaseline(null));
   }
 }

@@ -3,16 +3,18 @@ package io.partita.planning;
 import java.util.Set;
 
 /**
- * What a host publishes about itself that version choice needs.
+ * The facts about a host that version choice needs, taken from the host environment it publishes
+ * (the Avro {@code io.partita.avro.HostEnvironment}, which the profiler builds from its
+ * {@code ProbedHost}).
  *
  * @param providers execution providers that actually load there ({@code CPU}, {@code CUDA})
  * @param cpuFlags CPU feature flags ({@code avx2}, {@code avx512f}, ...)
  * @param memoryBytes memory available to one model instance
  * @param baselineScore the short benchmark's score, higher = faster; {@code > 0}
  */
-public record HostEnvironment(
+public record HostFacts(
     String hostId, Set<String> providers, Set<String> cpuFlags, long memoryBytes, double baselineScore) {
-  public HostEnvironment {
+  public HostFacts {
     if (hostId == null || hostId.isBlank()) {
       throw new IllegalArgumentException("hostId: must not be blank");
     }
