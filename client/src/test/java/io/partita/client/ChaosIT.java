@@ -136,7 +136,7 @@ class ChaosIT {
           }
         }
         try {
-          Thread.sleep(100);
+          Thread.sleep(100); // the issue asks for readiness sampled every 100 ms: a fixed period, not a wait for a condition
         } catch (InterruptedException e) {
           return;
         }

@@ -156,6 +156,7 @@ public final class JobStore implements Runnable, AutoCloseable {
     }
   }
 
+  // A fixed back-off after a failed poll: the broker gives no signal to wait for, and retrying at once would spin.
   private void pause(long ms) {
     try {
       Thread.sleep(ms);

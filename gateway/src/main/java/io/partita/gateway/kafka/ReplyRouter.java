@@ -176,6 +176,7 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
         .build();
   }
 
+  // A fixed back-off after a failed poll: the broker gives no signal to wait for, and retrying at once would spin.
   private void pause(long ms) {
     try {
       Thread.sleep(ms);
