@@ -19,7 +19,6 @@ import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.UnsafePathException;
 import io.partita.models.repo.VersionEntry;
 import io.partita.models.repo.WeightFiles;
-import io.partita.schemas.DecodeException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -164,13 +163,8 @@ public final class JobsApi {
     ResultOrder<JobItemResult> order = new ResultOrder<>(status.getTotal());
     call.stream(200, "application/x-ndjson", out -> {
       try {
-        store.read(store.resultsTopic(), status.getJobId(), status.getResultsOffset(), record -> {
-          try {
-            JobItemResult result = store.decodeResult(record);
-            order.offer(result.getIndex(), result, r -> line(out, status, r));
-          } catch (DecodeException e) {
-            log.warn("Job {}: skipping an undecodable result at offset {}", status.getJobId(), record.offset());
-          }
+        store.readResults(status.getJobId(), status.getResultsOffset(), result -> {
+          order.offer(result.getIndex(), result, r -> line(out, status, r));
           return !order.complete();
         });
         // Items with no result never ran (a cancelled or failed job): attempts 0 marks them.

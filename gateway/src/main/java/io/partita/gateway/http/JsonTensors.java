@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.partita.avro.Tensor;
 import io.partita.models.repo.ElementType;
+import io.partita.models.tensor.Fp16;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -109,7 +110,7 @@ public final class JsonTensors {
       }
       case FLOAT -> { requireNumber(number, field); bytes.putFloat((float) v.doubleValue()); }
       case DOUBLE -> { requireNumber(number, field); bytes.putDouble(v.doubleValue()); }
-      case FLOAT16 -> { requireNumber(number, field); bytes.putShort(Half.fromFloat((float) v.doubleValue())); }
+      case FLOAT16 -> { requireNumber(number, field); bytes.putShort(Fp16.fromFloat((float) v.doubleValue())); }
       case INT8 -> bytes.put((byte) integral(v, field, Byte.MIN_VALUE, Byte.MAX_VALUE));
       case UINT8 -> bytes.put((byte) integral(v, field, 0, 255));
       case INT16 -> bytes.putShort((short) integral(v, field, Short.MIN_VALUE, Short.MAX_VALUE));
@@ -150,7 +151,7 @@ public final class JsonTensors {
         case BOOL -> data.add(b.get() != 0);
         case FLOAT -> data.add(b.getFloat());
         case DOUBLE -> data.add(b.getDouble());
-        case FLOAT16 -> data.add(Half.toFloat(b.getShort()));
+        case FLOAT16 -> data.add(Fp16.toFloat(b.getShort()));
         case INT8 -> data.add(b.get());
         case UINT8 -> data.add(b.get() & 0xff);
         case INT16 -> data.add(b.getShort());

@@ -213,6 +213,22 @@ public final class JobStore implements Runnable, AutoCloseable {
   }
 
   /**
+   * Reads the results of {@code jobId} from {@code fromOffset} up to the end as it is now, decoded,
+   * handing each to {@code handler} until it returns false. An undecodable record is logged with its
+   * offset and skipped. Keeps Kafka records out of the HTTP package, which must not know Kafka.
+   */
+  public void readResults(String jobId, long fromOffset, Predicate<JobItemResult> handler) {
+    read(resultsTopic(), jobId, fromOffset, record -> {
+      try {
+        return handler.test(decodeResult(record));
+      } catch (DecodeException e) {
+        log.warn("Job {}: skipping an undecodable result at offset {}", jobId, record.offset());
+        return true;
+      }
+    });
+  }
+
+  /**
    * Reads the records of {@code jobId} on partition 0 of {@code topic} from {@code fromOffset} up to
    * the end as it is now, handing each to {@code handler} until it returns false.
    */
