@@ -1,5 +1,6 @@
 package io.partita.worker;
 
+import ai.onnxruntime.OrtEnvironment;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.avro.SlotAssignment;
@@ -14,15 +15,15 @@ import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.runtime.Pinning;
+import io.partita.runtime.SessionOpener;
 import io.partita.worker.kafka.PlanFollower;
 import io.partita.worker.kafka.RequestLoop;
 import io.partita.worker.kafka.StatusPublisher;
 import io.partita.worker.metrics.MetricsServer;
 import io.partita.worker.metrics.WorkerHealth;
 import io.partita.worker.metrics.WorkerMetrics;
-import io.partita.worker.serving.SessionFactory;
 import io.partita.worker.slot.Assignments;
-import io.partita.worker.slot.Cpus;
 import io.partita.worker.slot.SlotSpec;
 import io.partita.worker.slot.Slots;
 import java.time.Duration;
@@ -95,10 +96,10 @@ public final class InferenceWorker implements Service {
 
   private void startAll() throws Exception {
     index = ModelRepository.scan(config.modelRepository());
-    usable = Cpus.usable();
+    usable = Pinning.usableCpus();
     WorkerConfig.SlotSettings s = config.slots();
     defaults = new Assignments.Defaults(config.hostId(), config.intraOpThreads(),
-        config.batching().maxBatch(), s.weightBudgetBytes());
+        config.batching().maxBatch(), s.weightBudgetBytes(), s.spin());
     List<SlotAssignment> assignments;
     String source;
     if (s.assignmentFile() != null) {
@@ -114,7 +115,7 @@ public final class InferenceWorker implements Service {
     }
     WorkerMetrics metrics = new WorkerMetrics(registry);
     slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions()),
-        new SessionFactory(), metrics, System::currentTimeMillis, this::statusChanged);
+        new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), metrics, System::currentTimeMillis, this::statusChanged);
 
     Set<String> served = new TreeSet<>(slots.serviceModels());
     if (s.followPlan()) {

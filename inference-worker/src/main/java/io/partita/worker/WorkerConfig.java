@@ -36,9 +36,11 @@ public record WorkerConfig(
    * @param weightBudgetBytes memory budget for mounted weight files per slot; 0 = none ({@code worker.weights.budget.bytes})
    * @param followPlan replace the start-up slots by the assignments of {@code <prefix>.plan.assignments} for this
    *     host as they arrive and change ({@code worker.follow-plan}, default false)
+   * @param spin idle intra-op threads of pinned slots spin ({@code worker.spin}, default on); set it as the profile
+   *     was measured ({@code profiler.spin}): see {@code io.partita.runtime.SlotConfig#pinned}
    */
   public record SlotSettings(List<Integer> partitions, Path assignmentFile, int gpu, boolean shareSessions, long weightBudgetBytes,
-                             boolean followPlan) {
+                             boolean followPlan, boolean spin) {
     public SlotSettings {
       partitions = List.copyOf(partitions);
     }
@@ -91,7 +93,8 @@ public record WorkerConfig(
             settings.integer("worker.gpu", 0, 0, 1024),
             settings.bool("worker.sessions.shared", true),
             settings.longValue("worker.weights.budget.bytes", 0, 0, Long.MAX_VALUE),
-            settings.bool("worker.follow-plan", false)),
+            settings.bool("worker.follow-plan", false),
+            settings.bool("worker.spin", true)),
         new BatchSettings(
             settings.integer("worker.batch.max", 32, 1, 1 << 20),
             settings.longValue("worker.batch.delay.ms", 2, 0, 60_000),

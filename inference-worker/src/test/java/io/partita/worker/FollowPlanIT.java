@@ -19,7 +19,7 @@ import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.schemas.AvroCodec;
 import io.partita.testkit.KafkaFixture;
-import io.partita.worker.slot.Cpus;
+import io.partita.runtime.Pinning;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,7 +76,7 @@ class FollowPlanIT {
   @Test
   void shouldSwitchFromOneTwoCoreSlotToTwoOneCoreSlotsWithoutLosingARequest() throws Exception {
     RepositoryIndex index = WorkerFixtures.demoRepository(repo);
-    List<Integer> cpus = Cpus.usable();
+    List<Integer> cpus = Pinning.usableCpus();
     org.junit.jupiter.api.Assumptions.assumeTrue(cpus.size() >= 2, "needs two usable CPUs");
     Topics topics = new Topics(KafkaFixture.uniquePrefix("follow"));
     String replyTopic = topics.replies("follow-client");
@@ -184,7 +184,7 @@ class FollowPlanIT {
   @Test
   void shouldKeepServingFromTheCurrentSlotsWhenTheAssignmentCannotBeApplied() throws Exception {
     RepositoryIndex index = WorkerFixtures.demoRepository(repo);
-    List<Integer> cpus = Cpus.usable();
+    List<Integer> cpus = Pinning.usableCpus();
     Topics topics = new Topics(KafkaFixture.uniquePrefix("refuse"));
     String replyTopic = topics.replies("refuse-client");
     worker = new InferenceWorker(WorkerConfig.from(Settings.of(Map.of(

@@ -229,7 +229,7 @@ class InferenceWorkerIT {
     try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
       port = socket.getLocalPort();
     }
-    String partitions = io.partita.worker.slot.Cpus.usable().size() >= 2 ? "1,1" : "1";
+    String partitions = io.partita.runtime.Pinning.usableCpus().size() >= 2 ? "1,1" : "1";
     startWorker(Map.of("worker.partitions", partitions, "worker.metrics.port", Integer.toString(port)));
     int count = 24;
     try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {

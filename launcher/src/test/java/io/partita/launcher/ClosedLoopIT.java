@@ -24,7 +24,7 @@ import io.partita.planner.PlannerService;
 import io.partita.testkit.KafkaFixture;
 import io.partita.worker.InferenceWorker;
 import io.partita.worker.WorkerConfig;
-import io.partita.worker.slot.Cpus;
+import io.partita.runtime.Pinning;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -86,7 +86,7 @@ class ClosedLoopIT {
 
   @Test
   void shouldFollowThePlanFromTimingsToRoutedCallsAndRegroupWithoutLosingARequest() throws Exception {
-    List<Integer> cpus = Cpus.usable();
+    List<Integer> cpus = Pinning.usableCpus();
     Assumptions.assumeTrue(cpus.size() >= 2, "needs two usable CPUs");
     Path repo = dir.resolve("models");
     DemoRepository.writeTo(repo);

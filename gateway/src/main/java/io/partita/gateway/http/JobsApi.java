@@ -13,7 +13,6 @@ import io.partita.gateway.jobs.JobStates;
 import io.partita.gateway.jobs.JobStore;
 import io.partita.gateway.jobs.RateWindow;
 import io.partita.gateway.jobs.ResultOrder;
-import io.partita.gateway.metrics.WarningSummary;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
@@ -60,7 +59,6 @@ public final class JobsApi {
   private final ExecutorService executor;
   private final JobRunner runner;
   private final JsonLimits json;
-  private final WarningSummary warnings = new WarningSummary(log, 60_000, System::currentTimeMillis);
 
   /** @param runner this gateway's job runner, for live counts of the job it runs */
   public JobsApi(RepositoryIndex index, JobStore store, JobRunner runner, ApiKeys keys, GatewayConfig.Jobs config, ExecutorService executor) {
@@ -179,14 +177,8 @@ public final class JobsApi {
     ResultOrder<JobItemResult> order = new ResultOrder<>(status.getTotal());
     call.stream(200, "application/x-ndjson", out -> {
       try {
-        store.read(store.resultsTopic(), status.getJobId(), status.getResultsOffset(), record -> {
-          try {
-            JobItemResult result = store.decodeResult(record);
-            order.offer(result.getIndex(), result, r -> line(out, status, r));
-          } catch (RuntimeException e) { // DecodeException, or a result no reader should trust: passed over
-            warnings.warn("job-results/" + e.getClass().getName(), "Job {}: skipping an unreadable result at offset {}: {}",
-                status.getJobId(), record.offset(), e.getClass().getSimpleName());
-          }
+        store.readResults(status.getJobId(), status.getResultsOffset(), result -> {
+          order.offer(result.getIndex(), result, r -> line(out, status, r));
           return !order.complete();
         });
         // Items with no result never ran (a cancelled or failed job): attempts 0 marks them.

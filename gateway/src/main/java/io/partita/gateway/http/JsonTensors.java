@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.partita.avro.Tensor;
 import io.partita.models.repo.ElementType;
+import io.partita.models.tensor.Fp16;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -145,9 +146,9 @@ public final class JsonTensors {
 
   private static short fp16(JsonNode v, boolean number, String field) {
     float f = fp32(v, number, field);
-    short half = Half.fromFloat(f);
+    short half = Fp16.fromFloat(f);
     if ((half & 0x7c00) == 0x7c00) { // rounded to infinity: past 65504 (the largest FP16) by more than half a step
-      throw outOfRange(v, field, "FP16", Half.MAX_VALUE);
+      throw outOfRange(v, field, "FP16", Fp16.MAX_VALUE);
     }
     return half;
   }
@@ -187,7 +188,7 @@ public final class JsonTensors {
         case BOOL -> data.add(b.get() != 0);
         case FLOAT -> data.add(b.getFloat());
         case DOUBLE -> data.add(b.getDouble());
-        case FLOAT16 -> data.add(Half.toFloat(b.getShort()));
+        case FLOAT16 -> data.add(Fp16.toFloat(b.getShort()));
         case INT8 -> data.add(b.get());
         case UINT8 -> data.add(b.get() & 0xff);
         case INT16 -> data.add(b.getShort());

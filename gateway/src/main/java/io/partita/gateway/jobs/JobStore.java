@@ -271,6 +271,24 @@ public final class JobStore implements Runnable, AutoCloseable {
   }
 
   /**
+   * Reads the results of {@code jobId} from {@code fromOffset} up to the end as it is now, decoded,
+   * handing each to {@code handler} until it returns false. An undecodable record is logged with its
+   * offset and skipped. Keeps Kafka records out of the HTTP package, which must not know Kafka.
+   */
+  public void readResults(String jobId, long fromOffset, Predicate<JobItemResult> handler) {
+    read(resultsTopic(), jobId, fromOffset, record -> {
+      JobItemResult result;
+      try {
+        result = decodeResult(record);
+      } catch (RuntimeException e) { // DecodeException, or a result no reader should trust: passed over
+        log.warn("Job {}: skipping an unreadable result at offset {}: {}", jobId, record.offset(), e.getClass().getSimpleName());
+        return true;
+      }
+      return handler.test(result);
+    });
+  }
+
+  /**
    * Reads the records of {@code jobId} on partition 0 of {@code topic} from {@code fromOffset} up to
    * the end as it is now, handing each to {@code handler} until it returns false.
    */

@@ -9,6 +9,9 @@ import ai.onnxruntime.OrtSession;
 import io.partita.avro.InferenceRequest;
 import io.partita.avro.Tensor;
 import io.partita.models.repo.VersionEntry;
+import io.partita.runtime.LoraAdapters;
+import io.partita.runtime.SessionOpener;
+import io.partita.runtime.SlotConfig;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,16 +28,14 @@ public final class ModelSession implements AutoCloseable {
   private final String id;
   private final VersionEntry version;
   private final OrtEnvironment env;
-  private final SessionFactory.Opened opened;
-  private final SessionSpec spec;
+  private final SessionOpener.Opened opened;
   private final WeightFileMounts mounts;
 
-  public ModelSession(String id, VersionEntry version, OrtEnvironment env, SessionFactory.Opened opened, SessionSpec spec, WeightFileMounts mounts) {
+  public ModelSession(String id, VersionEntry version, OrtEnvironment env, SessionOpener.Opened opened, WeightFileMounts mounts) {
     this.id = id;
     this.version = version;
     this.env = env;
     this.opened = opened;
-    this.spec = spec;
     this.mounts = mounts;
   }
 
@@ -47,7 +48,7 @@ public final class ModelSession implements AutoCloseable {
   }
 
   public String provider() {
-    return opened.provider();
+    return opened.provider().name();
   }
 
   /** Why the CUDA provider asked for is not used, or null. */
@@ -55,8 +56,9 @@ public final class ModelSession implements AutoCloseable {
     return opened.fallback();
   }
 
-  public SessionSpec spec() {
-    return spec;
+  /** The slot config the session was opened for (CUDA even when it fell back to CPU: see {@link #provider}). */
+  public SlotConfig spec() {
+    return opened.requested();
   }
 
   public WeightFileMounts mounts() {
@@ -77,7 +79,7 @@ public final class ModelSession implements AutoCloseable {
     InferenceRequest first = requests.get(0);
     Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
     Set<String> wanted = new TreeSet<>(first.getOutputs());
-    try (OrtSession.RunOptions options = new OrtSession.RunOptions()) {
+    try (OrtSession.RunOptions options = LoraAdapters.runOptions(adapter)) {
       for (Tensor t : first.getInputs()) {
         if (requests.size() == 1) {
           feeds.put(t.getName(), OrtTensors.toOrt(env, t));
@@ -88,9 +90,6 @@ public final class ModelSession implements AutoCloseable {
           }
           feeds.put(t.getName(), OrtTensors.toOrt(env, t.getDatatype(), BatchTensors.stackedShape(parts), BatchTensors.data(parts)));
         }
-      }
-      if (adapter != null) {
-        options.addActiveLoraAdapter(adapter);
       }
       OrtSession session = opened.session();
       try (OrtSession.Result result = wanted.isEmpty() ? session.run(feeds, options) : session.run(feeds, wanted, options)) {

@@ -7,6 +7,7 @@ import ai.onnxruntime.OrtException;
 import ai.onnxruntime.TensorInfo;
 import io.partita.avro.Tensor;
 import io.partita.models.repo.ElementType;
+import io.partita.runtime.OrtTypes;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -46,7 +47,7 @@ public final class OrtTensors {
       throw new IllegalStateException("Partita's wire format is little-endian; big-endian hosts are not supported");
     }
     TensorInfo info = value.getInfo();
-    ElementType type = ElementType.fromOrt(info.onnxType);
+    ElementType type = OrtTypes.elementType(info.onnxType);
     ByteBuffer bytes = value.getByteBuffer();
     ByteBuffer out = ByteBuffer.allocate(bytes.remaining());
     out.put(bytes.order(ByteOrder.nativeOrder()));

@@ -7,6 +7,7 @@ import io.partita.models.lora.LoraAdapterReader;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Sha256;
 import io.partita.models.repo.WeightFiles;
+import io.partita.runtime.LoraAdapters;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -288,7 +289,7 @@ public final class WeightFileMounts implements AutoCloseable {
           + " bytes are held by weight files in use; retry later");
     }
     try {
-      entry.adapter = OrtLoraAdapter.create(bytes);
+      entry.adapter = LoraAdapters.load(bytes);
     } catch (OrtException | RuntimeException e) {
       throw refused(file, "ONNX Runtime refused it: " + e.getMessage());
     }

@@ -13,8 +13,10 @@ import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.VersionEntry;
 import io.partita.models.repo.WeightFile;
+import io.partita.runtime.CpuList;
+import io.partita.runtime.Provider;
+import io.partita.runtime.SlotConfig;
 import io.partita.worker.serving.RequestCheck;
-import io.partita.worker.serving.SessionSpec;
 import io.partita.worker.serving.WeightFileRef;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -49,8 +51,9 @@ public final class Assignments {
    * @param threads intra-op threads of an unpinned CPU slot (0 = ONNX Runtime's default)
    * @param maxBatch largest batch in rows
    * @param budgetBytes memory budget for weight files per slot (0 = no limit)
+   * @param spin idle intra-op threads of pinned CPU slots spin ({@code worker.spin})
    */
-  public record Defaults(String host, int threads, int maxBatch, long budgetBytes) {}
+  public record Defaults(String host, int threads, int maxBatch, long budgetBytes, boolean spin) {}
 
   /**
    * The static assignment from settings. For every version of every model: without {@code sizes},
@@ -261,7 +264,8 @@ public final class Assignments {
         }
         threads = cpus.size();
       } else if (threads == 0) {
-        threads = defaults.threads();
+        // A CUDA slot is measured with one CPU thread driving the device (SlotConfig.cuda); serve it so.
+        threads = gpuPool ? 1 : defaults.threads();
       }
       if (a.getMaxBatch() < 0 || a.getMemoryBudgetBytes() < 0) {
         throw new ConfigException(where + ": maxBatch and memoryBudgetBytes must not be negative");
@@ -285,7 +289,9 @@ public final class Assignments {
         AssignedWeightFile wf = s.getWeightFile();
         instances.add(new SlotSpec.Instance(s.getServiceModel(), s.getInstanceId(), wf == null ? null : new WeightFileRef(wf.getPath(), wf.getSha256())));
       }
-      SessionSpec session = new SessionSpec(gpuPool, a.getGpu(), cpus, threads);
+      SlotConfig session = gpuPool ? new SlotConfig(Provider.CUDA, a.getGpu(), List.of(), threads, false)
+          : cpus.isEmpty() ? SlotConfig.unpinned(threads)
+          : SlotConfig.pinned(cpus, defaults.spin());
       out.add(new SlotSpec(a.getHost(), a.getSlot(), version, gpuPool ? "gpu" : "cpu", session, maxRows, budget, instances));
     }
     return out;
@@ -337,7 +343,7 @@ public final class Assignments {
     }
     try {
       if (node.isTextual()) {
-        return Cpus.parseList(node.asText());
+        return CpuList.parse(node.asText());
       }
       if (node.isArray()) {
         List<Integer> out = new ArrayList<>();

@@ -1,9 +1,8 @@
 package io.partita.worker.slot;
 
-import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
+import io.partita.runtime.SessionOpener;
 import io.partita.worker.serving.ModelSession;
-import io.partita.worker.serving.SessionFactory;
 import io.partita.worker.serving.WeightFileMounts;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,8 +17,7 @@ import java.util.function.LongSupplier;
  * one set of mounted weight files, instead of one copy of the weights each.
  */
 final class SessionRegistry implements AutoCloseable {
-  private final OrtEnvironment env = OrtEnvironment.getEnvironment();
-  private final SessionFactory factory;
+  private final SessionOpener opener;
   private final Path root;
   private final boolean share;
   private final LongSupplier clock;
@@ -29,8 +27,8 @@ final class SessionRegistry implements AutoCloseable {
   private final Map<ModelSession, Integer> users = new HashMap<>();
   private int opened;
 
-  SessionRegistry(SessionFactory factory, Path root, boolean share, LongSupplier clock, Runnable onChange) {
-    this.factory = factory;
+  SessionRegistry(SessionOpener opener, Path root, boolean share, LongSupplier clock, Runnable onChange) {
+    this.opener = opener;
     this.root = root;
     this.share = share;
     this.clock = clock;
@@ -59,10 +57,10 @@ final class SessionRegistry implements AutoCloseable {
   }
 
   private ModelSession open(String key, SlotSpec spec) throws OrtException {
-    SessionFactory.Opened session = factory.open(env, spec.version().modelFile(), spec.session());
+    SessionOpener.Opened session = opener.open(spec.version().modelFile(), spec.session());
     WeightFileMounts mounts = new WeightFileMounts(root, spec.version().signature(), spec.budgetBytes(), clock, onChange);
     synchronized (all) {
-      ModelSession s = new ModelSession(key + "#" + opened++, spec.version(), env, session, spec.session(), mounts);
+      ModelSession s = new ModelSession(key + "#" + opened++, spec.version(), opener.env(), session, mounts);
       all.add(s);
       users.put(s, 1);
       return s;

@@ -7,6 +7,7 @@ import io.partita.avro.InferenceRequest;
 import io.partita.avro.MountStatus;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.Tensor;
+import io.partita.runtime.Pinning;
 import io.partita.worker.batch.BatchKey;
 import io.partita.worker.batch.BatchPolicy;
 import io.partita.worker.batch.Batcher;
@@ -302,17 +303,19 @@ public final class Slot implements AutoCloseable {
 
   private void open() throws OrtException {
     List<Integer> cpus = spec.session().cpus();
-    boolean pinnedAll = !cpus.isEmpty() && Cpus.pinCurrentThread(cpus);
-    ModelSession s = sessions.obtain(spec);
-    for (SlotSpec.Instance i : instances.values()) {
-      WeightFileMounts.Mount m = s.mounts().mount(i.serviceModel(), i.instanceId(), i.file());
-      if (m.state() == WeightFileMounts.State.NOT_READY) {
-        log.warn("Service model {} is not ready on slot {}: {}", i.serviceModel(), spec.name(), m.reason());
+    // Pinned as the profiler pins the partition it measures (the runtime module's one protocol).
+    Pinning.Pinned<ModelSession> opened = Pinning.openPinned(spec.session(), () -> {
+      ModelSession obtained = sessions.obtain(spec);
+      for (SlotSpec.Instance i : instances.values()) {
+        WeightFileMounts.Mount m = obtained.mounts().mount(i.serviceModel(), i.instanceId(), i.file());
+        if (m.state() == WeightFileMounts.State.NOT_READY) {
+          log.warn("Service model {} is not ready on slot {}: {}", i.serviceModel(), spec.name(), m.reason());
+        }
       }
-    }
-    if (pinnedAll && cpus.size() > 1) {
-      pinnedAll = Cpus.pinCurrentThread(List.of(cpus.get(0)));
-    }
+      return obtained;
+    });
+    ModelSession s = opened.value();
+    boolean pinnedAll = opened.pinned();
     pinned = pinnedAll;
     if (!cpus.isEmpty() && !pinnedAll) {
       log.warn("Slot {} could not pin its threads to CPUs {} (taskset missing or refused); running unpinned", spec.name(), cpus);

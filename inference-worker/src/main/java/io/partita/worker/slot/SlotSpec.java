@@ -1,7 +1,7 @@
 package io.partita.worker.slot;
 
 import io.partita.models.repo.VersionEntry;
-import io.partita.worker.serving.SessionSpec;
+import io.partita.runtime.SlotConfig;
 import io.partita.worker.serving.WeightFileRef;
 import java.util.List;
 import java.util.Objects;
@@ -14,12 +14,13 @@ import java.util.Objects;
  * @param slot the slot id, unique on the host
  * @param version the model version the slot runs
  * @param pool cpu or gpu
- * @param session how its ONNX Runtime session is opened (CPUs and threads, or the CUDA device)
+ * @param session how its ONNX Runtime session runs (CPUs, threads and spinning, or the CUDA device): the same
+ *     record the profiler measures a partition with, opened through the runtime module
  * @param maxRows the largest batch, in rows, after the model's limit and the settings
  * @param budgetBytes memory budget for mounted weight files; 0 = no limit
  * @param instances the service models it serves
  */
-public record SlotSpec(String host, String slot, VersionEntry version, String pool, SessionSpec session,
+public record SlotSpec(String host, String slot, VersionEntry version, String pool, SlotConfig session,
                        int maxRows, long budgetBytes, List<Instance> instances) {
 
   /**
@@ -49,6 +50,6 @@ public record SlotSpec(String host, String slot, VersionEntry version, String po
 
   /** A one-core CPU partition: its session may be shared with other such slots of the same version. */
   public boolean oneCore() {
-    return !session.cuda() && session.cpus().size() == 1;
+    return session.oneCore();
   }
 }

@@ -6,11 +6,11 @@ import io.partita.avro.SlotStatus;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.VersionEntry;
+import io.partita.runtime.SessionOpener;
 import io.partita.worker.batch.BatchPolicy;
 import io.partita.worker.metrics.WorkerMetrics;
 import io.partita.worker.serving.Replies;
 import io.partita.worker.serving.RequestCheck;
-import io.partita.worker.serving.SessionFactory;
 import io.partita.worker.serving.ModelSession;
 import io.partita.worker.serving.WeightFileMounts;
 import io.partita.worker.serving.WeightFileRef;
@@ -54,14 +54,14 @@ public final class Slots implements AutoCloseable {
    */
   public record Settings(long maxDelayMs, boolean shareSessions) {}
 
-  public Slots(RepositoryIndex index, List<SlotSpec> specs, Settings settings, SessionFactory factory,
+  public Slots(RepositoryIndex index, List<SlotSpec> specs, Settings settings, SessionOpener opener,
                WorkerMetrics metrics, LongSupplier clock, Runnable onChange) {
     this.index = index;
     this.clock = clock;
     this.settings = settings;
     this.metrics = metrics;
     this.onChange = onChange;
-    this.sessions = new SessionRegistry(factory, index.root(), settings.shareSessions(), clock, onChange);
+    this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), clock, onChange);
     List<Slot> list = new ArrayList<>();
     for (SlotSpec spec : specs) {
       list.add(newSlot(spec));

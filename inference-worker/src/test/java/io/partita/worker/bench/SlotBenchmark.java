@@ -11,12 +11,12 @@ import io.partita.models.onnx.OnnxGraphBuilder;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.VersionEntry;
+import io.partita.runtime.Pinning;
+import io.partita.runtime.SessionOpener;
+import io.partita.runtime.SlotConfig;
 import io.partita.worker.WorkerFixtures;
 import io.partita.worker.serving.ModelSession;
-import io.partita.worker.serving.SessionFactory;
-import io.partita.worker.serving.SessionSpec;
 import io.partita.worker.serving.WeightFileMounts;
-import io.partita.worker.slot.Cpus;
 import java.nio.FloatBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,7 +49,7 @@ public final class SlotBenchmark {
   public static void main(String[] args) throws Exception {
     Path root = Files.createTempDirectory("partita-bench");
     VersionEntry mlp = writeMlp(root);
-    List<Integer> cpus = Cpus.usable();
+    List<Integer> cpus = Pinning.usableCpus();
     if (args.length > 0 && args[0].equals("memory")) {
       memory(mlp, cpus, args[1].equals("shared"));
       return;
@@ -119,11 +119,11 @@ public final class SlotBenchmark {
   /** One thread per CPU, each pinned, calling a one-thread session: its own, or one shared. */
   private static Result oneCoreSlots(VersionEntry mlp, List<Integer> cpus, boolean share, double seconds) throws Exception {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
-    SessionFactory factory = new SessionFactory();
+    SessionOpener factory = new SessionOpener(env, SessionOpener.CudaFallback.TO_CPU);
     List<OrtSession> sessions = new ArrayList<>();
     try {
       for (int i = 0; i < (share ? 1 : cpus.size()); i++) {
-        sessions.add(factory.open(env, mlp.modelFile(), new SessionSpec(false, -1, List.of(cpus.get(i)), 1)).session());
+        sessions.add(factory.open(mlp.modelFile(), SlotConfig.pinned(List.of(cpus.get(i)), true)).session());
       }
       List<OrtSession> perThread = new ArrayList<>();
       for (int i = 0; i < cpus.size(); i++) {
@@ -144,9 +144,9 @@ public final class SlotBenchmark {
     Exception[] error = new Exception[1];
     Thread t = new Thread(() -> {
       try {
-        Cpus.pinCurrentThread(cpus);
-        try (OrtSession session = new SessionFactory().open(env, mlp.modelFile(), new SessionSpec(false, -1, cpus, cpus.size())).session()) {
-          Cpus.pinCurrentThread(List.of(cpus.get(0)));
+        Pinning.pinCurrentThread(cpus);
+        try (OrtSession session = new SessionOpener(env, SessionOpener.CudaFallback.TO_CPU).open(mlp.modelFile(), SlotConfig.pinned(cpus, true)).session()) {
+          Pinning.pinCurrentThread(List.of(cpus.get(0)));
           out[0] = drive(env, List.of(session), List.of(), seconds);
         }
       } catch (Exception e) {
@@ -176,7 +176,7 @@ public final class SlotBenchmark {
       int id = i;
       Thread t = new Thread(() -> {
         if (!pins.isEmpty()) {
-          Cpus.pinCurrentThread(List.of(pins.get(id)));
+          Pinning.pinCurrentThread(List.of(pins.get(id)));
         }
         try (OnnxTensor x = input(env)) {
           Map<String, OnnxTensor> feeds = Map.of("x", x);
@@ -233,9 +233,9 @@ public final class SlotBenchmark {
     System.out.println("| batch (requests of 1 row, demo-a adapter) | requests/s | ms per batch |");
     System.out.println("| --- | --- | --- |");
     Thread t = new Thread(() -> {
-      Cpus.pinCurrentThread(List.of(cpu));
-      SessionSpec spec = new SessionSpec(false, -1, List.of(cpu), 1);
-      try (ModelSession session = new ModelSession("bench", demo, env, new SessionFactory().open(env, demo.modelFile(), spec), spec,
+      Pinning.pinCurrentThread(List.of(cpu));
+      SlotConfig spec = SlotConfig.pinned(List.of(cpu), true);
+      try (ModelSession session = new ModelSession("bench", demo, env, new SessionOpener(env, SessionOpener.CudaFallback.TO_CPU).open(demo.modelFile(), spec),
           new WeightFileMounts(root, demo.signature(), 0, System::currentTimeMillis, () -> { }))) {
         String a = DemoRepository.adapterPath("a");
         session.mounts().mount("demo-a", "bench", new io.partita.worker.serving.WeightFileRef(a, io.partita.models.repo.Sha256.of(root.resolve(a))));
@@ -275,13 +275,13 @@ public final class SlotBenchmark {
     Path tiny = Files.createTempDirectory("partita-bench-tiny");
     DemoRepository.writeTo(tiny);
     Path demo = tiny.resolve(DemoMlp.MODEL_NAME + "/1/model.onnx");
-    try (OrtSession warm = new SessionFactory().open(env, demo, new SessionSpec(false, -1, List.of(), 1)).session()) {
+    try (OrtSession warm = new SessionOpener(env, SessionOpener.CudaFallback.TO_CPU).open(demo, SlotConfig.unpinned(1)).session()) {
       // the native library's one-time allocations happen before the baseline, on a model too small to leave room for the big one
     }
     long before = rss();
     List<OrtSession> sessions = new ArrayList<>();
     for (int i = 0; i < (shared ? 1 : cpus.size()); i++) {
-      sessions.add(new SessionFactory().open(env, mlp.modelFile(), new SessionSpec(false, -1, List.of(cpus.get(i)), 1)).session());
+      sessions.add(new SessionOpener(env, SessionOpener.CudaFallback.TO_CPU).open(mlp.modelFile(), SlotConfig.pinned(List.of(cpus.get(i)), true)).session());
     }
     try (OnnxTensor x = input(env)) {
       for (OrtSession s : sessions) {

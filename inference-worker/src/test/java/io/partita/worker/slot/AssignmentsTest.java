@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class AssignmentsTest {
-  private static final Assignments.Defaults DEFAULTS = new Assignments.Defaults("host-1", 0, 32, 0);
+  private static final Assignments.Defaults DEFAULTS = new Assignments.Defaults("host-1", 0, 32, 0, true);
   private static final List<Integer> TWO_CPUS = List.of(0, 1);
 
   @TempDir Path repo;

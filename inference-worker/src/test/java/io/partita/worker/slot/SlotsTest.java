@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
+import ai.onnxruntime.OrtEnvironment;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.partita.avro.ErrorCode;
@@ -15,9 +16,10 @@ import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.models.demo.DemoMlp;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.runtime.Pinning;
+import io.partita.runtime.SessionOpener;
 import io.partita.worker.WorkerFixtures;
 import io.partita.worker.metrics.WorkerMetrics;
-import io.partita.worker.serving.SessionFactory;
 import io.partita.worker.serving.WeightFileMounts;
 import io.partita.worker.serving.WeightFileRef;
 import java.nio.file.Path;
@@ -34,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Slots and their router over real ONNX Runtime, without Kafka: jobs in, replies out. */
 class SlotsTest {
-  private static final Assignments.Defaults DEFAULTS = new Assignments.Defaults("host-1", 1, 32, 0);
+  private static final Assignments.Defaults DEFAULTS = new Assignments.Defaults("host-1", 1, 32, 0, true);
 
   @TempDir Path repo;
   @TempDir Path dir;
@@ -58,15 +60,15 @@ class SlotsTest {
   }
 
   private Slots start(List<SlotAssignment> assignments, long delayMs, boolean share) throws Exception {
-    List<SlotSpec> specs = Assignments.resolve(assignments, index, DEFAULTS, Cpus.usable(), "test");
-    slots = new Slots(index, specs, new Slots.Settings(delayMs, share), new SessionFactory(), new WorkerMetrics(registry),
+    List<SlotSpec> specs = Assignments.resolve(assignments, index, DEFAULTS, Pinning.usableCpus(), "test");
+    slots = new Slots(index, specs, new Slots.Settings(delayMs, share), new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), new WorkerMetrics(registry),
         System::currentTimeMillis, () -> { });
     slots.start(Duration.ofMinutes(1));
     return slots;
   }
 
   private Slots startDefault(long delayMs) throws Exception {
-    return start(Assignments.fromSettings(index, DEFAULTS, List.of(), -1, Cpus.usable()), delayMs, true);
+    return start(Assignments.fromSettings(index, DEFAULTS, List.of(), -1, Pinning.usableCpus()), delayMs, true);
   }
 
   private void submit(InferenceRequest request, long deadline) {
@@ -83,13 +85,13 @@ class SlotsTest {
 
   @Test
   void shouldTakeANewLargestBatchInPlaceAndReplaceSlotsWhoseAssignmentChanged() throws Exception {
-    List<SlotAssignment> first = Assignments.fromSettings(index, DEFAULTS, List.of(1), -1, Cpus.usable());
+    List<SlotAssignment> first = Assignments.fromSettings(index, DEFAULTS, List.of(1), -1, Pinning.usableCpus());
     startDefaultFrom(first);
     List<Slot> before = slots.slots();
 
     // Only maxBatch changes (the planner's profile batch): the same slots keep running with the new limit.
     List<SlotAssignment> smaller = first.stream().map(a -> SlotAssignment.newBuilder(a).setMaxBatch(4).build()).toList();
-    Slots.Change retuned = slots.apply(Assignments.resolve(smaller, index, DEFAULTS, Cpus.usable(), "test"),
+    Slots.Change retuned = slots.apply(Assignments.resolve(smaller, index, DEFAULTS, Pinning.usableCpus(), "test"),
         Duration.ofMinutes(1), Duration.ofSeconds(30));
     assertThat(retuned.applied()).isTrue();
     assertThat(retuned.retired()).isEmpty();
@@ -104,7 +106,7 @@ class SlotsTest {
     for (int i = 0; i < 20; i++) {
       submit(request("before-" + i, "demo-b", DemoMlp.sampleInput(1, i)), Long.MAX_VALUE);
     }
-    Slots.Change replaced = slots.apply(Assignments.resolve(renamed, index, DEFAULTS, Cpus.usable(), "test"),
+    Slots.Change replaced = slots.apply(Assignments.resolve(renamed, index, DEFAULTS, Pinning.usableCpus(), "test"),
         Duration.ofMinutes(1), Duration.ofSeconds(30));
     assertThat(replaced.applied()).isTrue();
     assertThat(replaced.retired()).containsExactlyInAnyOrderElementsOf(before.stream().map(s -> s.spec().name()).toList());
@@ -193,7 +195,7 @@ class SlotsTest {
 
   @Test
   void shouldShareOneSessionBetweenOneCoreSlotsOfAVersionWhenAsked() throws Exception {
-    List<Integer> usable = Cpus.usable();
+    List<Integer> usable = Pinning.usableCpus();
     List<Integer> sizes = usable.size() >= 2 ? List.of(1, 1) : List.of(1);
     List<SlotAssignment> assignments = Assignments.fromSettings(index, DEFAULTS, sizes, -1, usable);
 

@@ -21,7 +21,7 @@ import java.util.SplittableRandom;
  */
 record BenchModel(String name, Path file, ModelSignature signature, Map<Integer, Long> dims, String origin) {
 
-  static BenchModel of(String name, Path file, Map<Integer, Long> dims, String origin) throws OrtException {
+  static BenchModel of(String name, Path file, Map<Integer, Long> dims, String origin) throws java.io.IOException {
     return new BenchModel(name, file, ModelSignature.read(file), dims, origin);
   }
 

@@ -9,8 +9,8 @@ import ai.onnx.proto.OnnxMl.TensorProto;
 import ai.onnx.proto.OnnxMl.TensorShapeProto;
 import ai.onnx.proto.OnnxMl.TypeProto;
 import ai.onnx.proto.OnnxMl.ValueInfoProto;
-import ai.onnxruntime.platform.Fp16Conversions;
 import com.google.protobuf.ByteString;
+import io.partita.models.tensor.Fp16;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.HashSet;
@@ -18,7 +18,7 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Builds small ONNX graphs (MatMul, Add, Relu, Cast, Gemm) in plain Java, over the protobuf classes
+ * Builds small ONNX graphs (MatMul, Add, Relu, Identity, Cast, Gemm) in plain Java, over the protobuf classes
  * that {@code tribuo-util-onnx} ships.
  *
  * <p>Guarantees: every value name is defined at most once (a second definition throws), the model
@@ -37,7 +37,7 @@ public final class OnnxGraphBuilder {
   /** IR version 8 (ONNX 1.10+): accepted by ONNX Runtime 1.29 and allows opset 17. */
   public static final long IR_VERSION = 8;
 
-  /** Default-domain opset; Gemm, MatMul, Add, Relu and Cast are all stable at 17. */
+  /** Default-domain opset; Gemm, MatMul, Add, Relu, Identity and Cast are all stable at 17. */
   public static final long OPSET = 17;
 
   private final GraphProto.Builder graph = GraphProto.newBuilder();
@@ -109,6 +109,10 @@ public final class OnnxGraphBuilder {
     return node("Relu", new String[] {in}, out);
   }
 
+  public OnnxGraphBuilder identity(String in, String out) {
+    return node("Identity", new String[] {in}, out);
+  }
+
   /** Cast {@code in} to element type {@code to}. */
   public OnnxGraphBuilder cast(String in, TensorProto.DataType to, String out) {
     define(out);
@@ -148,7 +152,7 @@ public final class OnnxGraphBuilder {
 
   /** The value ONNX Runtime sees after storing {@code v} as FLOAT16 and casting back to FLOAT. */
   public static float roundToFp16(float v) {
-    return Fp16Conversions.fp16ToFloat(Fp16Conversions.floatToFp16(v));
+    return Fp16.toFloat(Fp16.fromFloat(v));
   }
 
   private OnnxGraphBuilder node(String op, String[] inputs, String out) {
@@ -213,7 +217,7 @@ public final class OnnxGraphBuilder {
     checkCount(name, data.length, shape);
     ByteBuffer buf = ByteBuffer.allocate(data.length * 2).order(ByteOrder.LITTLE_ENDIAN);
     for (float f : data) {
-      buf.putShort(Fp16Conversions.floatToFp16(f));
+      buf.putShort(Fp16.fromFloat(f));
     }
     return tensor(name, TensorProto.DataType.FLOAT16, buf.array(), shape);
   }

@@ -1,7 +1,5 @@
 package io.partita.models.repo;
 
-import ai.onnxruntime.TensorInfo;
-import java.util.Locale;
 
 /**
  * Tensor element types, named as ONNX names them, with the Open Inference Protocol datatype name
@@ -41,16 +39,6 @@ public enum ElementType {
   /** Bytes per element in raw form; 0 for STRING and OTHER. */
   public int byteSize() {
     return byteSize;
-  }
-
-  /** Maps ONNX Runtime's element type; anything unlisted is {@link #OTHER}. */
-  public static ElementType fromOrt(TensorInfo.OnnxTensorType t) {
-    String name = t.name().replace("ONNX_TENSOR_ELEMENT_DATA_TYPE_", "");
-    try {
-      return valueOf(name.toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
-      return OTHER;
-    }
   }
 
   /** Maps an ONNX {@code TensorProto.DataType} number; anything unlisted is {@link #OTHER}. */

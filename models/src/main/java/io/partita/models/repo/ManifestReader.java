@@ -1,6 +1,5 @@
 package io.partita.models.repo;
 
-import ai.onnxruntime.OrtProvider;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -10,7 +9,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -147,7 +145,7 @@ public final class ManifestReader {
               file,
               field + ".providers[" + i + "]",
               "'" + v.asText() + "' is not an ONNX Runtime provider; use one of "
-                  + Arrays.stream(OrtProvider.values()).map(Enum::name).toList());
+                  + ExecutionProviders.NAMES);
         }
         providers.add(name);
       }
@@ -220,12 +218,7 @@ public final class ManifestReader {
   }
 
   private static boolean isProvider(String name) {
-    try {
-      OrtProvider.valueOf(name);
-      return true;
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
+    return ExecutionProviders.isKnown(name);
   }
 
   private static void requireObject(Path file, String field, JsonNode node) {

@@ -1,6 +1,5 @@
 package io.partita.models.repo;
 
-import ai.onnxruntime.OrtException;
 import io.partita.models.lora.LoraAdapter;
 import io.partita.models.lora.LoraAdapterFormat;
 import io.partita.models.lora.LoraAdapterReader;
@@ -169,8 +168,8 @@ public final class ModelRepository {
     ModelSignature signature;
     try {
       signature = ModelSignature.read(real);
-    } catch (OrtException e) {
-      throw new RepositoryException(file, null, "ONNX Runtime cannot load it: " + e.getMessage(), e);
+    } catch (IOException e) {
+      throw new RepositoryException(file, null, "cannot read it as an ONNX model: " + e.getMessage(), e);
     }
     return new VersionEntry(
         model, id, real, rel, sha, spec.precision(), spec.providers(), spec.accuracy(),

@@ -1,12 +1,6 @@
 package io.partita.models.repo;
 
 import ai.onnx.proto.OnnxMl;
-import ai.onnxruntime.NodeInfo;
-import ai.onnxruntime.OrtEnvironment;
-import ai.onnxruntime.OrtException;
-import ai.onnxruntime.OrtLoggingLevel;
-import ai.onnxruntime.OrtSession;
-import ai.onnxruntime.TensorInfo;
 import com.google.protobuf.CodedInputStream;
 import io.partita.models.lora.LoraAdapter;
 import java.io.IOException;
@@ -17,24 +11,23 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
 /**
  * The inputs a caller must feed and the outputs a model returns, as ONNX Runtime reports them, and
- * the model's overridable parameters.
+ * the model's overridable parameters, read from the ONNX file ({@link #read}) without ONNX Runtime.
  *
  * <p>Graph inputs that have a default initializer (such as LoRA parameters) are not in {@code
  * inputs}: ONNX Runtime hides them from {@code getInputInfo()}, and only an active adapter can
  * override them, so they are not part of what a client sends. They are listed in {@code parameters}
- * instead (read from the ONNX file itself, since ONNX Runtime does not report them), so that a
+ * instead, so that a
  * worker can check an adapter with {@link #checkAdapter} before it mounts it; ONNX Runtime itself
  * only notices a wrong name or shape when a run uses the adapter.
  *
  * @param inputs what a client feeds
  * @param outputs what a run returns
- * @param parameters graph inputs with defaults; empty when built with {@link #of(OrtSession)}
+ * @param parameters graph inputs with defaults
  */
 public record ModelSignature(
     List<TensorSpec> inputs, List<TensorSpec> outputs, List<TensorSpec> parameters) {
@@ -91,75 +84,58 @@ public record ModelSignature(
     return outputs.stream().filter(t -> t.name().equals(name)).findFirst();
   }
 
-  /** Reads the signature of an open session. */
-  public static ModelSignature of(OrtSession session) throws OrtException {
-    return new ModelSignature(specs(session.getInputInfo()), specs(session.getOutputInfo()));
-  }
-
   /**
-   * Opens {@code modelFile} in a short-lived single-threaded session, without graph optimizations,
-   * and reads its signature.
+   * Reads the signature of an ONNX model file from its protobuf, as ONNX Runtime would report it
+   * when it opens the file: the graph inputs without an initializer are {@code inputs}, those with
+   * one are {@code parameters}, and the graph outputs are {@code outputs}, each in the order the
+   * graph declares them. A dimension with a fixed value keeps it; a symbolic or unknown one is -1. A
+   * value that is not a tensor (a sequence or a map) is {@link ElementType#OTHER} with no shape.
+   *
+   * <p>It reads the file, not the graph's semantics: a well-formed protobuf whose graph ONNX Runtime
+   * would refuse (an unknown operator, a missing node input) is read; the session that opens it
+   * fails.
+   *
+   * @throws IOException when the file cannot be read, is not an ONNX protobuf, or has no graph
+   *     outputs
    */
-  public static ModelSignature read(Path modelFile) throws OrtException {
-    OrtEnvironment env = OrtEnvironment.getEnvironment();
-    try (OrtSession.SessionOptions opts = new OrtSession.SessionOptions()) {
-      opts.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.NO_OPT);
-      opts.setIntraOpNumThreads(1);
-      opts.setInterOpNumThreads(1);
-      // Loading a model whose LoRA inputs have defaults logs a warning per input at WARNING level;
-      // that is the intended design here, so only errors are logged.
-      opts.setSessionLogLevel(OrtLoggingLevel.ORT_LOGGING_LEVEL_ERROR);
-      ModelSignature fromOrt;
-      try (OrtSession session = env.createSession(modelFile.toString(), opts)) {
-        fromOrt = of(session);
-      }
-      return new ModelSignature(fromOrt.inputs(), fromOrt.outputs(), parameters(modelFile));
-    }
-  }
-
-  /** Graph inputs that also have an initializer, read from the ONNX protobuf. */
-  private static List<TensorSpec> parameters(Path modelFile) throws OrtException {
+  public static ModelSignature read(Path modelFile) throws IOException {
     OnnxMl.GraphProto graph;
     try (InputStream in = Files.newInputStream(modelFile)) {
       CodedInputStream coded = CodedInputStream.newInstance(in);
       coded.setSizeLimit(Integer.MAX_VALUE);
       graph = OnnxMl.ModelProto.parseFrom(coded).getGraph();
-    } catch (IOException e) {
-      throw new OrtException("cannot read " + modelFile + " as an ONNX protobuf: " + e.getMessage());
+    }
+    if (graph.getOutputCount() == 0) {
+      throw new IOException("it is not an ONNX model: it has no graph outputs");
     }
     Set<String> initialized = new HashSet<>();
     for (OnnxMl.TensorProto t : graph.getInitializerList()) {
       initialized.add(t.getName());
     }
-    List<TensorSpec> out = new ArrayList<>();
-    for (OnnxMl.ValueInfoProto v : graph.getInputList()) {
-      if (!initialized.contains(v.getName())) {
-        continue;
-      }
-      OnnxMl.TypeProto.Tensor t = v.getType().getTensorType();
-      List<Long> dims = new ArrayList<>();
-      for (OnnxMl.TensorShapeProto.Dimension d : t.getShape().getDimList()) {
-        dims.add(d.hasDimValue() ? d.getDimValue() : -1L);
-      }
-      out.add(new TensorSpec(v.getName(), ElementType.fromOnnxDataType(t.getElemType()), dims));
+    for (OnnxMl.SparseTensorProto t : graph.getSparseInitializerList()) {
+      initialized.add(t.getValues().getName());
     }
-    return out;
+    List<TensorSpec> inputs = new ArrayList<>();
+    List<TensorSpec> parameters = new ArrayList<>();
+    for (OnnxMl.ValueInfoProto v : graph.getInputList()) {
+      (initialized.contains(v.getName()) ? parameters : inputs).add(spec(v));
+    }
+    List<TensorSpec> outputs = new ArrayList<>();
+    for (OnnxMl.ValueInfoProto v : graph.getOutputList()) {
+      outputs.add(spec(v));
+    }
+    return new ModelSignature(inputs, outputs, parameters);
   }
 
-  private static List<TensorSpec> specs(Map<String, NodeInfo> infos) {
-    List<TensorSpec> out = new ArrayList<>();
-    for (NodeInfo info : infos.values()) {
-      if (info.getInfo() instanceof TensorInfo t) {
-        long[] shape = t.getShape();
-        List<Long> dims = new ArrayList<>(shape.length);
-        for (long d : shape) {
-          dims.add(d < 0 ? -1L : d);
-        }
-        out.add(new TensorSpec(info.getName(), ElementType.fromOrt(t.onnxType), dims));
-      } else {
-        out.add(new TensorSpec(info.getName(), ElementType.OTHER, List.of()));
-      }
+  private static TensorSpec spec(OnnxMl.ValueInfoProto v) {
+    if (!v.getType().hasTensorType()) {
+      return new TensorSpec(v.getName(), ElementType.OTHER, List.of());
     }
-    return out;
+    OnnxMl.TypeProto.Tensor t = v.getType().getTensorType();
+    List<Long> dims = new ArrayList<>();
+    for (OnnxMl.TensorShapeProto.Dimension d : t.getShape().getDimList()) {
+      dims.add(d.hasDimValue() && d.getDimValue() >= 0 ? d.getDimValue() : -1L);
+    }
+    return new TensorSpec(v.getName(), ElementType.fromOnnxDataType(t.getElemType()), dims);
   }
 }

@@ -2,17 +2,14 @@ package io.partita.models.repo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ai.onnxruntime.TensorInfo.OnnxTensorType;
 import org.junit.jupiter.api.Test;
 
 class ElementTypeTest {
 
   @Test
-  void shouldMapOrtOnnxAndOipNames() {
-    assertThat(ElementType.fromOrt(OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT))
-        .isEqualTo(ElementType.FLOAT);
-    assertThat(ElementType.fromOrt(OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64))
-        .isEqualTo(ElementType.INT64);
+  void shouldMapOnnxAndOipNames() {
+    assertThat(ElementType.fromOnnxDataType(1)).isEqualTo(ElementType.FLOAT);
+    assertThat(ElementType.fromOnnxDataType(7)).isEqualTo(ElementType.INT64);
     assertThat(ElementType.fromOnnxDataType(10)).isEqualTo(ElementType.FLOAT16);
     assertThat(ElementType.fromOnnxDataType(99)).isEqualTo(ElementType.OTHER);
     assertThat(ElementType.fromOipDatatype("FP32")).hasValue(ElementType.FLOAT);

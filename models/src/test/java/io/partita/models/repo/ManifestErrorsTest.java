@@ -172,12 +172,21 @@ class ManifestErrorsTest {
   }
 
   @Test
-  void shouldRefuseAModelFileOnnxRuntimeCannotLoad() throws IOException {
+  void shouldRefuseAModelFileThatIsNotAnOnnxProtobuf() throws IOException {
     Path broken = Files.writeString(model.resolve("1/model.onnx"), "not a model");
     assertThatThrownBy(() -> ModelRepository.scan(root))
         .isInstanceOf(RepositoryException.class)
         .hasMessageContaining(broken.toString())
-        .hasMessageContaining("ONNX Runtime cannot load it");
+        .hasMessageContaining("cannot read it as an ONNX model");
+  }
+
+  @Test
+  void shouldRefuseAnEmptyModelFileAsHavingNoGraph() throws IOException {
+    Path empty = Files.write(model.resolve("1/model.onnx"), new byte[0]);
+    assertThatThrownBy(() -> ModelRepository.scan(root))
+        .isInstanceOf(RepositoryException.class)
+        .hasMessageContaining(empty.toString())
+        .hasMessageContaining("no graph outputs");
   }
 
   @Test

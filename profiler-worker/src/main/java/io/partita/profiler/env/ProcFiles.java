@@ -11,7 +11,7 @@ public final class ProcFiles {
 
   /** Parses a CPU list such as {@code 0-3,8,10-11} into sorted, distinct CPU ids. */
   public static List<Integer> parseCpuList(String list) {
-    return io.partita.common.CpuList.parse(list);
+    return io.partita.runtime.CpuList.parse(list);
   }
 
   /** The value of {@code key:} in a /proc status-style file, trimmed; empty if absent. */

@@ -4,6 +4,8 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import io.partita.profiler.onnx.TinyModels;
+import io.partita.runtime.SessionSettings;
+import io.partita.runtime.SlotConfig;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,12 +31,9 @@ public final class ProviderProbe {
     void apply(Provider provider, OrtSession.SessionOptions options) throws OrtException;
   }
 
-  /** Adds the real provider: nothing for CPU (the default), {@code addCUDA(0)} for CUDA. */
-  public static final ProviderSetup REAL = (provider, options) -> {
-    if (provider == Provider.CUDA) {
-      options.addCUDA(0);
-    }
-  };
+  /** Adds the real provider as every session gets it (the runtime module): nothing for CPU, CUDA on device 0. */
+  public static final ProviderSetup REAL = (provider, options) ->
+      SessionSettings.addProvider(options, io.partita.runtime.Provider.valueOf(provider.name()), 0);
 
   private ProviderProbe() {}
 
@@ -48,7 +47,8 @@ public final class ProviderProbe {
     List<String> loaded = new ArrayList<>();
     Map<String, String> failures = new LinkedHashMap<>();
     for (Provider provider : Provider.values()) {
-      try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+      // One unpinned thread, the runtime module's options; the provider is what is being probed.
+      try (OrtSession.SessionOptions options = SessionSettings.of(SlotConfig.unpinned(1)).toOptions()) {
         setup.apply(provider, options);
         try (OrtSession ignored = env.createSession(model, options)) {
           loaded.add(provider.name());

@@ -6,6 +6,7 @@ import io.partita.profiler.search.GridPoint;
 import io.partita.profiler.search.HillClimbSearch;
 import io.partita.profiler.search.Measured;
 import io.partita.profiler.stats.LatencySummary;
+import io.partita.runtime.SlotConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -115,9 +116,9 @@ public final class BaselineBenchmark {
    * steering the search.
    */
   private double throughput(ModelRef reference, GridPoint p, int usable) {
-    SlotSpec slot = p.threads() <= usable
+    SlotConfig slot = p.threads() <= usable
         ? measurer.cpuSlot(measurer.host().usableCpuIds().subList(0, p.threads()))
-        : SlotSpec.cpuUnpinned(p.threads());
+        : SlotConfig.unpinned(p.threads());
     Measurer.SlotsOutcome run = measurer.runSlots(reference, List.of(slot), p.batch(), measurer.samplerSettings());
     if (run.error() != null) {
       return Double.NaN;

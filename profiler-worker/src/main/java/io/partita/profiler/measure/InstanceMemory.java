@@ -2,6 +2,9 @@ package io.partita.profiler.measure;
 
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
+import io.partita.runtime.Provider;
+import io.partita.runtime.SessionOpener;
+import io.partita.runtime.SlotConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -34,7 +37,7 @@ final class InstanceMemory {
   private InstanceMemory() {}
 
   /** Resident bytes one instance adds, or -1 when it could not be measured. */
-  static long measure(ModelRef model, SlotSpec slot, int batch, Map<String, Long> dims) {
+  static long measure(ModelRef model, SlotConfig slot, int batch, Map<String, Long> dims) {
     Path temp = null;
     try {
       Path file = model.file();
@@ -48,7 +51,7 @@ final class InstanceMemory {
           "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
           InstanceMemory.class.getName(),
           file.toString(), slot.provider().name(), String.valueOf(slot.threads()),
-          String.valueOf(slot.gpuDevice()), String.valueOf(batch)));
+          String.valueOf(slot.gpu()), String.valueOf(batch)));
       dims.forEach((k, v) -> command.add(k + "=" + v));
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
       // The class path goes through the environment, not -cp: ONNX Runtime 1.29.0's native library
@@ -93,8 +96,7 @@ final class InstanceMemory {
   /** The child: {@code MODEL PROVIDER THREADS GPU_DEVICE BATCH [NAME=SIZE ...]}. */
   public static void main(String[] args) throws Exception {
     Path model = Path.of(args[0]);
-    io.partita.profiler.env.ProviderProbe.Provider provider =
-        io.partita.profiler.env.ProviderProbe.Provider.valueOf(args[1]);
+    Provider provider = Provider.valueOf(args[1]);
     int threads = Integer.parseInt(args[2]);
     int device = Integer.parseInt(args[3]);
     int batch = Integer.parseInt(args[4]);
@@ -103,21 +105,21 @@ final class InstanceMemory {
       int eq = args[i].indexOf('=');
       dims.put(args[i].substring(0, eq), Long.parseLong(args[i].substring(eq + 1)));
     }
-    SlotSpec slot = new SlotSpec(provider, List.of(), threads, device, false);
+    // The partition's provider and thread count, unpinned: memory does not depend on the cores.
+    SlotConfig slot = new SlotConfig(provider, device, List.of(), threads, false);
     OrtEnvironment env = OrtEnvironment.getEnvironment();
-    try (OrtSession.SessionOptions options = Measurer.options(slot)) {
-      System.gc();
-      long before = ProcessMemory.residentBytes();
-      try (OrtSession session = env.createSession(model.toString(), options);
-           Inputs inputs = Inputs.create(env, session.getInputInfo(), batch, dims)) {
-        for (int i = 0; i < 3; i++) {
-          try (OrtSession.Result ignored = session.run(inputs.tensors())) {
-            // warm-up: only the memory it leaves allocated matters
-          }
+    SessionOpener opener = new SessionOpener(env, SessionOpener.CudaFallback.NONE);
+    System.gc();
+    long before = ProcessMemory.residentBytes();
+    try (OrtSession session = opener.open(model, slot).session();
+         Inputs inputs = Inputs.create(env, session.getInputInfo(), batch, dims)) {
+      for (int i = 0; i < 3; i++) {
+        try (OrtSession.Result ignored = session.run(inputs.tensors())) {
+          // warm-up: only the memory it leaves allocated matters
         }
-        long after = ProcessMemory.residentBytes();
-        System.out.println("instance-memory-bytes=" + (before < 0 || after < 0 ? -1 : Math.max(0, after - before)));
       }
+      long after = ProcessMemory.residentBytes();
+      System.out.println("instance-memory-bytes=" + (before < 0 || after < 0 ? -1 : Math.max(0, after - before)));
     }
   }
 }

@@ -3,6 +3,9 @@ package io.partita.profiler.measure;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
+import io.partita.runtime.Pinning;
+import io.partita.runtime.SessionOpener;
+import io.partita.runtime.SlotConfig;
 import io.partita.profiler.env.CommandRunner;
 import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.ProviderProbe.Provider;
@@ -20,11 +23,11 @@ import java.util.function.LongSupplier;
  * Measures a model version with real ONNX Runtime sessions on this host: each partition size, batch
  * size and execution provider asked for, one point after another, or a whole grouping at once.
  *
- * <p>A CPU partition of {@code k} cores is one session with {@code k} intra-op threads, one inter-op
- * thread and sequential execution; ONNX Runtime pins its pool threads to the partition's cores
- * through {@code session.intra_op_thread_affinities} and the thread that calls {@code run} is
- * pinned to the first core by {@link ThreadPinning}, so every thread has a core of its own and idle
- * threads may spin (unless the settings turn spinning off). Partitions take the host's usable CPUs in order. A GPU partition of {@code k}
+ * <p>A CPU partition of {@code k} cores is a pinned {@link SlotConfig} of those cores, opened through
+ * the runtime module exactly as the worker opens the slot that will serve it ({@link SessionOpener},
+ * {@link Pinning#openPinned}): {@code k} intra-op threads, one inter-op thread, sequential
+ * execution, every thread on a core of its own, idle threads spinning unless the settings turn
+ * spinning off. Partitions take the host's usable CPUs in order. A GPU partition of {@code k}
  * GPUs is {@code k} single-device CUDA sessions run concurrently (ONNX Runtime runs a session on one
  * device), and its throughput is their sum.
  *
@@ -76,12 +79,14 @@ public final class Measurer {
   }
 
   private final OrtEnvironment env;
+  private final SessionOpener opener;
   private final ProbedHost host;
   private final Settings settings;
   private final LongSupplier clock = System::nanoTime;
 
   public Measurer(OrtEnvironment env, ProbedHost host, Settings settings) {
     this.env = env;
+    this.opener = new SessionOpener(env, SessionOpener.CudaFallback.NONE);
     this.host = host;
     this.settings = settings;
   }
@@ -119,12 +124,9 @@ public final class Measurer {
    * and every point will fail with the reason.
    */
   public List<Integer> defaultBatches(ModelRef model) {
-    try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
-      options.setIntraOpNumThreads(1);
-      try (OrtSession session = open(model, options)) {
-        long fixed = Inputs.fixedBatch(session.getInputInfo());
-        return fixed > 0 ? List.of((int) fixed) : DEFAULT_BATCHES;
-      }
+    try (OrtSession session = open(model, SlotConfig.unpinned(1))) {
+      long fixed = Inputs.fixedBatch(session.getInputInfo());
+      return fixed > 0 ? List.of((int) fixed) : DEFAULT_BATCHES;
     } catch (OrtException | RuntimeException e) {
       return DEFAULT_BATCHES;
     }
@@ -161,7 +163,7 @@ public final class Measurer {
   /** One point: a partition of {@code size} resources running {@code batch}-sized runs. */
   public TimingResult measurePoint(ModelRef model, Provider provider, int size, int batch) {
     TimingResult.PointKey key = key(model, provider, size, batch);
-    List<List<SlotSpec>> layout;
+    List<List<SlotConfig>> layout;
     try {
       layout = layout(provider, List.of(size));
     } catch (IllegalArgumentException e) {
@@ -175,12 +177,12 @@ public final class Measurer {
   }
 
   /** Memory of one partition: the sum over its sessions, -1 if any could not be measured or memory is off. */
-  private long memoryOf(ModelRef model, List<SlotSpec> partition, int batch) {
+  private long memoryOf(ModelRef model, List<SlotConfig> partition, int batch) {
     if (!settings.measureMemory()) {
       return -1;
     }
     long total = 0;
-    for (SlotSpec slot : partition) {
+    for (SlotConfig slot : partition) {
       long m = InstanceMemory.measure(model, slot, batch, settings.dims());
       if (m < 0) {
         return -1;
@@ -197,7 +199,7 @@ public final class Measurer {
    */
   public GroupingResult measureGrouping(ModelRef model, Provider provider, List<Integer> sizes, int batch) {
     String pool = poolOf(provider);
-    List<List<SlotSpec>> layout;
+    List<List<SlotConfig>> layout;
     try {
       if (sizes.isEmpty()) {
         throw new IllegalArgumentException("a grouping needs at least one partition");
@@ -207,7 +209,7 @@ public final class Measurer {
       return new GroupingResult(model.model(), model.version(), host.hostId(), pool, sizes, batch, provider.name(),
           List.of(), 0, -1, false, e.getMessage());
     }
-    List<SlotSpec> all = layout.stream().flatMap(List::stream).toList();
+    List<SlotConfig> all = layout.stream().flatMap(List::stream).toList();
     SlotsOutcome run = runSlots(model, all, batch, settings.sampler().withStopWhenStable(false));
     if (run.error() != null) {
       return new GroupingResult(model.model(), model.version(), host.hostId(), pool, sizes, batch, provider.name(),
@@ -240,23 +242,23 @@ public final class Measurer {
   }
 
   /** The slots of each partition, taking usable CPUs (or GPU devices) in order. */
-  List<List<SlotSpec>> layout(Provider provider, List<Integer> sizes) {
+  public List<List<SlotConfig>> layout(Provider provider, List<Integer> sizes) {
     int total = sizes.stream().mapToInt(Integer::intValue).sum();
     for (int s : sizes) {
       if (s < 1) {
         throw new IllegalArgumentException("partition sizes must be at least 1, got " + sizes);
       }
     }
-    List<List<SlotSpec>> layout = new ArrayList<>();
+    List<List<SlotConfig>> layout = new ArrayList<>();
     int cursor = 0;
     if (provider == Provider.CUDA) {
       if (total > gpuCount()) {
         throw new IllegalArgumentException("partitions " + sizes + " need " + total + " GPUs; " + gpuCount() + " present");
       }
       for (int s : sizes) {
-        List<SlotSpec> slots = new ArrayList<>();
+        List<SlotConfig> slots = new ArrayList<>();
         for (int d = cursor; d < cursor + s; d++) {
-          slots.add(SlotSpec.gpu(d));
+          slots.add(SlotConfig.cuda(d));
         }
         layout.add(slots);
         cursor += s;
@@ -275,8 +277,8 @@ public final class Measurer {
   }
 
   /** A pinned CPU partition on these CPUs, spinning as the settings say. */
-  SlotSpec cpuSlot(List<Integer> cpus) {
-    return new SlotSpec(Provider.CPU, cpus, cpus.size(), -1, settings.spinning());
+  public SlotConfig cpuSlot(List<Integer> cpus) {
+    return SlotConfig.pinned(cpus, settings.spinning());
   }
 
   private int gpuCount() {
@@ -292,7 +294,7 @@ public final class Measurer {
    * Runs the slots concurrently, each on its own new thread: open and warm up, wait for all, then
    * sample together. If any slot fails the others stop before sampling.
    */
-  SlotsOutcome runSlots(ModelRef model, List<SlotSpec> slots, int batch, Sampler.Settings sampler) {
+  SlotsOutcome runSlots(ModelRef model, List<SlotConfig> slots, int batch, Sampler.Settings sampler) {
     int n = slots.size();
     CountDownLatch ready = new CountDownLatch(n);
     CountDownLatch go = new CountDownLatch(1);
@@ -326,17 +328,14 @@ public final class Measurer {
     return new SlotsOutcome(List.of(outcomes), null);
   }
 
-  private SlotOutcome runSlot(ModelRef model, SlotSpec spec, int batch, Sampler.Settings sampler,
+  private SlotOutcome runSlot(ModelRef model, SlotConfig spec, int batch, Sampler.Settings sampler,
                               CountDownLatch ready, CountDownLatch go, AtomicBoolean abort) {
     boolean signalled = false;
     try {
-      // Pin to the whole partition first so the pool threads ONNX Runtime starts inherit its cores.
-      boolean pinned = !spec.cpus().isEmpty() && ThreadPinning.pinCurrentThread(spec.cpus(), settings.commands());
-      try (OrtSession.SessionOptions options = options(spec);
-           OrtSession session = open(model, options)) {
-        if (pinned && spec.cpus().size() > 1) {
-          pinned = ThreadPinning.pinCurrentThread(List.of(spec.cpus().get(0)), settings.commands());
-        }
+      Pinning.Command taskset = (argv, timeout) -> settings.commands().run(argv, timeout).isPresent();
+      Pinning.Pinned<OrtSession> opened = Pinning.openPinned(spec, taskset, () -> open(model, spec));
+      boolean pinned = opened.pinned();
+      try (OrtSession session = opened.value()) {
         try (Inputs inputs = Inputs.create(env, session.getInputInfo(), batch, settings.dims())) {
           Sampler.Trial trial = () -> {
             try (OrtSession.Result ignored = session.run(inputs.tensors())) {
@@ -366,33 +365,10 @@ public final class Measurer {
     }
   }
 
-  /** Session options for a slot; see the class comment for why each is set. */
-  static OrtSession.SessionOptions options(SlotSpec spec) throws OrtException {
-    OrtSession.SessionOptions options = new OrtSession.SessionOptions();
-    try {
-      options.setIntraOpNumThreads(spec.threads());
-      options.setInterOpNumThreads(1);
-      options.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.SEQUENTIAL);
-      options.addConfigEntry("session.intra_op.allow_spinning", spec.spinning() ? "1" : "0");
-      options.addConfigEntry("session.inter_op.allow_spinning", "0");
-      String affinities = spec.intraOpAffinities();
-      if (!affinities.isEmpty()) {
-        options.addConfigEntry("session.intra_op_thread_affinities", affinities);
-      }
-      if (spec.provider() == Provider.CUDA) {
-        options.addCUDA(spec.gpuDevice());
-      }
-      return options;
-    } catch (OrtException | RuntimeException e) {
-      options.close();
-      throw e;
-    }
-  }
-
-  private OrtSession open(ModelRef model, OrtSession.SessionOptions options) throws OrtException {
+  private OrtSession open(ModelRef model, SlotConfig slot) throws OrtException {
     return model.file() != null
-        ? env.createSession(model.file().toString(), options)
-        : env.createSession(model.bytes(), options);
+        ? opener.open(model.file(), slot).session()
+        : opener.open(model.bytes(), slot).session();
   }
 
   private TimingResult.PointKey key(ModelRef model, Provider provider, int size, int batch) {

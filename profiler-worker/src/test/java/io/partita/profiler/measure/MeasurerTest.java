@@ -165,7 +165,7 @@ class MeasurerTest {
           .hasMessageContaining("usable");
       return;
     }
-    List<List<SlotSpec>> layout = measurer.layout(Provider.CPU, List.of(1, 1));
+    List<List<io.partita.runtime.SlotConfig>> layout = measurer.layout(Provider.CPU, List.of(1, 1));
     assertThat(layout.get(0).get(0).cpus()).containsExactly(host.usableCpuIds().get(0));
     assertThat(layout.get(1).get(0).cpus()).containsExactly(host.usableCpuIds().get(1));
   }

@@ -19,7 +19,7 @@ class TinyModelsTest {
   void shouldWriteAReferenceModelThatTheOnnxProtobufClassesParse() throws Exception {
     OnnxMl.ModelProto model = OnnxMl.ModelProto.parseFrom(TinyModels.referenceMlp());
     assertThat(model.getIrVersion()).isEqualTo(8);
-    assertThat(model.getOpsetImport(0).getVersion()).isEqualTo(13);
+    assertThat(model.getOpsetImport(0).getVersion()).isEqualTo(io.partita.models.onnx.OnnxGraphBuilder.OPSET);
     assertThat(model.getGraph().getNodeList()).extracting(OnnxMl.NodeProto::getOpType)
         .containsExactly("MatMul", "Relu", "MatMul", "Relu", "MatMul", "Relu");
     assertThat(model.getGraph().getInitializerList()).hasSize(3)

@@ -1,13 +1,20 @@
-package io.partita.gateway.http;
+package io.partita.models.tensor;
 
-/** IEEE 754 half-precision conversions (Java 17 has none; Float.floatToFloat16 came in Java 20). */
-final class Half {
+/**
+ * IEEE 754 half-precision (FP16) conversions, the one copy the gateway (JSON tensors), the ONNX
+ * graph builder and the worker use: Java 17 has none ({@code Float.floatToFloat16} came in Java 20),
+ * and ONNX Runtime's own ({@code Fp16Conversions}) would put ONNX Runtime on the gateway's class
+ * path. Rounding is to nearest, ties to even, as ONNX Runtime's; overflow gives infinity and NaN
+ * stays NaN. The runtime module's tests check both directions against ONNX Runtime's conversions.
+ */
+public final class Fp16 {
   /** The largest finite FP16 value. */
-  static final float MAX_VALUE = 65504f;
+  public static final float MAX_VALUE = 65504f;
 
-  private Half() {}
+  private Fp16() {}
 
-  static short fromFloat(float value) {
+  /** The half nearest to {@code value}, as its 16 bits. */
+  public static short fromFloat(float value) {
     int bits = Float.floatToIntBits(value);
     int sign = (bits >>> 16) & 0x8000;
     int exp = (bits >>> 23) & 0xff;
@@ -41,7 +48,8 @@ final class Half {
     return (short) half;
   }
 
-  static float toFloat(short half) {
+  /** The float a half stands for (exactly: every half is a float). */
+  public static float toFloat(short half) {
     int h = half & 0xffff;
     int sign = (h & 0x8000) << 16;
     int exp = (h >>> 10) & 0x1f;

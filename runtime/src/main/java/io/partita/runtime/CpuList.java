@@ -1,4 +1,4 @@
-package io.partita.common;
+package io.partita.runtime;
 
 import java.util.List;
 import java.util.TreeSet;
