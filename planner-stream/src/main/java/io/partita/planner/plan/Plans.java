@@ -29,9 +29,10 @@ import io.partita.planning.MappingPlanner;
 import io.partita.planning.MappingProblem;
 import io.partita.planning.ModelDemand;
 import io.partita.planning.ModelShare;
-import io.partita.planning.PoolSplitPlan;
+import io.partita.planning.PoolPlacement;
+import io.partita.planning.PoolSharing;
+import io.partita.planning.CoreLayout;
 import io.partita.planning.PoolSplitProblem;
-import io.partita.planning.PoolSplitter;
 import io.partita.planning.ProfilePoint;
 import io.partita.planning.ResourceSpec;
 import io.partita.planning.ServiceModelSpec;
@@ -453,27 +454,56 @@ public final class Plans {
         settings.bufferBytesPerPartition(), settings.bufferThresholdBytes(), settings.objective(), demands);
   }
 
-  /** The partition plans of every pool of one host, key model/version/host/pool. */
+  /**
+   * The partition plans of every pool of one host, key model/version/host/pool. Every catalog
+   * model gets a place ({@link PoolSharing}): the measured ones split the pools where they were
+   * measured; one the split leaves without a resource shares resources with the others; one with
+   * no measurement on this host at all gets a default single-resource partition
+   * ({@code defaultPlan = true}) on the first pool its default version can run on, so it is served
+   * before the profiler has timed it.
+   */
   public static SortedMap<String, PartitionPlan> partitions(PlanInputs in, PlanSettings settings, String host,
       Map<String, String> chosenOnHost, Map<String, Set<String>> kinds) {
     SortedMap<String, PartitionPlan> out = new TreeMap<>();
+    HostEnvironment env = in.hosts().get(host);
+    if (env == null) {
+      return out;
+    }
+    Map<String, String> defaults = DefaultPlacements.unmeasured(in, host, chosenOnHost);
     for (String pool : POOLS) {
       PoolSplitProblem problem = poolProblem(in, settings, host, pool, chosenOnHost, kinds);
-      if (problem == null) {
+      Map<String, String> defaultsHere = new TreeMap<>();
+      defaults.forEach((model, version) -> {
+        if (pool.equals(DefaultPlacements.pool(in, model, version, env))) {
+          defaultsHere.put(model, version);
+        }
+      });
+      if (problem == null && defaultsHere.isEmpty()) {
         continue;
       }
-      PoolSplitPlan split = PoolSplitter.split(problem);
-      for (ModelShare share : split.shares()) {
-        String model = share.modelId();
+      int poolSize = poolIds(env, pool).size();
+      List<PoolPlacement> placements = PoolSharing.split(poolSize, poolMemory(env, pool),
+          settings.bufferBytesPerPartition(), settings.bufferThresholdBytes(), settings.objective(),
+          problem == null ? List.of() : problem.models(), defaultsHere.keySet());
+      for (PoolPlacement placement : placements) {
+        String model = placement.modelId();
+        ModelShare share = placement.share();
+        if (placement.kind() == PoolPlacement.Kind.DEFAULT) {
+          String version = defaultsHere.get(model);
+          out.put(Keys.partition(model, version, host, pool), DefaultPlacements.plan(model, version, host, pool,
+              poolSize, share, demandOf(in, model)));
+          continue;
+        }
         String version = chosenOnHost.get(model);
         Profile profile = profile(in, model, version, host, pool);
         GroupingPlan g = share.plan();
         PartitionPlan.Builder b = PartitionPlan.newBuilder().setModel(model).setVersion(version).setHost(host)
             .setPool(pool).setProvider(profile.provider()).setBatch(profile.batch())
-            .setPoolSize(problem.poolSize()).setShareResources(share.resources())
+            .setPoolSize(poolSize).setShareResources(share.resources())
             .setShareMemoryBytes(share.memoryBytes()).setRequestsPerSecond(share.requestsPerSecond())
             .setPlanned(g.planned()).setUnmetRequestsPerSecond(share.unmetRequestsPerSecond())
-            .setNoEligibleReason(g.noEligibleReason()).setMethod(g.method() == null ? "none" : g.method());
+            .setNoEligibleReason(g.noEligibleReason()).setMethod(g.method() == null ? "none" : g.method())
+            .setPlacement(placement.kind().name().toLowerCase(java.util.Locale.ROOT)).setDefaultPlan(false);
         List<GroupingOption> runnersUp = new ArrayList<>();
         g.runnersUp().forEach(r -> runnersUp.add(GroupingOption.newBuilder().setSizes(r.sizes())
             .setThroughput(r.throughputPerSecond()).setMaxLatencyMs(r.maxLatencyMs()).build()));
@@ -510,8 +540,22 @@ public final class Plans {
     ordered.sort(Comparator.comparing((PartitionPlan p) -> p.getHost()).thenComparing(PartitionPlan::getPool)
         .thenComparing(PartitionPlan::getModel).thenComparing(PartitionPlan::getVersion));
     Map<String, SlotAssignment.Builder> slots = new LinkedHashMap<>();
+    Map<String, List<CoreLayout.Block>> blocks = new TreeMap<>();
+    for (PartitionPlan p : ordered) {
+      if (p.getPlanned() && in.hosts().containsKey(p.getHost())) {
+        for (int size : p.getSizes()) {
+          blocks.computeIfAbsent(p.getHost() + Keys.SEP + p.getPool(), k -> new ArrayList<>())
+              .add(new CoreLayout.Block(size, layoutWeight(p, settings), p.getPlacement().equals("split")));
+        }
+      }
+    }
+    Map<String, List<Integer>> firsts = new TreeMap<>();
+    blocks.forEach((poolKey, list) -> {
+      String[] hostPool = poolKey.split(Keys.SEP);
+      int poolSize = Math.max(1, poolIds(in.hosts().get(hostPool[0]), hostPool[1]).size());
+      firsts.put(poolKey, CoreLayout.place(poolSize, list));
+    });
     Map<String, Integer> nextSlot = new TreeMap<>();
-    Map<String, Integer> nextId = new TreeMap<>();
     List<SlotState> states = new ArrayList<>();
     for (PartitionPlan p : ordered) {
       HostEnvironment env = in.hosts().get(p.getHost());
@@ -522,8 +566,7 @@ public final class Plans {
       String poolKey = p.getHost() + Keys.SEP + p.getPool();
       for (int size : p.getSizes()) {
         int n = nextSlot.merge(poolKey, 1, Integer::sum) - 1;
-        int first = nextId.getOrDefault(poolKey, 0);
-        nextId.put(poolKey, first + size);
+        int first = firsts.get(poolKey).get(n);
         List<Integer> cpus = new ArrayList<>();
         int gpu = -1;
         if (p.getPool().equals(CPU)) {
@@ -562,6 +605,17 @@ public final class Plans {
     SortedMap<String, SlotAssignment> out = new TreeMap<>();
     slots.forEach((key, b) -> out.put(key, b.setServiceModels(bySlot.getOrDefault(key, List.of())).build()));
     return out;
+  }
+
+  /**
+   * How much a partition loads the resources it lies on, for laying out partitions that share
+   * them: its demand (or the default rate while none is known) times its measured time per item
+   * (1 ms for a default partition, which has no measurement).
+   */
+  static double layoutWeight(PartitionPlan p, PlanSettings settings) {
+    double rate = p.getRequestsPerSecond() > 0 ? p.getRequestsPerSecond() : settings.defaultRequestsPerSecond();
+    double perItem = p.getMaxLatencyMs() > 0 ? p.getMaxLatencyMs() / Math.max(1, p.getBatch()) : 1.0;
+    return rate * perItem;
   }
 
   public static String instanceId(String serviceModel, int instance) {

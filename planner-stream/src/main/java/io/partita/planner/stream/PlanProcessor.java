@@ -228,6 +228,10 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
 
     private void planPartitions(Map<String, String> chosen) {
       SortedMap<String, PartitionPlan> live = current(PlanTable.PARTITIONS, PartitionPlan.class);
+      if (!partitionModels.isEmpty()) {
+        // A model nobody measured yet gets a default partition on every host (Plans.partitions).
+        partitionHosts.addAll(in.hosts().keySet());
+      }
       for (String model : partitionModels) {
         String prefix = model + Keys.SEP;
         in.timings().subMap(prefix, prefix + Character.MAX_VALUE).values().forEach(e -> partitionHosts.add(e.getHost()));
