@@ -6,6 +6,7 @@ import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.gateway.health.CatalogReadiness;
 import io.partita.gateway.http.HttpApi;
 import io.partita.gateway.http.JobsApi;
 import io.partita.gateway.jobs.JobRunner;
@@ -145,7 +146,8 @@ public final class Gateway implements Service {
     ReplyRouter replies = router;
     http.createContext("/", new HttpApi(new HttpApi.Deps(index, requests, capacity, config.apiKeys(), metrics, jobsApi,
         () -> replies.reading() && routes.ready() && index.serviceModels().keySet().stream().anyMatch(routes::ready),
-        config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds())));
+        config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds(),
+        new CatalogReadiness(config.readiness(), () -> index.serviceModels().keySet(), routes::ready))));
     http.start();
     if (config.apiKeys().isOpen()) {
       log.warn("Gateway {} is OPEN: no API keys are configured (gateway.api-keys), so anyone who can reach port {} may call every model",

@@ -4,6 +4,7 @@ import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.health.CatalogReadiness;
 import io.partita.gateway.routing.Routing;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,11 +34,14 @@ import java.util.UUID;
  * @param demandIntervalMs how often the gateway reports each service model's request rate and
  *     consumer lag to {@code <prefix>.demand} for the planner ({@code gateway.demand.interval.ms},
  *     default 10000; 0 = never)
+ * @param readiness when {@code /v2/health/ready} is 200 ({@code gateway.readiness}: {@code all}, the
+ *     default, every model of the catalog has a ready instance; {@code any}, at least one has)
  */
 public record GatewayConfig(
     String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
     long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
-    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs) {
+    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs,
+    CatalogReadiness.Mode readiness) {
 
   /**
    * Batch job settings.
@@ -103,7 +107,8 @@ public record GatewayConfig(
         kafka,
         Codecs.from(settings),
         routing(settings.string("gateway.routing", Routing.Mode.PLAN.setting())),
-        settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000));
+        settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000),
+        CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting())));
   }
 
   static Routing.Mode routing(String value) {

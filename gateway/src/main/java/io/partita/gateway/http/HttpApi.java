@@ -47,10 +47,11 @@ public final class HttpApi implements HttpHandler {
    * @param ready whether the gateway can take infer calls (its reply topic is being read and, with
    *     {@code gateway.routing=plan}, its route table has caught up)
    * @param jobs the batch job endpoints, or null when jobs are off
+   * @param serverReady what {@code /v2/health/ready} answers ({@code gateway.readiness})
    */
   public record Deps(RepositoryIndex index, RequestProducer requests, Capacity capacity, ApiKeys keys,
       GatewayMetrics metrics, JobsApi jobs, BooleanSupplier ready, long defaultTimeoutMs, long maxBodyBytes,
-      int retryAfterSeconds) {}
+      int retryAfterSeconds, BooleanSupplier serverReady) {}
 
   private final Deps deps;
 
@@ -102,7 +103,7 @@ public final class HttpApi implements HttpHandler {
     if (p.length == 4 && p[2].equals("health")) {
       call.endpoint = "health";
       requireGet(method);
-      boolean ready = deps.ready().getAsBoolean();
+      boolean ready = deps.ready().getAsBoolean() && deps.serverReady().getAsBoolean();
       switch (p[3]) {
         case "live" -> call.json(200, InferBody.JSON.createObjectNode().put("live", true));
         case "ready" -> call.json(ready ? 200 : 503, InferBody.JSON.createObjectNode().put("ready", ready));
