@@ -23,6 +23,8 @@ import io.partita.avro.VersionChoice;
 import io.partita.planning.AllocationPlan;
 import io.partita.planning.Assignment;
 import io.partita.planning.GroupingPlan;
+import io.partita.planning.GroupingProblem;
+import io.partita.planning.Hysteresis;
 import io.partita.planning.InstancePlacement;
 import io.partita.planning.MappingPlan;
 import io.partita.planning.MappingPlanner;
@@ -245,11 +247,20 @@ public final class Plans {
 
   /** The version choice for one model on one host; null when the model or the host is unknown. */
   public static VersionChoice versionChoice(PlanInputs in, String model, String host) {
+    return versionChoice(in, model, host, null, 0);
+  }
+
+  /**
+   * The version choice for one model on one host, keeping {@code running} (the version chosen by the
+   * live plan, or null) unless the fastest qualifying version beats it by more than {@code
+   * hysteresis} ({@link Hysteresis#keepVersion}).
+   */
+  public static VersionChoice versionChoice(PlanInputs in, String model, String host, String running, double hysteresis) {
     VersionProblem problem = versionProblem(in, model, host);
     if (problem == null) {
       return null;
     }
-    VersionPlan plan = VersionSelector.choose(problem);
+    VersionPlan plan = Hysteresis.keepVersion(VersionSelector.choose(problem), running, hysteresis);
     List<VersionCandidate> candidates = new ArrayList<>();
     for (VersionOutcome o : plan.outcomes()) {
       candidates.add(VersionCandidate.newBuilder().setVersion(o.versionId()).setStatus(o.status().name())
@@ -464,6 +475,16 @@ public final class Plans {
    */
   public static SortedMap<String, PartitionPlan> partitions(PlanInputs in, PlanSettings settings, String host,
       Map<String, String> chosenOnHost, Map<String, Set<String>> kinds) {
+    return partitions(in, settings, host, chosenOnHost, kinds, Map.of());
+  }
+
+  /**
+   * As above, keeping the sizes of the live plan of a key ({@code running}, key
+   * model/version/host/pool) unless the fresh grouping beats them by more than {@code
+   * planner.hysteresis} ({@link Hysteresis#keepGrouping}).
+   */
+  public static SortedMap<String, PartitionPlan> partitions(PlanInputs in, PlanSettings settings, String host,
+      Map<String, String> chosenOnHost, Map<String, Set<String>> kinds, Map<String, PartitionPlan> running) {
     SortedMap<String, PartitionPlan> out = new TreeMap<>();
     HostEnvironment env = in.hosts().get(host);
     if (env == null) {
@@ -496,7 +517,8 @@ public final class Plans {
         }
         String version = chosenOnHost.get(model);
         Profile profile = profile(in, model, version, host, pool);
-        GroupingPlan g = share.plan();
+        GroupingPlan g = keepRunning(share, placement, problem, settings,
+            running.get(Keys.partition(model, version, host, pool)), profile);
         PartitionPlan.Builder b = PartitionPlan.newBuilder().setModel(model).setVersion(version).setHost(host)
             .setPool(pool).setProvider(profile.provider()).setBatch(profile.batch())
             .setPoolSize(poolSize).setShareResources(share.resources())
@@ -523,6 +545,26 @@ public final class Plans {
       }
     }
     return out;
+  }
+
+  /** The share's grouping, or the running sizes when the fresh grouping is not better by the margin. */
+  private static GroupingPlan keepRunning(ModelShare share, PoolPlacement placement, PoolSplitProblem problem,
+      PlanSettings settings, PartitionPlan running, Profile profile) {
+    GroupingPlan fresh = share.plan();
+    if (running == null || !running.getPlanned() || running.getDefaultPlan() || problem == null
+        || !running.getPlacement().equals(placement.kind().name().toLowerCase(java.util.Locale.ROOT))
+        || running.getBatch() != profile.batch() || !running.getProvider().equals(profile.provider())
+        || share.resources() <= 0) {
+      return fresh;
+    }
+    ModelDemand demand = problem.models().stream().filter(m -> m.modelId().equals(share.modelId())).findFirst().orElse(null);
+    if (demand == null) {
+      return fresh;
+    }
+    GroupingProblem grouping = new GroupingProblem(share.modelId(), share.resources(), share.memoryBytes(),
+        demand.batchSize(), demand.profile(), settings.bufferBytesPerPartition(), share.bufferThresholdBytes(),
+        demand.sloMs(), settings.objective());
+    return Hysteresis.keepGrouping(grouping, fresh, running.getSizes(), settings.hysteresis());
   }
 
   // ---------------------------------------------------------------- 3. assignments and routes

@@ -194,7 +194,9 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
         Set<String> hosts = new TreeSet<>(in.hosts().keySet());
         live.values().stream().filter(v -> v.getModel().equals(model)).forEach(v -> hosts.add(v.getHost()));
         for (String host : hosts) {
-          if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), Plans.versionChoice(in, model, host))) {
+          VersionChoice running = live.get(Keys.modelHost(model, host));
+          if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), Plans.versionChoice(in, model, host,
+              running == null ? null : running.getChosenVersion(), settings.hysteresis()))) {
             partitionHosts.add(host);
             mapping = true;
           }
@@ -249,7 +251,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
             chosenOnHost.put(key.substring(0, cut), version);
           }
         });
-        SortedMap<String, PartitionPlan> planned = Plans.partitions(in, settings, host, chosenOnHost, kinds);
+        SortedMap<String, PartitionPlan> planned = Plans.partitions(in, settings, host, chosenOnHost, kinds, live);
         List<String> gone = new ArrayList<>();
         live.forEach((key, p) -> {
           if (p.getHost().equals(host) && !planned.containsKey(key)) {
