@@ -6,6 +6,7 @@ import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.gateway.health.CatalogReadiness;
 import io.partita.gateway.health.GatewayLoops;
 import io.partita.gateway.health.Readiness;
 import io.partita.gateway.http.HttpApi;
@@ -148,7 +149,8 @@ public final class Gateway implements Service {
     http.setExecutor(executor);
     metrics.watch(loops);
     http.createContext("/", new HttpApi(new HttpApi.Deps(index, requests, capacity, config.apiKeys(), metrics, jobsApi,
-        new Readiness(loops.loops(), routing, index.serviceModels().keySet()),
+        new Readiness(loops.loops(), routing, index.serviceModels().keySet())
+            .withServerCheck(new CatalogReadiness(config.readiness(), () -> index.serviceModels().keySet(), routing::ready)),
         config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds(), config.json())));
     http.start();
     if (config.apiKeys().isOpen()) {

@@ -5,6 +5,7 @@ import io.partita.common.config.Settings;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.auth.ApiKeys;
 import io.partita.gateway.http.JsonLimits;
+import io.partita.gateway.health.CatalogReadiness;
 import io.partita.gateway.routing.Routing;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,11 +38,14 @@ import java.util.UUID;
  * @param json how much JSON an infer body or a job line may hold ({@code gateway.json.max.depth},
  *     {@code gateway.json.max.string.length}, {@code gateway.json.max.number.length},
  *     {@code gateway.json.max.document.bytes}; see {@link JsonLimits})
+ * @param readiness when {@code /v2/health/ready} is 200 ({@code gateway.readiness}: {@code all}, the
+ *     default, every model of the catalog has a ready instance; {@code any}, at least one has)
  */
 public record GatewayConfig(
     String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
     long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
-    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs, JsonLimits json) {
+    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs, JsonLimits json,
+    CatalogReadiness.Mode readiness) {
 
   /**
    * Batch job settings.
@@ -108,7 +112,8 @@ public record GatewayConfig(
         Codecs.from(settings),
         routing(settings.string("gateway.routing", Routing.Mode.PLAN.setting())),
         settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000),
-        jsonLimits(settings));
+        jsonLimits(settings),
+        CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting())));
   }
 
   static JsonLimits jsonLimits(Settings settings) {

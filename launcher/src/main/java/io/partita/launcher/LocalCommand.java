@@ -62,8 +62,8 @@ final class LocalCommand implements Callable<Integer> {
    * {@code plan}. The worker follows {@code plan.assignments} ({@code worker.follow-plan=true}) and
    * reports the planned slots, their instance ids and its request partitions, so the planner marks
    * the route instances ready and the gateway sends each call to a partition of the least loaded
-   * ready instance. Until the profiler's first timings are planned (some seconds after start) no
-   * route has a ready instance and calls are answered 503.
+   * ready instance. Until the first plan (default single-core instances, as soon as the profiler
+   * has published the host's cores) no route has a ready instance and calls are answered 503.
    */
   static final Routing.Mode LOCAL_ROUTING = Routing.Mode.PLAN;
 

@@ -69,7 +69,8 @@ public record PlannerConfig(
       plan = new PlanSettings(topics, goal,
           settings.longValue("planner.buffer.bytes", 0, 0, Long.MAX_VALUE),
           settings.longValue("planner.buffer.threshold.bytes", Long.MAX_VALUE, 0, Long.MAX_VALUE),
-          decimal(settings, "planner.default.rate", 1.0));
+          decimal(settings, "planner.default.rate", 1.0),
+          decimal(settings, "planner.hysteresis", PlanSettings.DEFAULT_HYSTERESIS));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());
     }

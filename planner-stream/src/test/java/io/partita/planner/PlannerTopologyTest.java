@@ -21,7 +21,7 @@ import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.PlanInputs;
 import io.partita.planner.plan.PlanSettings;
-import io.partita.planner.plan.Plans;
+import io.partita.planner.plan.VersionPlans;
 import io.partita.planner.replay.PlanRun;
 import io.partita.planner.stream.PlanTable;
 import io.partita.planning.GroupingObjective;
@@ -122,7 +122,7 @@ class PlannerTopologyTest {
     VersionChoice onB = plan(PlanTable.VERSIONS, "rec/host-b", VersionChoice.class);
     PlanInputs in = inputs(Map.of("rec/1", version("rec", "1", "CPU"), "rec/2", version("rec", "2", "CPU")),
         List.of(timing("rec", "1", "host-a", "cpu", 1, 10.0), timing("rec", "2", "host-a", "cpu", 1, 7.0)));
-    VersionPlan expectedB = VersionSelector.choose(Plans.versionProblem(in, "rec", "host-b"));
+    VersionPlan expectedB = VersionSelector.choose(VersionPlans.versionProblem(in, "rec", "host-b"));
     assertThat(onA.getChosenVersion()).isEqualTo("2");
     assertThat(onB.getChosenVersion()).isEqualTo(expectedB.chosenVersionId()).isEqualTo("2");
     assertThat(onB.getCandidates().get(0).getPredicted()).isTrue();

@@ -193,6 +193,12 @@ public final class ProfilerService implements Service {
       return;
     }
     if (config.baseline()) {
+      if (last == null) {
+        // The host's pools first, so the planner can place default instances at once; the
+        // baseline benchmark takes seconds and only refines version predictions.
+        measuringPublisher.environment(env);
+        awaitAcks();
+      }
       env = withBaseline(env);
     }
     measuringPublisher.environment(env);

@@ -26,7 +26,8 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
  * Turns a scanned model repository into catalog records: one {@link ModelVersion} per model
- * version on {@code <prefix>.catalog.models} (key model/version) and one {@link ServiceModel} per
+ * version on {@code <prefix>.catalog.models} (key model/version), with its inputs and outputs read
+ * once here, where the file is ({@link CatalogSignatures}), and one {@link ServiceModel} per
  * service model on {@code <prefix>.catalog.services} (key name, one instance wanted, no service
  * grouping or requirements: the repository's manifests do not declare them). Both topics are
  * compacted, so publishing the same repository again only adds duplicates that compaction removes;
@@ -47,7 +48,9 @@ public final class CatalogPublisher {
             .setUri(v.relativePath()).setSha256(v.sha256()).setPrecision(v.precision().text())
             .setProviders(v.providers())
             .setAccuracy(v.accuracy().isPresent() ? v.accuracy().getAsDouble() : null)
-            .setMemoryBytes(v.memoryBytes().isPresent() ? v.memoryBytes().getAsLong() : null).build();
+            .setMemoryBytes(v.memoryBytes().isPresent() ? v.memoryBytes().getAsLong() : null)
+            .setInputs(CatalogSignatures.toCatalog(v.signature().inputs()))
+            .setOutputs(CatalogSignatures.toCatalog(v.signature().outputs())).build();
         out.add(new ProducerRecord<>(topics.catalogModels(), Keys.modelVersion(v.model(), v.version()),
             versions.encode(topics.catalogModels(), record)));
       }

@@ -12,13 +12,19 @@ import io.partita.planning.GroupingObjective;
  * @param bufferThresholdBytes limit on partitions times buffer ({@code planner.buffer.threshold.bytes})
  * @param defaultRequestsPerSecond the rate a model is mapped with while no Demand is known for it
  *     ({@code planner.default.rate})
+ * @param hysteresis how much better (relative) a new grouping or version must be than the running
+ *     one to replace it ({@code planner.hysteresis}, default 0.10): measurement noise never flips a plan
  */
 public record PlanSettings(
     Topics topics,
     GroupingObjective objective,
     long bufferBytesPerPartition,
     long bufferThresholdBytes,
-    double defaultRequestsPerSecond) {
+    double defaultRequestsPerSecond,
+    double hysteresis) {
+
+  /** The default of {@code planner.hysteresis}: 10 %, beyond the few percent timings move by between runs. */
+  public static final double DEFAULT_HYSTERESIS = 0.10;
 
   public PlanSettings {
     if (bufferBytesPerPartition < 0) {
@@ -31,9 +37,13 @@ public record PlanSettings(
       throw new IllegalArgumentException("planner.default.rate: must be a finite number > 0, was "
           + defaultRequestsPerSecond);
     }
+    if (!(hysteresis >= 0 && hysteresis < 1)) {
+      throw new IllegalArgumentException("planner.hysteresis: must be a number from 0 (always take the newest plan) "
+          + "up to but excluding 1, was " + hysteresis);
+    }
   }
 
   public static PlanSettings defaults(Topics topics) {
-    return new PlanSettings(topics, GroupingObjective.THROUGHPUT, 0, Long.MAX_VALUE, 1.0);
+    return new PlanSettings(topics, GroupingObjective.THROUGHPUT, 0, Long.MAX_VALUE, 1.0, DEFAULT_HYSTERESIS);
   }
 }

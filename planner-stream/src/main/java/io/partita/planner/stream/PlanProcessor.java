@@ -12,10 +12,15 @@ import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionChoice;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
+import io.partita.planner.plan.AssignmentPlans;
 import io.partita.planner.plan.Keys;
+import io.partita.planner.plan.MappingPlans;
+import io.partita.planner.plan.PartitionPlans;
 import io.partita.planner.plan.PlanInputs;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.plan.Plans;
+import io.partita.planner.plan.RoutePlans;
+import io.partita.planner.plan.VersionPlans;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -39,7 +44,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Re-plans what the fold processors marked stale, at most once per debounce interval (a wall-clock
- * punctuation, so a burst of timing events costs one planning pass), by calling {@link Plans}.
+ * punctuation, so a burst of timing events costs one planning pass), by calling the plan-table classes ({@link VersionPlans}, {@link MappingPlans}, {@link PartitionPlans}, {@link AssignmentPlans}, {@link RoutePlans}).
  * Each plan record is compared byte for byte with the last one emitted for its key (kept in
  * {@code plans-store}) and forwarded only when it differs; a key that no longer has a plan gets a
  * tombstone. Order of a pass: versions, mappings, partitions, assignments, routes; each stage
@@ -179,7 +184,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
         planAssignments();
       }
       if (routes) {
-        emitAll(PlanTable.ROUTES, Plans.routes(in, settings, current(PlanTable.ASSIGNMENTS, SlotAssignment.class).values()));
+        emitAll(PlanTable.ROUTES, RoutePlans.routes(in, settings, current(PlanTable.ASSIGNMENTS, SlotAssignment.class).values()));
       }
     }
 
@@ -194,7 +199,9 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
         Set<String> hosts = new TreeSet<>(in.hosts().keySet());
         live.values().stream().filter(v -> v.getModel().equals(model)).forEach(v -> hosts.add(v.getHost()));
         for (String host : hosts) {
-          if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), Plans.versionChoice(in, model, host))) {
+          VersionChoice running = live.get(Keys.modelHost(model, host));
+          if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), VersionPlans.versionChoice(in, model, host,
+              running == null ? null : running.getChosenVersion(), settings.hysteresis()))) {
             partitionHosts.add(host);
             mapping = true;
           }
@@ -214,9 +221,9 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
     }
 
     private void planMappings(Map<String, String> chosen) {
-      SortedMap<String, Set<String>> before = Plans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
-      emitAll(PlanTable.MAPPINGS, Plans.mappings(in, settings, chosen));
-      SortedMap<String, Set<String>> after = Plans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
+      SortedMap<String, Set<String>> before = MappingPlans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
+      emitAll(PlanTable.MAPPINGS, MappingPlans.mappings(in, settings, chosen));
+      SortedMap<String, Set<String>> after = MappingPlans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
       Set<String> models = new TreeSet<>(before.keySet());
       models.addAll(after.keySet());
       for (String model : models) {
@@ -228,6 +235,10 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
 
     private void planPartitions(Map<String, String> chosen) {
       SortedMap<String, PartitionPlan> live = current(PlanTable.PARTITIONS, PartitionPlan.class);
+      if (!partitionModels.isEmpty()) {
+        // A model nobody measured yet gets a default partition on every host (PartitionPlans.partitions).
+        partitionHosts.addAll(in.hosts().keySet());
+      }
       for (String model : partitionModels) {
         String prefix = model + Keys.SEP;
         in.timings().subMap(prefix, prefix + Character.MAX_VALUE).values().forEach(e -> partitionHosts.add(e.getHost()));
@@ -236,7 +247,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       if (partitionHosts.isEmpty()) {
         return;
       }
-      SortedMap<String, Set<String>> kinds = Plans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
+      SortedMap<String, Set<String>> kinds = MappingPlans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
       for (String host : partitionHosts) {
         Map<String, String> chosenOnHost = new TreeMap<>();
         chosen.forEach((key, version) -> {
@@ -245,7 +256,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
             chosenOnHost.put(key.substring(0, cut), version);
           }
         });
-        SortedMap<String, PartitionPlan> planned = Plans.partitions(in, settings, host, chosenOnHost, kinds);
+        SortedMap<String, PartitionPlan> planned = PartitionPlans.partitions(in, settings, host, chosenOnHost, kinds, live);
         List<String> gone = new ArrayList<>();
         live.forEach((key, p) -> {
           if (p.getHost().equals(host) && !planned.containsKey(key)) {
@@ -263,7 +274,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
 
     private void planAssignments() {
       SortedMap<String, SlotAssignment> planned =
-          Plans.assignments(in, settings, current(PlanTable.PARTITIONS, PartitionPlan.class).values());
+          AssignmentPlans.assignments(in, settings, current(PlanTable.PARTITIONS, PartitionPlan.class).values());
       routes |= emitAll(PlanTable.ASSIGNMENTS, planned);
     }
 

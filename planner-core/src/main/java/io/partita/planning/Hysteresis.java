@@ -1,0 +1,95 @@
+package io.partita.planning;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Keeps a plan that is already running unless a new one is better by more than a margin, so that
+ * measurement noise (timings that move by a few percent from one run to the next) never flips
+ * slots or versions back and forth. The margin is relative: with margin {@code h}, a challenger
+ * replaces the incumbent only when it is better by more than {@code h} of the incumbent's figure.
+ * With {@code h = 0} the fresh plan always wins, as without this class. Pure.
+ */
+public final class Hysteresis {
+
+  private Hysteresis() {}
+
+  /** Whether a challenger replaces the incumbent when lower is better (latency, cost). */
+  public static boolean replacesLower(double incumbent, double challenger, double margin) {
+    return challenger < incumbent * (1 - margin);
+  }
+
+  /** Whether a challenger replaces the incumbent when higher is better (throughput). */
+  public static boolean replacesHigher(double incumbent, double challenger, double margin) {
+    return challenger > incumbent * (1 + margin);
+  }
+
+  /**
+   * The version plan to run: {@code fresh}, unless the incumbent version still qualifies (it is a
+   * runner-up of {@code fresh}) and the fresh choice is not faster than it by more than the
+   * margin; then the incumbent stays chosen and the fresh choice becomes a runner-up, with reasons
+   * that say so.
+   */
+  public static VersionPlan keepVersion(VersionPlan fresh, String incumbent, double margin) {
+    if (incumbent == null || fresh.chosenVersionId() == null || incumbent.equals(fresh.chosenVersionId())) {
+      return fresh;
+    }
+    VersionOutcome chosen = fresh.outcomes().get(0);
+    VersionOutcome kept = null;
+    for (VersionOutcome o : fresh.outcomes()) {
+      if (o.versionId().equals(incumbent) && o.status() == VersionOutcome.Status.RUNNER_UP) {
+        kept = o;
+      }
+    }
+    if (kept == null || kept.latencyMs() == null || chosen.latencyMs() == null
+        || replacesLower(kept.latencyMs(), chosen.latencyMs(), margin)) {
+      return fresh;
+    }
+    List<VersionOutcome> outcomes = new ArrayList<>();
+    outcomes.add(new VersionOutcome(kept.versionId(), VersionOutcome.Status.CHOSEN, kept.latencyMs(), kept.predicted(),
+        kept.sourceHost(), kept.accuracy(), "kept: version " + chosen.versionId() + " (" + chosen.latencyMs()
+        + " ms) is not faster by more than the hysteresis margin " + margin + " (" + kept.reason() + ")"));
+    outcomes.add(new VersionOutcome(chosen.versionId(), VersionOutcome.Status.RUNNER_UP, chosen.latencyMs(),
+        chosen.predicted(), chosen.sourceHost(), chosen.accuracy(), "faster, but within the hysteresis margin of the running version"));
+    for (VersionOutcome o : fresh.outcomes()) {
+      if (!o.versionId().equals(kept.versionId()) && !o.versionId().equals(chosen.versionId())) {
+        outcomes.add(o);
+      }
+    }
+    return new VersionPlan(fresh.hostId(), kept.versionId(), outcomes, null);
+  }
+
+  /**
+   * The grouping plan to run: {@code fresh}, unless the incumbent sizes are still measured and
+   * eligible in {@code problem} and the fresh choice is not better than them by more than the
+   * margin (throughput, or the largest latency under the latency objective); then the incumbent
+   * grouping, with its figures on today's profile, is the choice.
+   */
+  public static GroupingPlan keepGrouping(GroupingProblem problem, GroupingPlan fresh, List<Integer> incumbent,
+      double margin) {
+    if (incumbent == null || incumbent.isEmpty() || !fresh.planned()) {
+      return fresh;
+    }
+    Grouping current;
+    try {
+      current = GroupingPlanner.toGrouping(problem, incumbent);
+    } catch (IllegalArgumentException notMeasured) {
+      return fresh;
+    }
+    if (current.sizes().equals(fresh.choice().sizes()) || !GroupingPlanner.isEligible(problem, current)) {
+      return fresh;
+    }
+    Grouping challenger = fresh.choice();
+    boolean better = problem.objective() == GroupingObjective.LATENCY
+        ? replacesLower(current.maxLatencyMs(), challenger.maxLatencyMs(), margin)
+        : replacesHigher(current.throughputPerSecond(), challenger.throughputPerSecond(), margin);
+    if (better) {
+      return fresh;
+    }
+    List<Grouping> runnersUp = new ArrayList<>();
+    runnersUp.add(challenger);
+    fresh.runnersUp().stream().filter(g -> !g.sizes().equals(current.sizes())).limit(2).forEach(runnersUp::add);
+    return new GroupingPlan(fresh.modelId(), fresh.objective(), current, runnersUp, fresh.excludedSizes(),
+        fresh.maxPartitions(), null, "kept (hysteresis)");
+  }
+}

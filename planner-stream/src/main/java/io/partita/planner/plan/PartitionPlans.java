@@ -1,0 +1,178 @@
+package io.partita.planner.plan;
+
+import static io.partita.planner.plan.Plans.POOLS;
+import static io.partita.planner.plan.Plans.catalogModels;
+import static io.partita.planner.plan.Plans.poolIds;
+import static io.partita.planner.plan.Plans.poolMemory;
+import static io.partita.planner.plan.Plans.profile;
+import static io.partita.planner.plan.Plans.demandOf;
+import static io.partita.planner.plan.Plans.requirementsOf;
+
+import io.partita.avro.ExcludedSize;
+import io.partita.avro.GroupingOption;
+import io.partita.avro.HostEnvironment;
+import io.partita.avro.PartitionPlan;
+import io.partita.avro.TimingEvent;
+import io.partita.planning.GroupingPlan;
+import io.partita.planning.GroupingProblem;
+import io.partita.planning.Hysteresis;
+import io.partita.planning.ModelDemand;
+import io.partita.planning.ModelShare;
+import io.partita.planning.PoolPlacement;
+import io.partita.planning.PoolSharing;
+import io.partita.planning.PoolSplitProblem;
+import io.partita.planner.plan.Plans.Profile;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * Method 1, partitioning each pool of a host, for the plan table {@code <p>.plan.partitions} (key
+ * model/version/host/pool): every catalog model gets a place ({@link io.partita.planning.PoolSharing}),
+ * measured ones grouped by {@link io.partita.planning.GroupingPlanner}, unmeasured ones by default
+ * ({@link DefaultPlacements}), running sizes kept within the hysteresis margin. Pure.
+ */
+public final class PartitionPlans {
+
+  private PartitionPlans() {}
+
+  /**
+   * The pool-split problem of one pool of one host: every catalog model whose version chosen for
+   * the host was measured on this pool, and which the mapping puts on this kind of pool (or which
+   * no planned mapping covers). Null when no model qualifies.
+   *
+   * @param chosenOnHost model -> version chosen for this host
+   * @param kinds model -> pool kinds from the mapping
+   */
+  public static PoolSplitProblem poolProblem(PlanInputs in, PlanSettings settings, String host, String pool,
+      Map<String, String> chosenOnHost, Map<String, Set<String>> kinds) {
+    HostEnvironment env = in.hosts().get(host);
+    if (env == null || poolIds(env, pool).isEmpty()) {
+      return null;
+    }
+    List<ModelDemand> demands = new ArrayList<>();
+    for (String model : catalogModels(in).keySet()) {
+      String version = chosenOnHost.get(model);
+      Set<String> allowed = kinds.get(model);
+      if (version == null || (allowed != null && !allowed.contains(pool))) {
+        continue;
+      }
+      Profile profile = profile(in, model, version, host, pool);
+      if (profile == null) {
+        continue;
+      }
+      demands.add(new ModelDemand(model, demandOf(in, model), profile.batch(), profile.points(),
+          requirementsOf(in, model).latencyObjectiveMs()));
+    }
+    if (demands.isEmpty()) {
+      return null;
+    }
+    return new PoolSplitProblem(poolIds(env, pool).size(), poolMemory(env, pool),
+        settings.bufferBytesPerPartition(), settings.bufferThresholdBytes(), settings.objective(), demands);
+  }
+
+  /**
+   * The partition plans of every pool of one host, key model/version/host/pool. Every catalog
+   * model gets a place ({@link PoolSharing}): the measured ones split the pools where they were
+   * measured; one the split leaves without a resource shares resources with the others; one with
+   * no measurement on this host at all gets a default single-resource partition
+   * ({@code defaultPlan = true}) on the first pool its default version can run on, so it is served
+   * before the profiler has timed it.
+   */
+  public static SortedMap<String, PartitionPlan> partitions(PlanInputs in, PlanSettings settings, String host,
+      Map<String, String> chosenOnHost, Map<String, Set<String>> kinds) {
+    return partitions(in, settings, host, chosenOnHost, kinds, Map.of());
+  }
+
+  /**
+   * As above, keeping the sizes of the live plan of a key ({@code running}, key
+   * model/version/host/pool) unless the fresh grouping beats them by more than {@code
+   * planner.hysteresis} ({@link Hysteresis#keepGrouping}).
+   */
+  public static SortedMap<String, PartitionPlan> partitions(PlanInputs in, PlanSettings settings, String host,
+      Map<String, String> chosenOnHost, Map<String, Set<String>> kinds, Map<String, PartitionPlan> running) {
+    SortedMap<String, PartitionPlan> out = new TreeMap<>();
+    HostEnvironment env = in.hosts().get(host);
+    if (env == null) {
+      return out;
+    }
+    Map<String, String> defaults = DefaultPlacements.unmeasured(in, host, chosenOnHost);
+    for (String pool : POOLS) {
+      PoolSplitProblem problem = poolProblem(in, settings, host, pool, chosenOnHost, kinds);
+      Map<String, String> defaultsHere = new TreeMap<>();
+      defaults.forEach((model, version) -> {
+        if (pool.equals(DefaultPlacements.pool(in, model, version, env))) {
+          defaultsHere.put(model, version);
+        }
+      });
+      if (problem == null && defaultsHere.isEmpty()) {
+        continue;
+      }
+      int poolSize = poolIds(env, pool).size();
+      List<PoolPlacement> placements = PoolSharing.split(poolSize, poolMemory(env, pool),
+          settings.bufferBytesPerPartition(), settings.bufferThresholdBytes(), settings.objective(),
+          problem == null ? List.of() : problem.models(), defaultsHere.keySet());
+      for (PoolPlacement placement : placements) {
+        String model = placement.modelId();
+        ModelShare share = placement.share();
+        if (placement.kind() == PoolPlacement.Kind.DEFAULT) {
+          String version = defaultsHere.get(model);
+          out.put(Keys.partition(model, version, host, pool), DefaultPlacements.plan(model, version, host, pool,
+              poolSize, share, demandOf(in, model)));
+          continue;
+        }
+        String version = chosenOnHost.get(model);
+        Profile profile = profile(in, model, version, host, pool);
+        GroupingPlan g = keepRunning(share, placement, problem, settings,
+            running.get(Keys.partition(model, version, host, pool)), profile);
+        PartitionPlan.Builder b = PartitionPlan.newBuilder().setModel(model).setVersion(version).setHost(host)
+            .setPool(pool).setProvider(profile.provider()).setBatch(profile.batch())
+            .setPoolSize(poolSize).setShareResources(share.resources())
+            .setShareMemoryBytes(share.memoryBytes()).setRequestsPerSecond(share.requestsPerSecond())
+            .setPlanned(g.planned()).setUnmetRequestsPerSecond(share.unmetRequestsPerSecond())
+            .setNoEligibleReason(g.noEligibleReason()).setMethod(g.method() == null ? "none" : g.method())
+            .setPlacement(placement.kind().name().toLowerCase(java.util.Locale.ROOT)).setDefaultPlan(false);
+        List<GroupingOption> runnersUp = new ArrayList<>();
+        g.runnersUp().forEach(r -> runnersUp.add(GroupingOption.newBuilder().setSizes(r.sizes())
+            .setThroughput(r.throughputPerSecond()).setMaxLatencyMs(r.maxLatencyMs()).build()));
+        List<ExcludedSize> excluded = new ArrayList<>();
+        g.excludedSizes().forEach(x -> excluded.add(new ExcludedSize(x.size(), x.reason())));
+        b.setRunnersUp(runnersUp).setExcludedSizes(excluded);
+        if (g.planned()) {
+          TimingEvent measured = in.groupings().get(Keys.grouping(model, version, host, pool, profile.batch(),
+              profile.provider(), g.choice().sizes()));
+          b.setSizes(g.choice().sizes()).setPredictedThroughput(g.choice().throughputPerSecond())
+              .setMeasuredThroughput(measured == null ? null : measured.getThroughput())
+              .setMaxLatencyMs(g.choice().maxLatencyMs()).setMemoryBytes(g.choice().memoryBytes());
+        } else {
+          b.setSizes(List.of()).setPredictedThroughput(0).setMaxLatencyMs(0).setMemoryBytes(0);
+        }
+        out.put(Keys.partition(model, version, host, pool), b.build());
+      }
+    }
+    return out;
+  }
+
+  /** The share's grouping, or the running sizes when the fresh grouping is not better by the margin. */
+  private static GroupingPlan keepRunning(ModelShare share, PoolPlacement placement, PoolSplitProblem problem,
+      PlanSettings settings, PartitionPlan running, Profile profile) {
+    GroupingPlan fresh = share.plan();
+    if (running == null || !running.getPlanned() || running.getDefaultPlan() || problem == null
+        || !running.getPlacement().equals(placement.kind().name().toLowerCase(java.util.Locale.ROOT))
+        || running.getBatch() != profile.batch() || !running.getProvider().equals(profile.provider())
+        || share.resources() <= 0) {
+      return fresh;
+    }
+    ModelDemand demand = problem.models().stream().filter(m -> m.modelId().equals(share.modelId())).findFirst().orElse(null);
+    if (demand == null) {
+      return fresh;
+    }
+    GroupingProblem grouping = new GroupingProblem(share.modelId(), share.resources(), share.memoryBytes(),
+        demand.batchSize(), demand.profile(), settings.bufferBytesPerPartition(), share.bufferThresholdBytes(),
+        demand.sloMs(), settings.objective());
+    return Hysteresis.keepGrouping(grouping, fresh, running.getSizes(), settings.hysteresis());
+  }
+}

@@ -1,0 +1,140 @@
+package io.partita.planner.plan;
+
+
+
+import io.partita.avro.AssignedServiceModel;
+import io.partita.avro.MountStatus;
+import io.partita.avro.Route;
+import io.partita.avro.RouteInstance;
+import io.partita.avro.ServiceModel;
+import io.partita.avro.SlotAssignment;
+import io.partita.avro.SlotStatus;
+import io.partita.avro.TopicPartitions;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Routes for the plan table {@code <p>.plan.routes} (key service model): each planned instance and
+ * whether the worker reports it ready, with make before break. Pure.
+ */
+public final class RoutePlans {
+
+  private RoutePlans() {}
+
+  /**
+   * One route per catalog service model: its planned instances, each ready when the worker reports
+   * its slot running the assigned model version, healthy, with that instance READY (or EVICTED:
+   * mounted again on its next request). Key service model.
+   *
+   * <p>Make before break: an instance whose assigned slot does not report it ready yet (a re-plan
+   * moved it, and the worker has not applied the change) is still ready while another healthy slot
+   * of the same host running the same model reports that instance id READY or EVICTED: the worker
+   * there serves it from the old slot until it has opened the new one, and the gateway reaches that
+   * worker through the partitions and load of the reporting slot.
+   */
+  public static SortedMap<String, Route> routes(PlanInputs in, PlanSettings settings,
+      Collection<SlotAssignment> assignments) {
+    Map<String, List<RouteInstance>> instances = new TreeMap<>();
+    List<SlotAssignment> ordered = new ArrayList<>(assignments);
+    ordered.sort(Comparator.comparing((SlotAssignment a) -> a.getHost()).thenComparing(SlotAssignment::getSlot));
+    for (SlotAssignment a : ordered) {
+      SlotStatus assigned = in.slots().get(Keys.hostSlot(a.getHost(), a.getSlot()));
+      for (AssignedServiceModel asm : a.getServiceModels()) {
+        String reason = notReady(a, asm, assigned);
+        SlotStatus status = assigned;
+        if (reason != null) {
+          SlotStatus elsewhere = servingElsewhere(in.slots().values(), a, asm.getInstanceId());
+          if (elsewhere != null) {
+            reason = null;
+            status = elsewhere;
+          }
+        }
+        instances.computeIfAbsent(asm.getServiceModel(), k -> new ArrayList<>()).add(RouteInstance.newBuilder()
+            .setInstanceId(asm.getInstanceId()).setHost(a.getHost()).setSlot(a.getSlot())
+            .setReady(reason == null).setReason(reason)
+            .setPartitions(requestPartitions(status, settings.topics().requests(asm.getServiceModel())))
+            .setInFlight(status == null ? 0 : Math.max(0, status.getInFlight()))
+            .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).build());
+      }
+    }
+    SortedMap<String, Route> out = new TreeMap<>();
+    for (ServiceModel sm : in.serviceModels().values()) {
+      List<RouteInstance> list = instances.getOrDefault(sm.getName(), List.of());
+      list = new ArrayList<>(list);
+      list.sort(Comparator.comparing(RouteInstance::getInstanceId));
+      int ready = (int) list.stream().filter(RouteInstance::getReady).count();
+      out.put(sm.getName(), Route.newBuilder().setServiceModel(sm.getName())
+          .setRequestTopic(settings.topics().requests(sm.getName())).setReadyInstances(ready)
+          .setInstances(list).build());
+    }
+    return out;
+  }
+
+  /**
+   * The partitions of {@code topic} the slot's worker reports owning, ascending and without
+   * duplicates (several entries for one topic are merged); empty without a status.
+   */
+  static List<Integer> requestPartitions(SlotStatus status, String topic) {
+    if (status == null) {
+      return List.of();
+    }
+    SortedSet<Integer> partitions = new TreeSet<>();
+    for (TopicPartitions tp : status.getRequestPartitions()) {
+      if (tp.getTopic().equals(topic)) {
+        for (Integer p : tp.getPartitions()) {
+          if (p != null && p >= 0) {
+            partitions.add(p);
+          }
+        }
+      }
+    }
+    return new ArrayList<>(partitions);
+  }
+
+  /** A healthy slot of the assignment's host, running its model, that reports the instance ready; null if none. */
+  private static SlotStatus servingElsewhere(Collection<SlotStatus> statuses, SlotAssignment a, String instanceId) {
+    for (SlotStatus s : statuses) {
+      if (!s.getHost().equals(a.getHost()) || !s.getModel().equals(a.getModel())
+          || !(s.getHealth().equals("READY") || s.getHealth().equals("DEGRADED"))) {
+        continue;
+      }
+      for (MountStatus m : s.getServiceModels()) {
+        if (m.getInstanceId().equals(instanceId) && (m.getState().equals("READY") || m.getState().equals("EVICTED"))) {
+          return s;
+        }
+      }
+    }
+    return null;
+  }
+
+  private static String notReady(SlotAssignment a, AssignedServiceModel asm, SlotStatus status) {
+    String where = a.getHost() + Keys.SEP + a.getSlot();
+    if (status == null) {
+      return "no status from " + where + " yet";
+    }
+    if (!status.getModel().equals(a.getModel()) || !status.getVersion().equals(a.getVersion())) {
+      return where + " runs " + status.getModel() + "/" + status.getVersion() + ", the plan assigns "
+          + a.getModel() + "/" + a.getVersion();
+    }
+    if (!status.getHealth().equals("READY") && !status.getHealth().equals("DEGRADED")) {
+      return where + " is " + status.getHealth();
+    }
+    for (MountStatus m : status.getServiceModels()) {
+      if (m.getInstanceId().equals(asm.getInstanceId())) {
+        if (m.getState().equals("READY") || m.getState().equals("EVICTED")) {
+          return null;
+        }
+        return "instance " + asm.getInstanceId() + " is " + m.getState()
+            + (m.getReason() == null ? "" : ": " + m.getReason());
+      }
+    }
+    return where + " does not report instance " + asm.getInstanceId() + " yet";
+  }
+}
