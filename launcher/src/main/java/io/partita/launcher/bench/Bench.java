@@ -188,7 +188,9 @@ public final class Bench {
               kafkaAtTop.put(mode.getKey(), r.throughput());
             }
           }
-          HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+          // HTTP/1.1, one connection per client thread, as curl and most OIP clients call: the JDK client would
+          // otherwise upgrade to h2c and put every thread on one HTTP/2 connection.
+          HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
           httpCall(http, env, model, 0).run(); // one call first: connection set-up and class loading stay out of the window
           for (int c : concurrencies()) {
             LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, model, i));
@@ -390,7 +392,7 @@ public final class Bench {
         kafka.put(c, r);
         rows.add(row("(b) Kafka round trip, Java client", c, r.throughput(), ms(r, false), ms(r, true), "1.00", ""));
       }
-      HttpClient http = HttpClient.newHttpClient();
+      HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(); // as in the pipeline table
       httpCall(http, env, identity, 0).run(); // one call first: connection set-up and class loading stay out of the window
       for (int c : concurrencies()) {
         LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, identity, i));
