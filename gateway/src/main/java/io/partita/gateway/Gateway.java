@@ -1,6 +1,5 @@
 package io.partita.gateway;
 
-import com.sun.net.httpserver.HttpServer;
 import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
@@ -9,6 +8,8 @@ import io.partita.common.kafka.TopicAdmin;
 import io.partita.gateway.health.CatalogReadiness;
 import io.partita.gateway.health.GatewayLoops;
 import io.partita.gateway.health.Readiness;
+import io.partita.gateway.grpc.GrpcApi;
+import io.partita.gateway.grpc.GrpcFrontDoor;
 import io.partita.gateway.http.HttpApi;
 import io.partita.gateway.http.JobsApi;
 import io.partita.gateway.jobs.JobRunner;
@@ -21,9 +22,9 @@ import io.partita.gateway.routing.PlanRouting;
 import io.partita.gateway.routing.Routing;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.server.HttpFrontDoor;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
-import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -41,10 +42,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP front door: Open Inference Protocol v2 over HTTP (JSON and binary tensors), backed by
- * Kafka, plus batch jobs and {@code /metrics}. Each infer call becomes one record on
+ * The front door: Open Inference Protocol v2 over HTTP (JSON and binary tensors) and over gRPC
+ * ({@code inference.GRPCInferenceService}), backed by Kafka, plus batch jobs and {@code /metrics}.
+ * Both transports run on Netty event loops ({@link HttpFrontDoor}, {@link GrpcFrontDoor}) and hand
+ * each call, once its body is in, to one handler executor. Each infer call becomes one record on
  * {@code <prefix>.requests.<service model>}; replies come back on this gateway's own topic
- * {@code <prefix>.replies.<gateway id>}. HTTP handlers never block on Kafka: the answer is written
+ * {@code <prefix>.replies.<gateway id>}. Handlers never block on Kafka: the answer is written
  * when the reply's future completes; job submission and result streaming run on their own threads.
  *
  * <p>With {@code gateway.routing=plan} (the default) a request goes only to a ready instance of its
@@ -60,7 +63,8 @@ public final class Gateway implements Service {
   private final GatewayConfig config;
   private final Topics topics;
   private final GatewayLoops loops = new GatewayLoops();
-  private HttpServer http;
+  private HttpFrontDoor http;
+  private GrpcFrontDoor grpc;
   private ExecutorService executor;
   private ExecutorService jobsExecutor;
   private KafkaProducer<String, byte[]> producer;
@@ -144,22 +148,32 @@ public final class Gateway implements Service {
       jobsApi = new JobsApi(index, jobStore, jobRunner, config.apiKeys(), config.jobs(), jobsExecutor, config.json());
     }
 
-    http = HttpServer.create(new InetSocketAddress(config.httpPort()), 1024);
-    executor = Executors.newFixedThreadPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2), daemon("partita-http"));
-    http.setExecutor(executor);
+    GatewayConfig.Server server = config.server();
+    executor = Executors.newFixedThreadPool(server.handlerThreads(), daemon("partita-handler"));
     metrics.watch(loops);
-    http.createContext("/", new HttpApi(new HttpApi.Deps(index, requests, capacity, config.apiKeys(), metrics, jobsApi,
-        new Readiness(loops.loops(), routing, index.serviceModels().keySet())
-            .withServerCheck(new CatalogReadiness(config.readiness(), () -> index.serviceModels().keySet(), routing::ready)),
-        config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds(), config.json())));
-    http.start();
+    Readiness readiness = new Readiness(loops.loops(), routing, index.serviceModels().keySet())
+        .withServerCheck(new CatalogReadiness(config.readiness(), () -> index.serviceModels().keySet(), routing::ready));
+    HttpApi.Deps deps = new HttpApi.Deps(index, requests, capacity, config.apiKeys(), metrics, jobsApi, readiness,
+        config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds(), config.json());
+    long jobsBody = config.jobs().maxBodyBytes();
+    long inferBody = config.maxBodyBytes();
+    http = HttpFrontDoor.start(new HttpFrontDoor.Settings(config.httpPort(), server.headerTimeoutMs(), server.bodyTimeoutMs(),
+            server.idleTimeoutMs(), server.maxConnections(), Math.max(2, Runtime.getRuntime().availableProcessors())),
+        (method, path) -> path.startsWith("/v2/jobs") ? Math.max(jobsBody, inferBody) : inferBody,
+        new HttpApi(deps), executor);
+    if (server.grpcPort() >= 0) {
+      List<String> extensions = jobsApi == null ? List.of("binary_tensor_data") : List.of("binary_tensor_data", "partita_jobs");
+      grpc = GrpcFrontDoor.start(new GrpcFrontDoor.Settings(server.grpcPort(), (int) Math.min(Integer.MAX_VALUE, inferBody),
+          server.headerTimeoutMs(), server.idleTimeoutMs(), 1000), new GrpcApi(deps.inferService(), metrics, extensions), executor);
+    }
     if (config.apiKeys().isOpen()) {
       log.warn("Gateway {} is OPEN: no API keys are configured (gateway.api-keys), so anyone who can reach port {} may call every model",
           config.gatewayId(), port());
     } else {
       log.info("Gateway {} requires an API key ({} configured)", config.gatewayId(), config.apiKeys().size());
     }
-    log.info("Gateway {} listening on http://localhost:{}/v2 for {} (in-flight limit {}, jobs {}, routing {})", config.gatewayId(), port(),
+    log.info("Gateway {} listening on http://localhost:{}/v2 and gRPC {} for {} (in-flight limit {}, jobs {}, routing {})", config.gatewayId(), port(),
+        grpc == null ? "off (gateway.grpc-port=-1)" : "localhost:" + grpc.port(),
         index.serviceModels().keySet(), config.maxInFlight(), config.jobs().enabled() ? "up to " + capacity.jobLimit() + " in flight" : "off",
         config.routing() == Routing.Mode.PLAN ? "by " + topics.planRoutes() + " (gateway.routing=plan)"
             : "to any partition, no plan (gateway.routing=any)");
@@ -176,7 +190,17 @@ public final class Gateway implements Service {
 
   /** The port HTTP listens on (useful when configured as 0). */
   public int port() {
-    return http.getAddress().getPort();
+    return http.port();
+  }
+
+  /** The port gRPC listens on (useful when configured as 0); -1 when gRPC is off. */
+  public int grpcPort() {
+    return grpc == null ? -1 : grpc.port();
+  }
+
+  /** The HTTP transport, for its connection counts. */
+  public HttpFrontDoor http() {
+    return http;
   }
 
   /** This gateway's loops and their state (readiness and metrics read them). */
@@ -219,8 +243,12 @@ public final class Gateway implements Service {
       demandTimer.shutdownNow();
       demandTimer = null;
     }
+    if (grpc != null) {
+      grpc.close();
+      grpc = null;
+    }
     if (http != null) {
-      http.stop(0);
+      http.close();
       http = null;
     }
     if (executor != null) {

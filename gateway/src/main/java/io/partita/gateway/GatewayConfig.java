@@ -40,12 +40,33 @@ import java.util.UUID;
  *     {@code gateway.json.max.document.bytes}; see {@link JsonLimits})
  * @param readiness when {@code /v2/health/ready} is 200 ({@code gateway.readiness}: {@code all}, the
  *     default, every model of the catalog has a ready instance; {@code any}, at least one has)
+ * @param server the HTTP and gRPC transports' ports, timeouts and limits
  */
 public record GatewayConfig(
     String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
     long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
     Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs, JsonLimits json,
-    CatalogReadiness.Mode readiness) {
+    CatalogReadiness.Mode readiness, Server server) {
+
+  /**
+   * The transports (docs/gateway.md, "Connections and timeouts").
+   *
+   * @param grpcPort the gRPC port ({@code gateway.grpc-port}, default 8001 as Triton; 0 picks a free
+   *     one; -1 turns gRPC off); when {@code http.port} is 0 and this key is unset, it is 0 too, so
+   *     tests and side-by-side gateways never collide on 8001
+   * @param headerTimeoutMs a new connection must send a request's headers within this
+   *     ({@code gateway.header.timeout.ms}, default 10000)
+   * @param bodyTimeoutMs a request's whole body must arrive within this after its headers, else 408
+   *     ({@code gateway.body.timeout.ms}, default 30000)
+   * @param idleTimeoutMs a kept-alive connection with no request in progress is closed after this
+   *     ({@code gateway.idle.timeout.ms}, default 60000); gRPC connections too
+   * @param maxConnections most open HTTP connections, and most gRPC connections, at once
+   *     ({@code gateway.max.connections}, default 10000)
+   * @param handlerThreads threads that run request handlers, off the event loops
+   *     ({@code gateway.handler.threads}, default max(4, 2 x cores))
+   */
+  public record Server(int grpcPort, long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, int maxConnections,
+      int handlerThreads) {}
 
   /**
    * Batch job settings.
@@ -113,7 +134,8 @@ public record GatewayConfig(
         routing(settings.string("gateway.routing", Routing.Mode.PLAN.setting())),
         settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000),
         jsonLimits(settings),
-        CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting())));
+        CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting())),
+        server(settings));
   }
 
   static JsonLimits jsonLimits(Settings settings) {
@@ -123,6 +145,17 @@ public record GatewayConfig(
         settings.integer(JsonLimits.STRING, d.maxStringLength(), 256, 20_000_000),
         settings.integer(JsonLimits.NUMBER, d.maxNumberLength(), 32, 1000),
         settings.longValue(JsonLimits.DOCUMENT, d.maxDocumentBytes(), 1024, 1L << 30));
+  }
+
+  static Server server(Settings settings) {
+    boolean anyHttpPort = settings.integer("http.port", 8080, 0, 65535) == 0;
+    return new Server(
+        settings.integer("gateway.grpc-port", anyHttpPort ? 0 : 8001, -1, 65535),
+        settings.longValue("gateway.header.timeout.ms", 10_000, 10, 3_600_000),
+        settings.longValue("gateway.body.timeout.ms", 30_000, 10, 3_600_000),
+        settings.longValue("gateway.idle.timeout.ms", 60_000, 10, 86_400_000),
+        settings.integer("gateway.max.connections", 10_000, 1, 1_000_000),
+        settings.integer("gateway.handler.threads", Math.max(4, Runtime.getRuntime().availableProcessors() * 2), 1, 4096));
   }
 
   static Routing.Mode routing(String value) {

@@ -35,4 +35,23 @@ class GatewayConfigTest {
     assertThatThrownBy(() -> config("gateway.routing", "random")).isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("gateway.routing=random: must be 'plan'");
   }
+
+  @Test
+  void shouldServeGrpcOn8001ByDefaultAndOnAnyFreePortWhenHttpTakesAnyFreePort() {
+    assertThat(config().server().grpcPort()).isEqualTo(8001);
+    assertThat(config("http.port", "0").server().grpcPort()).isZero();
+    assertThat(config("http.port", "0", "gateway.grpc-port", "9001").server().grpcPort()).isEqualTo(9001);
+    assertThat(config("gateway.grpc-port", "-1").server().grpcPort()).isEqualTo(-1);
+  }
+
+  @Test
+  void shouldDefaultTheConnectionTimeoutsAndLimits() {
+    GatewayConfig.Server server = config().server();
+    assertThat(server.headerTimeoutMs()).isEqualTo(10_000);
+    assertThat(server.bodyTimeoutMs()).isEqualTo(30_000);
+    assertThat(server.idleTimeoutMs()).isEqualTo(60_000);
+    assertThat(server.maxConnections()).isEqualTo(10_000);
+    assertThatThrownBy(() -> config("gateway.header.timeout.ms", "0")).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("gateway.header.timeout.ms");
+  }
 }

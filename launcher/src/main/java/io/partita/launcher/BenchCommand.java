@@ -22,8 +22,14 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--no-ocr", description = "Skip the PaddleOCR model even when npm can fetch it.")
   boolean noOcr;
 
+  @Option(names = "--only", paramLabel = "PART", description = "Run one part alone: 'ceiling' (the Kafka round trip: Kafka client, HTTP, gRPC).")
+  String only;
+
   @Override
   public Integer call() throws Exception {
-    return new Bench(quick, out, workDir, !noOcr).run();
+    if (only != null && !only.equals("ceiling")) {
+      throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--only " + only + ": the one part that runs alone is 'ceiling'");
+    }
+    return new Bench(quick, out, workDir, !noOcr, only).run();
   }
 }

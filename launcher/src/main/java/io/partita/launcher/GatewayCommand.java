@@ -12,7 +12,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "gateway", mixinStandardHelpOptions = true,
-    description = "Run the HTTP gateway (Open Inference Protocol v2) against an existing Kafka cluster.")
+    description = "Run the gateway (Open Inference Protocol v2 over HTTP and gRPC) against an existing Kafka cluster.")
 final class GatewayCommand implements Callable<Integer> {
   @Mixin CommonOptions common;
 
@@ -22,11 +22,15 @@ final class GatewayCommand implements Callable<Integer> {
   @Option(names = "--http-port", description = "HTTP port (default: 8080).")
   Integer httpPort;
 
+  @Option(names = "--grpc-port", description = "gRPC port, OIP v2 GRPCInferenceService (default: 8001; 0 = any free port; -1 = off).")
+  Integer grpcPort;
+
   @Override
   public Integer call() throws Exception {
     Map<String, String> flags = new HashMap<>();
     flags.put("model.repo", modelRepo == null ? null : modelRepo.toString());
     flags.put("http.port", httpPort == null ? null : httpPort.toString());
+    flags.put("gateway.grpc-port", grpcPort == null ? null : grpcPort.toString());
     Settings settings = common.settings(Map.of(), flags);
     Services.logSettings("gateway", settings);
     Services services = new Services();

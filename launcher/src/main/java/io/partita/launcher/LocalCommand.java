@@ -45,6 +45,10 @@ final class LocalCommand implements Callable<Integer> {
   @Option(names = "--http-port", defaultValue = "8080", description = "Gateway HTTP port (default: ${DEFAULT-VALUE}).")
   int httpPort;
 
+  @Option(names = "--grpc-port", description = "Gateway gRPC port, OIP v2 GRPCInferenceService (default: 8001, or any free port"
+      + " with --http-port 0; -1 = off).")
+  Integer grpcPort;
+
   @Option(names = "--model-repo", paramLabel = "DIR", description = "Serve this model repository instead of the demo one.")
   Path modelRepo;
 
@@ -101,6 +105,9 @@ final class LocalCommand implements Callable<Integer> {
     flags.put("kafka.bootstrap.servers", bootstrap);
     flags.put("model.repo", repo.toString());
     flags.put("http.port", Integer.toString(httpPort));
+    if (grpcPort != null) {
+      flags.put("gateway.grpc-port", grpcPort.toString());
+    }
     flags.put("worker.threads", Integer.toString(threads));
     flags.put("gateway.id", "local");
     String hostId = WorkerConfig.defaultHostId();
@@ -148,13 +155,15 @@ final class LocalCommand implements Callable<Integer> {
       System.out.printf("%nPartita is running.%n"
               + "  Kafka bootstrap:  %s%n"
               + "  HTTP (OIP v2):    http://localhost:%d/v2%n"
+              + "  gRPC (OIP v2):    %s%n"
               + "  Model repository: %s%n"
               + "  Planner:          starting in the background (%s.plan.*)%n"
               + "  Routing:          %s%n"
               + "Try:%n"
               + "  curl -s localhost:%d/v2/models/demo-a/infer -d '{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}'%n"
               + "Stop with Ctrl-C.%n%n",
-          bootstrap, gateway.port(), repo, plannerConfig.topicPrefix(), routingLine(gatewayConfig.routing()), gateway.port());
+          bootstrap, gateway.port(), gateway.grpcPort() < 0 ? "off (--grpc-port -1)" : "localhost:" + gateway.grpcPort()
+              + " (inference.GRPCInferenceService)", repo, plannerConfig.topicPrefix(), routingLine(gatewayConfig.routing()), gateway.port());
     } catch (Exception e) {
       services.close();
       throw e;

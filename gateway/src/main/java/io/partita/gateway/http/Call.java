@@ -1,10 +1,9 @@
 package io.partita.gateway.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.sun.net.httpserver.HttpExchange;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.server.Exchange;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -13,12 +12,13 @@ import org.slf4j.LoggerFactory;
 /**
  * One HTTP call: the exchange, its request id, and what the metrics need (service model, endpoint,
  * start time). It is answered exactly once, from whichever thread finishes the work; the answer is
- * recorded in the metrics then.
+ * recorded in the metrics then. The transport ({@link io.partita.gateway.server.HttpFrontDoor}) has
+ * received the body before the call is handled, so nothing here waits on a client.
  */
 final class Call {
   private static final Logger log = LoggerFactory.getLogger(Call.class);
 
-  final HttpExchange exchange;
+  final Exchange exchange;
   final String requestId;
   private final long start = System.nanoTime();
   private final GatewayMetrics metrics;
@@ -26,7 +26,7 @@ final class Call {
   String model;
   String endpoint;
 
-  Call(HttpExchange exchange, String requestId, GatewayMetrics metrics) {
+  Call(Exchange exchange, String requestId, GatewayMetrics metrics) {
     this.exchange = exchange;
     this.requestId = requestId;
     this.metrics = metrics;
@@ -40,8 +40,14 @@ final class Call {
     return exchange.getRequestMethod();
   }
 
-  /** Reads the body up to {@code limit} bytes; 413 over it (by Content-Length before reading, or by what arrives). */
+  /**
+   * The body, at most {@code limit} bytes; 413 over it (by Content-Length, or by what arrived: the
+   * transport stops reading a body at its own limit and says so).
+   */
   byte[] body(long limit, String setting) throws IOException {
+    if (exchange.bodyOverLimit()) {
+      throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");
+    }
     String length = header("Content-Length");
     if (length != null) {
       long declared;
@@ -54,13 +60,7 @@ final class Call {
         throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");
       }
     }
-    byte[] bytes;
-    try (InputStream in = exchange.getRequestBody()) {
-      bytes = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
-    } catch (IOException e) { // the client went away mid-body: not the gateway's error (499, outcome=cancelled)
-      log.debug("Request {}: the client went away while sending its body: {}", requestId, e.getMessage());
-      throw HttpError.clientClosed();
-    }
+    byte[] bytes = exchange.body();
     if (bytes.length > limit) {
       throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");
     }
@@ -83,17 +83,8 @@ final class Call {
     if (!answered.compareAndSet(false, true)) {
       return;
     }
-    try (exchange) {
-      exchange.getResponseHeaders().set("Content-Type", contentType);
-      boolean head = method().equals("HEAD");
-      exchange.sendResponseHeaders(status, head ? -1 : bytes.length);
-      if (!head) {
-        try (OutputStream out = exchange.getResponseBody()) {
-          out.write(bytes);
-        }
-      }
-    } catch (IOException e) {
-      log.debug("Client went away before its answer: {}", e.getMessage());
+    try {
+      exchange.send(status, contentType, bytes);
     } finally {
       metrics.request(model, endpoint, status, System.nanoTime() - start);
     }
@@ -104,12 +95,8 @@ final class Call {
     if (!answered.compareAndSet(false, true)) {
       return;
     }
-    try (exchange) {
-      exchange.getResponseHeaders().set("Content-Type", contentType);
-      exchange.sendResponseHeaders(status, 0);
-      try (OutputStream out = exchange.getResponseBody()) {
-        writer.write(out);
-      }
+    try (OutputStream out = exchange.stream(status, contentType)) {
+      writer.write(out);
     } catch (IOException e) {
       log.debug("Client went away during a streamed answer: {}", e.getMessage());
     } catch (RuntimeException e) {

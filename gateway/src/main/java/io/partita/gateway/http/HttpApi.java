@@ -3,18 +3,16 @@ package io.partita.gateway.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpHandler;
 import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
-import io.partita.avro.InferenceRequest;
 import io.partita.gateway.auth.ApiKeys;
 import io.partita.gateway.health.Readiness;
+import io.partita.gateway.infer.InferService;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
-import io.partita.gateway.routing.NotRoutableException;
-import io.partita.gateway.routing.Routing;
+import io.partita.gateway.server.Exchange;
+import io.partita.gateway.server.HttpFrontDoor;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
@@ -23,8 +21,6 @@ import io.partita.models.repo.VersionEntry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * reply becomes the matching HTTP status with the worker's message. No answer carries a stack trace
  * or a file path.
  */
-public final class HttpApi implements HttpHandler {
+public final class HttpApi implements HttpFrontDoor.Handler {
   private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
 
   /**
@@ -50,16 +46,24 @@ public final class HttpApi implements HttpHandler {
    */
   public record Deps(RepositoryIndex index, RequestProducer requests, Capacity capacity, ApiKeys keys,
       GatewayMetrics metrics, JobsApi jobs, Readiness readiness, long defaultTimeoutMs, long maxBodyBytes,
-      int retryAfterSeconds, JsonLimits json) {}
+      int retryAfterSeconds, JsonLimits json) {
+
+    /** The transport-free infer path over the same parts, shared with the gRPC front door. */
+    public InferService inferService() {
+      return new InferService(new InferService.Deps(index, requests, capacity, keys, readiness, defaultTimeoutMs));
+    }
+  }
 
   private final Deps deps;
+  private final InferService infer;
 
   public HttpApi(Deps deps) {
     this.deps = deps;
+    this.infer = deps.inferService();
   }
 
   @Override
-  public void handle(HttpExchange exchange) {
+  public void handle(Exchange exchange) {
     String requestId = exchange.getRequestHeaders().getFirst("X-Request-Id");
     if (requestId == null || requestId.isBlank() || requestId.length() > 128 || !requestId.matches("[\\x21-\\x7e]+")) {
       requestId = UUID.randomUUID().toString();
@@ -160,9 +164,10 @@ public final class HttpApi implements HttpHandler {
       throw HttpError.notFound("no such endpoint");
     }
     authorize(key, model);
-    ServiceModelEntry service = serviceModel(model);
+    InferService.Resolved resolved = infer.resolve(model, version);
+    ServiceModelEntry service = resolved.service();
     call.model = service.name();
-    VersionEntry entry = version(service, version);
+    VersionEntry entry = resolved.version();
     if (action == null) {
       requireGet(method);
       call.json(200, modelMetadata(service, entry, version == null));
@@ -178,7 +183,7 @@ public final class HttpApi implements HttpHandler {
       if (!method.equals("POST")) {
         throw new HttpError(405, "infer takes POST");
       }
-      infer(call, service, version == null ? null : entry, entry);
+      infer(call, service, resolved.pinned(), entry);
     } else {
       throw HttpError.notFound("no such endpoint");
     }
@@ -187,51 +192,20 @@ public final class HttpApi implements HttpHandler {
   private void infer(Call call, ServiceModelEntry service, VersionEntry pinned, VersionEntry signatureOf) throws IOException {
     byte[] body = call.body(deps.maxBodyBytes(), "gateway.max.body.bytes");
     InferBody.Parsed parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature(), deps.json());
-    long timeoutMs = parsed.timeoutMs() == null ? deps.defaultTimeoutMs() : Math.min(parsed.timeoutMs(), deps.defaultTimeoutMs() * 10);
-    Routing.Target target;
-    try {
-      target = deps.requests().routing().choose(service.name());
-    } catch (NotRoutableException e) {
-      throw new HttpError(503, e.getMessage());
-    }
-    if (!deps.capacity().tryOnline()) {
-      throw new HttpError(429, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
-    }
-    InferenceRequest request = InferenceRequest.newBuilder()
-        .setId(call.requestId)
-        .setServiceModel(service.name())
-        .setVersion(pinned == null ? null : pinned.version())
-        .setInputs(parsed.inputs())
-        .setOutputs(parsed.outputs())
-        .build();
-    try {
-      deps.requests().send(request, timeoutMs, call.header("traceparent"), target).whenComplete((reply, failure) -> {
-        deps.capacity().releaseOnline();
-        if (failure != null) {
-          Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-          if (cause instanceof TimeoutException) {
-            call.error(504, "no reply before the deadline (" + timeoutMs + " ms); the request may still run");
-          } else if (cause instanceof IllegalStateException && cause.getMessage() != null && cause.getMessage().contains("already in flight")) {
-            call.error(409, "a request with X-Request-Id " + call.requestId + " is already in flight; use a new id");
+    infer.submit(new InferService.Submit(call.requestId, new InferService.Resolved(service, signatureOf, pinned),
+        parsed.inputs(), parsed.outputs(), parsed.timeoutMs(), call.header("traceparent"))).whenComplete((reply, failure) -> {
+          if (failure == null) {
+            answer(call, reply, parsed);
+          } else if (failure instanceof HttpError e) {
+            call.error(e.status(), e.getMessage());
           } else {
-            log.warn("Request {} could not be produced: {}", call.requestId, cause.toString());
-            call.error(503, "the request could not be queued: " + cause.getClass().getSimpleName());
+            log.error("Unexpected failure of request {}", call.requestId, failure);
+            call.error(500, "internal error; see the gateway log for request " + call.requestId);
           }
-        } else {
-          answer(call, reply, parsed);
-        }
-      });
-    } catch (IllegalStateException e) {
-      deps.capacity().releaseOnline();
-      throw new HttpError(409, "a request with X-Request-Id " + call.requestId + " is already in flight; use a new id");
-    }
+        });
   }
 
   private void answer(Call call, InferenceReply reply, InferBody.Parsed parsed) {
-    if (reply.getError() != null) {
-      call.error(statusOf(reply.getError().getCode()), SafeText.clean(reply.getError().getMessage()));
-      return;
-    }
     InferAnswer answer = InferAnswer.of(reply, parsed.clientId(), parsed);
     if (answer.binary()) {
       call.exchange.getResponseHeaders().set("Inference-Header-Content-Length", Integer.toString(answer.headerLength()));
@@ -243,14 +217,7 @@ public final class HttpApi implements HttpHandler {
 
   /** The HTTP status for an error reply's code. */
   public static int statusOf(ErrorCode code) {
-    return switch (code) {
-      case BAD_INPUT -> 400;
-      case NOT_FOUND -> 404;
-      case NOT_READY -> 503;
-      case DEADLINE_EXCEEDED -> 504;
-      case OVERLOADED -> 429;
-      case MODEL_ERROR, UNKNOWN -> 500;
-    };
+    return InferService.statusOf(code);
   }
 
   static String presentedKey(Call call) {
@@ -258,27 +225,7 @@ public final class HttpApi implements HttpHandler {
   }
 
   private void authorize(String key, String model) {
-    ApiKeys.Decision decision = deps.keys().check(key, model);
-    if (!decision.allowed()) {
-      throw new HttpError(decision.status(), decision.message());
-    }
-  }
-
-  private ServiceModelEntry serviceModel(String name) {
-    ServiceModelEntry service = deps.index().serviceModels().get(name);
-    if (service == null) {
-      throw HttpError.notFound("model '" + SafeText.name(name) + "' is not known; known models: " + deps.index().serviceModels().keySet());
-    }
-    return service;
-  }
-
-  private VersionEntry version(ServiceModelEntry service, String version) {
-    ModelEntry model = deps.index().models().get(service.baseModel());
-    if (version == null) {
-      return model.latest();
-    }
-    return model.version(version).orElseThrow(() -> HttpError.notFound(
-        "version '" + SafeText.name(version) + "' of model '" + service.name() + "' does not exist; versions: " + model.versions().keySet()));
+    infer.authorize(key, model);
   }
 
   private JsonNode serverMetadata() {

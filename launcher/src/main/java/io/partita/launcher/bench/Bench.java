@@ -34,13 +34,20 @@ public final class Bench {
   private final boolean ocr;
   private final Report report = new Report();
   private final String self;
+  private final String only;
 
   public Bench(boolean quick, Path out, Path workDir, boolean ocr) {
+    this(quick, out, workDir, ocr, null);
+  }
+
+  /** @param only {@code ceiling} runs the Kafka ceiling table alone; null runs everything */
+  public Bench(boolean quick, Path out, Path workDir, boolean ocr, String only) {
+    this.only = only;
     this.quick = quick;
     this.out = out;
     this.workDir = workDir.toAbsolutePath();
     this.ocr = ocr;
-    this.self = "./partita bench" + (quick ? " --quick" : "");
+    this.self = "./partita bench" + (quick ? " --quick" : "") + (only != null ? " --only " + only : "");
   }
 
   private Duration warmup() {
@@ -58,6 +65,13 @@ public final class Bench {
   public int run() throws Exception {
     Files.createDirectories(workDir);
     Instant started = Instant.now();
+    if ("ceiling".equals(only)) {
+      kafkaCeiling();
+      report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the Kafka ceiling alone");
+      report.write(out, quick, Machine.describe());
+      System.out.println("Wrote " + out.toAbsolutePath());
+      return 0;
+    }
     List<BenchModel> models = models();
     pipeline(models);
     plannerReality();
@@ -174,11 +188,22 @@ public final class Bench {
               kafkaAtTop.put(mode.getKey(), r.throughput());
             }
           }
-          HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+          // HTTP/1.1, one connection per client thread, as curl and most OIP clients call: the JDK client would
+          // otherwise upgrade to h2c and put every thread on one HTTP/2 connection.
+          HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+          httpCall(http, env, model, 0).run(); // one call first: connection set-up and class loading stay out of the window
           for (int c : concurrencies()) {
             LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, model, i));
             rows.add(row(model.name(), "(c) HTTP -> gateway -> Kafka -> worker", mode.getKey(), c, r.throughput(), ms(r, false), ms(r, true),
                 Report.fmt(r.throughput() / engine.get(c).throughput())));
+          }
+          try (GrpcCalls grpc = new GrpcCalls(env.gateway.grpcPort())) {
+            grpc.call(model, model.name(), 0).run();
+            for (int c : concurrencies()) {
+              LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> grpc.call(model, model.name(), i));
+              rows.add(row(model.name(), "(d) gRPC -> gateway -> Kafka -> worker", mode.getKey(), c, r.throughput(), ms(r, false), ms(r, true),
+                  Report.fmt(r.throughput() / engine.get(c).throughput())));
+            }
           }
         }
       }
@@ -189,7 +214,7 @@ public final class Bench {
     }
     report.add(new Report.Table("1. Pipeline against the engine",
         "Throughput in items per second and latency per call, the same model on the same cores (ONNX Runtime using all cores), "
-            + "batch-1 requests from a closed loop of client threads. The last column is the path's throughput over the engine's "
+            + "batch-1 requests from a closed loop of client threads; HTTP sends OIP JSON, gRPC sends raw_input_contents. The last column is the path's throughput over the engine's "
             + "at the same concurrency (for the engine's batch-8 row: its gain over batch-1 calls).",
         List.of("model", "path", "batching", "concurrency", "items/s", "p50 ms", "p99 ms", "vs engine"), rows, self));
     report.add(new Report.Table("1b. Share of the engine's batching gain the pipeline keeps",
@@ -352,26 +377,41 @@ public final class Bench {
   // 5. The Kafka ceiling: an empty model, so only the pipeline's own overhead remains.
   private void kafkaCeiling() throws Exception {
     Path file = workDir.resolve("models/identity.onnx");
+    Files.createDirectories(file.getParent());
     Files.write(file, TinyModels.identity());
     BenchModel identity = BenchModel.of("identity", file, Map.of(), "Identity on one float");
     List<List<String>> rows = new ArrayList<>();
     LoadRunner.Result engine = EngineBench.run(identity, 1, 1, 1, warmup(), measured());
-    rows.add(row("(a) engine, in-process", 1, engine.throughput(), ms(engine, false), ms(engine, true)));
+    rows.add(row("(a) engine, in-process", 1, engine.throughput(), ms(engine, false), ms(engine, true), "", ""));
     Path dir = Files.createTempDirectory(workDir, "ceiling");
     try (PipelineEnv env = new PipelineEnv(dir, List.of(identity), Map.of(), 1);
          PartitaClient client = env.client()) {
+      Map<Integer, LoadRunner.Result> kafka = new HashMap<>();
       for (int c : concurrencies()) {
         LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, identity, i));
-        rows.add(row("(b) Kafka round trip, Java client", c, r.throughput(), ms(r, false), ms(r, true)));
+        kafka.put(c, r);
+        rows.add(row("(b) Kafka round trip, Java client", c, r.throughput(), ms(r, false), ms(r, true), "1.00", ""));
       }
-      HttpClient http = HttpClient.newHttpClient();
+      HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(); // as in the pipeline table
+      httpCall(http, env, identity, 0).run(); // one call first: connection set-up and class loading stay out of the window
       for (int c : concurrencies()) {
         LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, identity, i));
-        rows.add(row("(c) HTTP round trip", c, r.throughput(), ms(r, false), ms(r, true)));
+        rows.add(row("(c) HTTP round trip", c, r.throughput(), ms(r, false), ms(r, true),
+            Report.fmt(r.throughput() / kafka.get(c).throughput()), Report.fmt(ms(r, false) - ms(kafka.get(c), false))));
+      }
+      try (GrpcCalls grpc = new GrpcCalls(env.gateway.grpcPort())) {
+        grpc.call(identity, identity.name(), 0).run();
+        for (int c : concurrencies()) {
+          LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> grpc.call(identity, identity.name(), i));
+          rows.add(row("(d) gRPC round trip (raw contents)", c, r.throughput(), ms(r, false), ms(r, true),
+              Report.fmt(r.throughput() / kafka.get(c).throughput()), Report.fmt(ms(r, false) - ms(kafka.get(c), false))));
+        }
       }
     }
     report.add(new Report.Table("5. Kafka ceiling",
-        "Request/reply round trips with an empty model (Identity on one float): what the pipeline costs by itself.",
-        List.of("path", "concurrency", "round trips/s", "p50 ms", "p99 ms"), rows, self));
+        "Request/reply round trips with an empty model (Identity on one float): what the pipeline costs by itself. "
+            + "The last two columns compare each gateway path with the Kafka-native client at the same concurrency: "
+            + "round trips/s over the client's, and the p50 the gateway adds.",
+        List.of("path", "concurrency", "round trips/s", "p50 ms", "p99 ms", "vs Kafka client", "p50 added ms"), rows, self));
   }
 }

@@ -33,11 +33,15 @@ class BenchQuickIT {
     }
     assertThat(report).contains("Machine: ").contains("Reproduce: `./partita bench --quick`");
     // Every pipeline path produced a positive throughput: rows end with measured numbers, not n/a.
-    for (String path : List.of("(a) engine, in-process", "(b) Kafka, Java client -> worker", "(c) HTTP -> gateway -> Kafka -> worker")) {
+    for (String path : List.of("(a) engine, in-process", "(b) Kafka, Java client -> worker", "(c) HTTP -> gateway -> Kafka -> worker",
+        "(d) gRPC -> gateway -> Kafka -> worker")) {
       Matcher m = Pattern.compile("\\| demo-mlp \\| " + Pattern.quote(path) + " \\| off \\| 1 \\| ([0-9.e+-]+) \\|").matcher(report);
       assertThat(m.find()).as("row for %s in%n%s", path, report).isTrue();
       assertThat(Double.parseDouble(m.group(1))).as(path).isPositive();
     }
     assertThat(report).contains("planner's choice");
+    Matcher grpc = Pattern.compile("\\| \\(d\\) gRPC round trip \\(raw contents\\) \\| 1 \\| ([0-9.e+-]+) \\|").matcher(report);
+    assertThat(grpc.find()).as("gRPC row of the Kafka ceiling in%n%s", report).isTrue();
+    assertThat(Double.parseDouble(grpc.group(1))).isPositive();
   }
 }

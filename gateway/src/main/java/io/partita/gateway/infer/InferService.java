@@ -1,0 +1,176 @@
+package io.partita.gateway.infer;
+
+import io.partita.avro.ErrorCode;
+import io.partita.avro.InferenceReply;
+import io.partita.avro.InferenceRequest;
+import io.partita.avro.Tensor;
+import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.health.Readiness;
+import io.partita.gateway.http.HttpError;
+import io.partita.gateway.http.SafeText;
+import io.partita.gateway.kafka.RequestProducer;
+import io.partita.gateway.limits.Capacity;
+import io.partita.gateway.routing.NotRoutableException;
+import io.partita.gateway.routing.Routing;
+import io.partita.models.repo.ModelEntry;
+import io.partita.models.repo.RepositoryIndex;
+import io.partita.models.repo.ServiceModelEntry;
+import io.partita.models.repo.VersionEntry;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Infer calls with no transport: key checks, model and version lookup, routing, the in-flight
+ * limit and the Kafka round trip, shared by the HTTP and gRPC front doors so both refuse the same
+ * things with the same messages. Refusals are {@link HttpError}s; their status is the kind of
+ * refusal (400, 401, 403, 404, 409, 429, 503, 504) that each transport maps to its own codes.
+ *
+ * <p>{@link #submit} registers the waiter before producing and always gives its in-flight slot
+ * back; its future completes with a successful reply, or fails with an {@link HttpError} (an error
+ * reply, the deadline, a request that could not be queued).
+ */
+public final class InferService {
+  private static final Logger log = LoggerFactory.getLogger(InferService.class);
+
+  /**
+   * @param readiness whether the gateway and each model can serve, and why not: the one place
+   *     readiness is decided, read by the HTTP and gRPC health endpoints alike
+   */
+  public record Deps(RepositoryIndex index, RequestProducer requests, Capacity capacity, ApiKeys keys,
+      Readiness readiness, long defaultTimeoutMs) {}
+
+  /** A service model and the version a call asked for ({@code pinned} null: the latest). */
+  public record Resolved(ServiceModelEntry service, VersionEntry version, VersionEntry pinned) {}
+
+  /**
+   * One checked infer request.
+   *
+   * @param timeoutMs the deadline the caller asked for, or null for {@code gateway.timeout.ms}
+   * @param traceparent W3C trace context to pass on, or null
+   */
+  public record Submit(String requestId, Resolved model, List<Tensor> inputs, List<String> outputs, Long timeoutMs,
+      String traceparent) {}
+
+  private final Deps deps;
+
+  public InferService(Deps deps) {
+    this.deps = deps;
+  }
+
+  public RepositoryIndex index() {
+    return deps.index();
+  }
+
+  /** 401 or 403 unless {@code key} may call {@code model} (null: any model). */
+  public void authorize(String key, String model) {
+    ApiKeys.Decision decision = deps.keys().check(key, model);
+    if (!decision.allowed()) {
+      throw new HttpError(decision.status(), decision.message());
+    }
+  }
+
+  /** Whether {@code key} may call {@code model}. */
+  public boolean allowed(String key, String model) {
+    return deps.keys().check(key, model).allowed();
+  }
+
+  /** The service model and version, or 404 naming what exists. {@code version} null or empty: the latest. */
+  public Resolved resolve(String name, String version) {
+    ServiceModelEntry service = deps.index().serviceModels().get(name);
+    if (service == null) {
+      throw HttpError.notFound("model '" + SafeText.name(name) + "' is not known; known models: " + deps.index().serviceModels().keySet());
+    }
+    ModelEntry model = deps.index().models().get(service.baseModel());
+    if (version == null || version.isEmpty()) {
+      return new Resolved(service, model.latest(), null);
+    }
+    VersionEntry entry = model.version(version).orElseThrow(() -> HttpError.notFound(
+        "version '" + SafeText.name(version) + "' of model '" + service.name() + "' does not exist; versions: " + model.versions().keySet()));
+    return new Resolved(service, entry, entry);
+  }
+
+  /** Whether the gateway as a whole is ready (every loop alive, the catalog served; {@link Readiness#server}). */
+  public boolean ready() {
+    return deps.readiness().server().ready();
+  }
+
+  /** Ready: every gateway loop is ready and (with {@code gateway.routing=plan}) the model has a ready instance. */
+  public boolean modelReady(String serviceModel) {
+    return deps.readiness().model(serviceModel).ready();
+  }
+
+  /** The deadline a call gets: what it asked, at most ten times {@code gateway.timeout.ms}. */
+  public long timeoutMs(Long asked) {
+    return asked == null ? deps.defaultTimeoutMs() : Math.min(asked, deps.defaultTimeoutMs() * 10);
+  }
+
+  /** Routes, takes an in-flight slot and produces; refusals before producing are thrown (503, 429, 409). */
+  public CompletableFuture<InferenceReply> submit(Submit s) {
+    long timeoutMs = timeoutMs(s.timeoutMs());
+    Routing.Target target;
+    try {
+      target = deps.requests().routing().choose(s.model().service().name());
+    } catch (NotRoutableException e) {
+      throw new HttpError(503, e.getMessage());
+    }
+    if (!deps.capacity().tryOnline()) {
+      throw new HttpError(429, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
+    }
+    InferenceRequest request = InferenceRequest.newBuilder()
+        .setId(s.requestId())
+        .setServiceModel(s.model().service().name())
+        .setVersion(s.model().pinned() == null ? null : s.model().pinned().version())
+        .setInputs(s.inputs())
+        .setOutputs(s.outputs())
+        .build();
+    CompletableFuture<InferenceReply> answer = new CompletableFuture<>();
+    try {
+      deps.requests().send(request, timeoutMs, s.traceparent(), target).whenComplete((reply, failure) -> {
+        deps.capacity().releaseOnline();
+        if (failure != null) {
+          answer.completeExceptionally(failed(failure, s.requestId(), timeoutMs));
+        } else if (reply.getError() != null) {
+          answer.completeExceptionally(new HttpError(statusOf(reply.getError().getCode()), SafeText.clean(reply.getError().getMessage())));
+        } else {
+          answer.complete(reply);
+        }
+      });
+    } catch (IllegalStateException e) {
+      deps.capacity().releaseOnline();
+      throw duplicate(s.requestId());
+    }
+    return answer;
+  }
+
+  private static HttpError failed(Throwable failure, String requestId, long timeoutMs) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    if (cause instanceof TimeoutException) {
+      return new HttpError(504, "no reply before the deadline (" + timeoutMs + " ms); the request may still run");
+    }
+    if (cause instanceof IllegalStateException && cause.getMessage() != null && cause.getMessage().contains("already in flight")) {
+      return duplicate(requestId);
+    }
+    log.warn("Request {} could not be produced: {}", requestId, cause.toString());
+    return new HttpError(503, "the request could not be queued: " + cause.getClass().getSimpleName());
+  }
+
+  private static HttpError duplicate(String requestId) {
+    return new HttpError(409, "a request with X-Request-Id " + requestId + " is already in flight; use a new id");
+  }
+
+  /** The HTTP status for an error reply's code. */
+  public static int statusOf(ErrorCode code) {
+    return switch (code) {
+      case BAD_INPUT -> 400;
+      case NOT_FOUND -> 404;
+      case NOT_READY -> 503;
+      case DEADLINE_EXCEEDED -> 504;
+      case OVERLOADED -> 429;
+      case MODEL_ERROR, UNKNOWN -> 500;
+    };
+  }
+}

@@ -1,0 +1,253 @@
+package io.partita.gateway.server;
+
+import io.vertx.core.Context;
+import io.vertx.core.MultiMap;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One HTTP request as the handlers see it: method, URI and headers, the body the event loop has
+ * already received in full (or the fact that it was over its limit), and a way to answer once,
+ * from any thread. Handlers never touch Vert.x objects: answers are handed to the connection's
+ * event loop, so a handler thread never writes to a socket itself.
+ */
+public final class Exchange {
+  private final HttpServerRequest request;
+  private final Context context;
+  private final byte[] body;
+  private final boolean bodyOverLimit;
+  private final Headers requestHeaders;
+  private final Headers responseHeaders = new Headers(new LinkedHashMap<>());
+  private final Runnable onAnswered;
+  private final URI uri;
+
+  Exchange(HttpServerRequest request, Context context, byte[] body, boolean bodyOverLimit, Runnable onAnswered) {
+    this.request = request;
+    this.context = context;
+    this.body = body;
+    this.bodyOverLimit = bodyOverLimit;
+    this.onAnswered = onAnswered;
+    this.requestHeaders = new Headers(request.headers());
+    this.uri = uri(request.uri());
+  }
+
+  private static URI uri(String raw) {
+    try {
+      return new URI(raw);
+    } catch (URISyntaxException e) {
+      int q = raw.indexOf('?');
+      try {
+        return new URI(null, null, q < 0 ? raw : raw.substring(0, q), null);
+      } catch (URISyntaxException again) {
+        return URI.create("/");
+      }
+    }
+  }
+
+  public String getRequestMethod() {
+    return request.method().name();
+  }
+
+  /** The request's path and query as sent ({@code getRawQuery()} for the query). */
+  public URI getRequestURI() {
+    return uri;
+  }
+
+  public Headers getRequestHeaders() {
+    return requestHeaders;
+  }
+
+  /** Headers of the answer; set them before answering. */
+  public Headers getResponseHeaders() {
+    return responseHeaders;
+  }
+
+  /** The whole body, received before the handler ran; empty when it was over its limit. */
+  public byte[] body() {
+    return body;
+  }
+
+  /** Whether the body was over the transport's limit (by Content-Length, or by what arrived). */
+  public boolean bodyOverLimit() {
+    return bodyOverLimit;
+  }
+
+  /** Answers with a whole body. {@code HEAD} answers carry the length but no body. */
+  public void send(int status, String contentType, byte[] bytes) {
+    boolean head = getRequestMethod().equals("HEAD");
+    context.runOnContext(v -> {
+      HttpServerResponse response = prepare(status, contentType);
+      if (head) {
+        response.putHeader("Content-Length", Integer.toString(bytes.length));
+        response.end().onComplete(r -> finished());
+      } else {
+        response.end(Buffer.buffer(bytes)).onComplete(r -> finished());
+      }
+    });
+  }
+
+  /**
+   * Opens a chunked answer; what is written to the stream goes out in chunks of up to 64 KiB, and
+   * a writer waits while the client is slower than the writer (up to 60 s per chunk).
+   */
+  public OutputStream stream(int status, String contentType) {
+    CompletableFuture<Void> opened = new CompletableFuture<>();
+    context.runOnContext(v -> {
+      HttpServerResponse response = prepare(status, contentType);
+      response.setChunked(true);
+      opened.complete(null);
+    });
+    return new ChunkStream(opened);
+  }
+
+  private HttpServerResponse prepare(int status, String contentType) {
+    HttpServerResponse response = request.response();
+    response.setStatusCode(status);
+    responseHeaders.map.forEach(response::putHeader);
+    response.putHeader("Content-Type", contentType);
+    if (bodyOverLimit && request.version() != HttpVersion.HTTP_2) {
+      response.putHeader("Connection", "close"); // the rest of the body is not read
+    }
+    return response;
+  }
+
+  private void finished() {
+    if (bodyOverLimit && request.version() != HttpVersion.HTTP_2) {
+      request.connection().close();
+    }
+    onAnswered.run();
+  }
+
+  /** Request or response headers; names are case-insensitive on the request side. */
+  public static final class Headers {
+    private final MultiMap request;
+    private final Map<String, String> map;
+
+    Headers(MultiMap request) {
+      this.request = request;
+      this.map = null;
+    }
+
+    Headers(Map<String, String> response) {
+      this.request = null;
+      this.map = response;
+    }
+
+    public String getFirst(String name) {
+      return request != null ? request.get(name) : map.get(name);
+    }
+
+    public void set(String name, String value) {
+      if (map == null) {
+        throw new UnsupportedOperationException("request headers are read-only");
+      }
+      map.put(name, value);
+    }
+  }
+
+  private final class ChunkStream extends OutputStream {
+    private static final int CHUNK = 64 * 1024;
+    private CompletableFuture<Void> ready;
+    private byte[] buffer = new byte[CHUNK];
+    private int used;
+    private boolean closed;
+
+    ChunkStream(CompletableFuture<Void> opened) {
+      this.ready = opened;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      if (used == buffer.length) {
+        flushChunk();
+      }
+      buffer[used++] = (byte) b;
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      while (len > 0) {
+        if (used == buffer.length) {
+          flushChunk();
+        }
+        int n = Math.min(len, buffer.length - used);
+        System.arraycopy(b, off, buffer, used, n);
+        used += n;
+        off += n;
+        len -= n;
+      }
+    }
+
+    private void flushChunk() throws IOException {
+      await(ready);
+      if (used == 0) {
+        return;
+      }
+      Buffer chunk = Buffer.buffer(java.util.Arrays.copyOf(buffer, used));
+      used = 0;
+      CompletableFuture<Void> next = new CompletableFuture<>();
+      ready = next;
+      context.runOnContext(v -> {
+        HttpServerResponse response = request.response();
+        if (response.closed()) {
+          next.completeExceptionally(new IOException("the client closed the connection"));
+          return;
+        }
+        response.write(chunk);
+        if (response.writeQueueFull()) {
+          response.drainHandler(x -> next.complete(null));
+          response.closeHandler(x -> next.completeExceptionally(new IOException("the client closed the connection")));
+        } else {
+          next.complete(null);
+        }
+      });
+    }
+
+    private void await(CompletableFuture<Void> f) throws IOException {
+      try {
+        f.get(60, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted while streaming an answer");
+      } catch (ExecutionException e) {
+        throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+      } catch (TimeoutException e) {
+        throw new IOException("the client read nothing for 60 s");
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      try {
+        flushChunk();
+        await(ready);
+      } finally {
+        context.runOnContext(v -> {
+          HttpServerResponse response = request.response();
+          if (!response.ended() && !response.closed()) {
+            response.end().onComplete(r -> finished());
+          } else {
+            finished();
+          }
+        });
+      }
+    }
+  }
+}
