@@ -2,6 +2,7 @@ package io.partita.worker;
 
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.common.kafka.RequestTopics;
 import io.partita.common.serde.Codecs;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -55,8 +56,10 @@ public record WorkerConfig(
    * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code worker.metrics.port})
    * @param statusIntervalMs how often every slot status is published even without a change ({@code worker.status.interval.ms})
    * @param drainTimeoutMs how long stopping (or giving up partitions) waits for open requests to be answered ({@code worker.drain.timeout.ms})
+   * @param requestPartitions partitions a base model's request topic is created with when missing
+   *     ({@code topic.requests.partitions}, default 4); the planner grows it with the instances
    */
-  public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs) {}
+  public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs, int requestPartitions) {}
 
   public static WorkerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -96,7 +99,8 @@ public record WorkerConfig(
         new Operation(
             settings.integer("worker.metrics.port", 0, 0, 65535),
             settings.longValue("worker.status.interval.ms", 10_000, 100, 3_600_000),
-            settings.longValue("worker.drain.timeout.ms", 10_000, 0, 600_000)));
+            settings.longValue("worker.drain.timeout.ms", 10_000, 0, 600_000),
+            settings.integer(RequestTopics.MIN_PARTITIONS_KEY, RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000)));
   }
 
   static List<Integer> partitions(String value) {

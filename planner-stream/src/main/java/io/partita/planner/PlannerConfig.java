@@ -29,6 +29,8 @@ import org.apache.kafka.streams.StreamsConfig;
  *     {@code planner.buffer.threshold.bytes}, {@code planner.default.rate})
  * @param codecs how records are encoded ({@code serde.mode})
  * @param kafka every {@code kafka.*} setting, passed to Kafka Streams last (it wins)
+ * @param requestPartitions {@code topic.requests.partitions}: fewest partitions of a base model's request
+ *     topic (default 4); the planner grows the topic to one partition per planned slot of the base model
  */
 public record PlannerConfig(
     String bootstrapServers,
@@ -41,7 +43,8 @@ public record PlannerConfig(
     short topicReplication,
     PlanSettings plan,
     io.partita.common.serde.Codecs codecs,
-    Properties kafka) {
+    Properties kafka,
+    int requestPartitions) {
 
   public static PlannerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -80,7 +83,9 @@ public record PlannerConfig(
         (short) settings.integer("topics.replication", 3, 1, 16),
         plan,
         io.partita.common.serde.Codecs.from(settings),
-        kafka);
+        kafka,
+        settings.integer(io.partita.common.kafka.RequestTopics.MIN_PARTITIONS_KEY,
+            io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000));
   }
 
   private static double decimal(Settings settings, String key, double fallback) {

@@ -183,7 +183,8 @@ public final class RequestLoop implements Runnable {
     Answer answer = new Answer(record);
     String replyTo = KafkaHeaders.get(record.headers(), KafkaHeaders.REPLY_TO);
     String correlation = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
-    String serviceModel = topics.serviceModelOf(record.topic());
+    String headerModel = KafkaHeaders.get(record.headers(), KafkaHeaders.SERVICE_MODEL);
+    String serviceModel = headerModel != null ? headerModel : topics.baseModelOf(record.topic());
     InferenceRequest request;
     try {
       request = requests.decode(record.topic(), record.value());
@@ -208,9 +209,10 @@ public final class RequestLoop implements Runnable {
     try {
       long now = clock.getAsLong();
       Long deadline = parseDeadline(KafkaHeaders.get(record.headers(), KafkaHeaders.DEADLINE));
-      if (!request.getServiceModel().equals(serviceModel)) {
-        reply(answer, replyTo, id, Replies.error(request, null, ErrorCode.BAD_INPUT,
-            "serviceModel '" + request.getServiceModel() + "' does not match the topic " + record.topic(), null));
+      String misplaced = RequestTopicCheck.problem(topics.baseModelOf(record.topic()), headerModel, request.getServiceModel(),
+          slots::baseModelOf);
+      if (misplaced != null) {
+        reply(answer, replyTo, id, Replies.error(request, null, ErrorCode.BAD_INPUT, misplaced, null));
         answer.release();
       } else if (deadline != null && now > deadline) {
         reply(answer, replyTo, id, Replies.error(request, null, ErrorCode.DEADLINE_EXCEEDED,
@@ -283,7 +285,7 @@ public final class RequestLoop implements Runnable {
     byte[] value = deadLetters.encode(topics.deadLetter(), DeadLetters.of(record, error, "worker", clock.getAsLong()));
     ProducerRecord<String, byte[]> out = new ProducerRecord<>(topics.deadLetter(), record.key(), value);
     out.headers().add("source-topic", record.topic().getBytes(StandardCharsets.UTF_8));
-    String serviceModel = String.valueOf(topics.serviceModelOf(record.topic()));
+    String serviceModel = String.valueOf(topics.baseModelOf(record.topic()));
     answer.sending();
     producer.send(out, (meta, e) -> {
       if (e == null) {
