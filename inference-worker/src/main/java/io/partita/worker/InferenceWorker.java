@@ -148,8 +148,8 @@ public final class InferenceWorker implements Service {
     if (config.operation().metricsPort() > 0) {
       metricsServer = new MetricsServer(registry, config.operation().metricsPort());
     }
-    log.info("Inference worker {} runs {} slots serving {} (batches up to {} rows, {} ms delay){}", config.hostId(), specs.size(),
-        served, config.batching().maxBatch(), config.batching().maxDelayMs(),
+    log.info("Inference worker {} runs {} slots serving {} service models from {} (batches up to {} rows, {} ms delay){}",
+        config.hostId(), specs.size(), served.size(), requestTopics, config.batching().maxBatch(), config.batching().maxDelayMs(),
         metricsServer == null ? "" : "; metrics on :" + metricsServer.port() + "/metrics");
   }
 

@@ -25,10 +25,11 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
  * grow with service models (one topic per base model). A targeted run:
  *
  * <pre>
- * ./mvnw -B -o -q -pl launcher -am test-compile   # then
- * java -cp "$(cat launcher/target/bench.cp):launcher/target/classes" io.partita.launcher.bench.WeightSpreadBench \
- *     .partita/bench-weights 16 2 8 100 1000
+ * ./mvnw -B -o -q -pl launcher -am compile dependency:build-classpath -Dmdep.outputFile=/tmp/cp
+ * CLASSPATH="launcher/target/classes:$(cat /tmp/cp)" java io.partita.launcher.bench.WeightSpreadBench \
+ *     /tmp/bench-weights 16 3 10 100 1000
  * </pre>
+ * (the class path goes through the environment: ONNX Runtime crashes on a command line over 4 KiB).
  * arguments: work dir, clients, warm-up s, measured s, then the spreads (1 is always measured first).
  */
 public final class WeightSpreadBench {
