@@ -5,8 +5,9 @@ It follows docs/wire-format.md step by step:
 
   1. Encode an InferenceRequest in Avro single-object encoding:
      C3 01 | CRC-64-AVRO fingerprint of the writer schema (8 bytes, little-endian) | Avro binary body.
-  2. Produce it to <prefix>.requests.<service model> with key = request id and the headers
-     reply-to, correlation-id and deadline.
+  2. Produce it to <prefix>.requests.<base model> (one topic per base model, shared by all its
+     service models; for a model served without weight files the base model is the model itself)
+     with key = request id and the headers service-model, reply-to, correlation-id and deadline.
   3. Read <prefix>.replies.<client id> (this script's own topic, read from its end) until the reply
      whose correlation-id is ours arrives; any other reply, and a second copy of ours, is dropped.
   4. Decode the reply with the writer schema its fingerprint names, taken from the schema history
@@ -16,7 +17,7 @@ It follows docs/wire-format.md step by step:
 Requirements: confluent-kafka and avro (pip install confluent-kafka avro; on Debian/Ubuntu
 apt install python3-confluent-kafka python3-avro). Run ./partita local first, then:
 
-  python3 examples/python/partita_infer.py --model demo-a --data 1,2,3,4,5,6,7,8
+  python3 examples/python/partita_infer.py --base-model demo-mlp --model demo-a --data 1,2,3,4,5,6,7,8
 """
 
 import argparse
@@ -143,6 +144,9 @@ def main():
     ap.add_argument("--bootstrap", default="localhost:19092", help="Kafka bootstrap servers (default: %(default)s)")
     ap.add_argument("--prefix", default="partita", help="Partita's topic prefix (default: %(default)s)")
     ap.add_argument("--model", default="demo-a", help="service model (default: %(default)s)")
+    ap.add_argument("--base-model", default=None,
+                    help="the base model the service model is built on, which names the request topic "
+                         "(default: demo-mlp for the demo service models, else the service model itself)")
     ap.add_argument("--input", default="input", help="input tensor name (default: %(default)s)")
     ap.add_argument("--data", default="1,2,3,4,5,6,7,8", help="one FP32 row, comma-separated (default: %(default)s)")
     ap.add_argument("--client-id", default="py-" + uuid.uuid4().hex[:8], help="names this script's reply topic")
@@ -168,7 +172,8 @@ def main():
         "outputs": [],
         "parameters": {},
     }
-    request_topic = f"{args.prefix}.requests.{args.model}"
+    base_model = args.base_model or ("demo-mlp" if args.model in ("demo", "demo-a", "demo-b", "demo-c") else args.model)
+    request_topic = f"{args.prefix}.requests.{base_model}"
     reply_topic = f"{args.prefix}.replies.{args.client_id}"
 
     # The reply topic is ours: create it if it is missing.
@@ -188,7 +193,8 @@ def main():
     producer = Producer({"bootstrap.servers": args.bootstrap, "enable.idempotence": True})
     deadline_ms = int(time.time() * 1000 + args.timeout * 1000)
     producer.produce(request_topic, key=request_id, value=encode(request_fp, request_schema, request),
-                     headers=[("reply-to", reply_topic.encode()), ("correlation-id", request_id.encode()),
+                     headers=[("service-model", args.model.encode()),
+                              ("reply-to", reply_topic.encode()), ("correlation-id", request_id.encode()),
                               ("deadline", str(deadline_ms).encode())])
     producer.flush(10)
 

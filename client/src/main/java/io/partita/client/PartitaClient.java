@@ -33,7 +33,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Asks Partita for inferences straight over Kafka, without the HTTP gateway: each request is one
- * record on {@code <prefix>.requests.<service model>} (the wire format of docs/wire-format.md), and
+ * record on {@code <prefix>.requests.<base model>} (the wire format of docs/wire-format.md), naming
+ * its service model in the record and in the {@code service-model} header; one topic carries every
+ * service model of a base model. The base model of a service model with a weight file is given per
+ * call ({@link #infer(String, String, List)}) or once in the config ({@link Config#withBaseModel});
+ * a service model with none given is taken to be a model served without weight files, whose topic
+ * has its own name. The reply comes back
  * the reply comes back on this client's own topic {@code <prefix>.replies.<client id>}, which it
  * creates if missing and reads from its end (assigned, no consumer group).
  *
@@ -46,7 +51,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * try (PartitaClient client = PartitaClient.start(PartitaClient.Config.of("localhost:19092"))) {
- *   InferenceReply reply = client.infer("demo-a", List.of(tensor)).get();
+ *   InferenceReply reply = client.infer("demo-mlp", "demo-a", List.of(tensor)).get();
  * }
  * }</pre>
  */
@@ -63,8 +68,11 @@ public final class PartitaClient implements AutoCloseable {
    * @param kafka extra Kafka client settings (security, for example)
    * @param codecs the record format, which must be the installation's ({@code serde.mode});
    *     {@code Codecs.from(settings)} builds it from settings
+   * @param baseModels the base model of each service model built on another model (a LoRA adapter, say);
+   *     a service model not listed is its own base model
    */
-  public record Config(String bootstrapServers, String topicPrefix, String clientId, Duration timeout, Properties kafka, Codecs codecs) {
+  public record Config(String bootstrapServers, String topicPrefix, String clientId, Duration timeout, Properties kafka, Codecs codecs,
+                       Map<String, String> baseModels) {
     public Config {
       Objects.requireNonNull(bootstrapServers, "bootstrapServers");
       Objects.requireNonNull(topicPrefix, "topicPrefix");
@@ -72,32 +80,45 @@ public final class PartitaClient implements AutoCloseable {
       Objects.requireNonNull(timeout, "timeout");
       kafka = kafka == null ? new Properties() : kafka;
       codecs = codecs == null ? Codecs.singleObject() : codecs;
+      baseModels = baseModels == null ? Map.of() : Map.copyOf(baseModels);
     }
 
     /** Defaults: prefix {@code partita}, a random client id, a 30 s deadline, single-object encoding. */
     public static Config of(String bootstrapServers) {
       return new Config(bootstrapServers, Topics.DEFAULT_PREFIX, "client-" + UUID.randomUUID().toString().substring(0, 8),
-          Duration.ofSeconds(30), new Properties(), Codecs.singleObject());
+          Duration.ofSeconds(30), new Properties(), Codecs.singleObject(), Map.of());
     }
 
     public Config withTopicPrefix(String prefix) {
-      return new Config(bootstrapServers, prefix, clientId, timeout, kafka, codecs);
+      return new Config(bootstrapServers, prefix, clientId, timeout, kafka, codecs, baseModels);
     }
 
     public Config withClientId(String id) {
-      return new Config(bootstrapServers, topicPrefix, id, timeout, kafka, codecs);
+      return new Config(bootstrapServers, topicPrefix, id, timeout, kafka, codecs, baseModels);
     }
 
     public Config withTimeout(Duration t) {
-      return new Config(bootstrapServers, topicPrefix, clientId, t, kafka, codecs);
+      return new Config(bootstrapServers, topicPrefix, clientId, t, kafka, codecs, baseModels);
     }
 
     public Config withKafka(Properties settings) {
-      return new Config(bootstrapServers, topicPrefix, clientId, timeout, settings, codecs);
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, settings, codecs, baseModels);
     }
 
     public Config withCodecs(Codecs format) {
-      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, format);
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, format, baseModels);
+    }
+
+    /** Says which base model a service model is built on, so its requests go to that model's topic. */
+    public Config withBaseModel(String serviceModel, String baseModel) {
+      Map<String, String> more = new java.util.HashMap<>(baseModels);
+      more.put(serviceModel, baseModel);
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, codecs, more);
+    }
+
+    /** The base model of a service model: as configured, else the service model itself. */
+    public String baseModelOf(String serviceModel) {
+      return baseModels.getOrDefault(serviceModel, serviceModel);
     }
   }
 
@@ -158,9 +179,17 @@ public final class PartitaClient implements AutoCloseable {
     thread.start();
   }
 
-  /** Sends a request for {@code serviceModel} with a new id and the default deadline. */
+  /**
+   * Sends a request for {@code serviceModel} with a new id and the default deadline, to the topic of
+   * its base model as the config says ({@link Config#baseModelOf}).
+   */
   public CompletableFuture<InferenceReply> infer(String serviceModel, List<Tensor> inputs) {
-    return send(InferenceRequest.newBuilder().setId(UUID.randomUUID().toString()).setServiceModel(serviceModel)
+    return infer(config.baseModelOf(serviceModel), serviceModel, inputs);
+  }
+
+  /** Sends a request for {@code serviceModel}, built on {@code baseModel}, with a new id and the default deadline. */
+  public CompletableFuture<InferenceReply> infer(String baseModel, String serviceModel, List<Tensor> inputs) {
+    return send(baseModel, InferenceRequest.newBuilder().setId(UUID.randomUUID().toString()).setServiceModel(serviceModel)
         .setVersion(null).setInputs(inputs).build(), config.timeout());
   }
 
@@ -168,8 +197,13 @@ public final class PartitaClient implements AutoCloseable {
     return send(request, config.timeout());
   }
 
-  /** Sends a request; the future completes with its reply or fails at {@code timeout}. */
+  /** Sends a request to the topic of its service model's base model as the config says. */
   public CompletableFuture<InferenceReply> send(InferenceRequest request, Duration timeout) {
+    return send(config.baseModelOf(request.getServiceModel()), request, timeout);
+  }
+
+  /** Sends a request to {@code baseModel}'s topic; the future completes with its reply or fails at {@code timeout}. */
+  public CompletableFuture<InferenceReply> send(String baseModel, InferenceRequest request, Duration timeout) {
     String id = request.getId();
     CompletableFuture<InferenceReply> reply = new CompletableFuture<>();
     if (waiting.putIfAbsent(id, reply) != null) {
@@ -178,8 +212,9 @@ public final class PartitaClient implements AutoCloseable {
     CompletableFuture<InferenceReply> result = reply.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
         .whenComplete((r, e) -> waiting.remove(id, reply));
     try {
-      String topic = topics.requests(request.getServiceModel());
+      String topic = topics.requests(baseModel);
       ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, id, requests.encode(topic, request));
+      KafkaHeaders.put(record.headers(), KafkaHeaders.SERVICE_MODEL, request.getServiceModel());
       KafkaHeaders.put(record.headers(), KafkaHeaders.CORRELATION_ID, id);
       KafkaHeaders.put(record.headers(), KafkaHeaders.REPLY_TO, replyTopic);
       KafkaHeaders.put(record.headers(), KafkaHeaders.DEADLINE, Long.toString(System.currentTimeMillis() + timeout.toMillis()));

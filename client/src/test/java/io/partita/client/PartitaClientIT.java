@@ -67,7 +67,7 @@ class PartitaClientIT {
             "model.repo", repo.toString(), "worker.threads", "1"))));
          PartitaClient client = client(topics, Duration.ofSeconds(30))) {
       worker.start();
-      InferenceReply reply = client.infer("demo-c", List.of(input(x))).get(60, TimeUnit.SECONDS);
+      InferenceReply reply = client.infer(DemoMlp.MODEL_NAME, "demo-c", List.of(input(x))).get(60, TimeUnit.SECONDS);
       assertThat(reply.getError()).isNull();
       assertThat(client.replyTopic()).startsWith(topics.prefix() + ".replies.client-");
       Tensor out = reply.getOutputs().get(0);
@@ -97,6 +97,7 @@ class PartitaClientIT {
       long deadline = Long.parseLong(KafkaHeaders.get(sent.get(0).headers(), KafkaHeaders.DEADLINE));
       assertThat(deadline).isBetween(before + 500, System.currentTimeMillis() + 500);
       assertThat(KafkaHeaders.get(sent.get(0).headers(), KafkaHeaders.REPLY_TO)).isEqualTo(client.replyTopic());
+      assertThat(KafkaHeaders.get(sent.get(0).headers(), KafkaHeaders.SERVICE_MODEL)).isEqualTo("nobody");
     }
   }
 

@@ -78,7 +78,7 @@ class BrokerFailoverIT {
         // Straight to the request topic: this test is about brokers, not plans (no planner runs).
         "gateway.routing", "any",
         "http.port", "0"));
-    String requestTopic = topics.requests(MODEL);
+    String requestTopic = topics.requests("demo-mlp"); // the one topic of MODEL's base model
     String replyTopic = topics.replies("failover-client");
     try (Admin admin = cluster.admin()) {
       TopicAdmin.ensure(admin, List.of(TopicSpec.stream(replyTopic, 1)), (short) 3);

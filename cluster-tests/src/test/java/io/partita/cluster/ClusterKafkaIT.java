@@ -76,7 +76,7 @@ class ClusterKafkaIT {
          ReplyCollector collector = new ReplyCollector(bootstrap, Map.of(), replyTopic, 1, replies, id -> { });
          KafkaProducer<String, byte[]> producer = Requests.producer(bootstrap, Map.of())) {
       worker.start();
-      producer.send(Requests.record(topics.requests("demo"), requests, Requests.request(label + "-1", "demo", 2), replyTopic)).get(30, TimeUnit.SECONDS);
+      producer.send(Requests.record(topics.requests("demo-mlp"), requests, Requests.request(label + "-1", "demo", 2), replyTopic)).get(30, TimeUnit.SECONDS);
       Awaitility.await("the reply").atMost(Duration.ofSeconds(60)).until(() -> collector.replies().containsKey(label + "-1"));
       assertThat(collector.replies().get(label + "-1").getError()).isNull();
     }

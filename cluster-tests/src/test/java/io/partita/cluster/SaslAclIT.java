@@ -160,7 +160,7 @@ class SaslAclIT {
       RecordCodec<InferenceReply> replies = Codecs.singleObject().codec(InferenceReply.class);
       try (ReplyCollector collector = new ReplyCollector(cluster.bootstrapServers(), clientKafka, replyTopic, 1, replies, id -> { });
            KafkaProducer<String, byte[]> producer = Requests.producer(cluster.bootstrapServers(), clientKafka)) {
-        producer.send(Requests.record(topics.requests("demo"), requests, Requests.request("sasl-1", "demo", 3), replyTopic)).get(30, TimeUnit.SECONDS);
+        producer.send(Requests.record(topics.requests("demo-mlp"), requests, Requests.request("sasl-1", "demo", 3), replyTopic)).get(30, TimeUnit.SECONDS);
         Awaitility.await("the reply to sasl-1").atMost(Duration.ofSeconds(60)).until(() -> collector.replies().containsKey("sasl-1"));
         assertThat(collector.replies().get("sasl-1").getError()).isNull();
         assertThat(collector.replies().get("sasl-1").getOutputs()).isNotEmpty();

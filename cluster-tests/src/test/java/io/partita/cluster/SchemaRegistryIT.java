@@ -81,7 +81,7 @@ class SchemaRegistryIT {
   void shouldServeARequestInRegistryModeAndRefuseAnIncompatibleSchemaChange() throws Exception {
     DemoRepository.writeTo(repo);
     Topics topics = new Topics(KafkaFixture.uniquePrefix("registry"));
-    String requestTopic = topics.requests("demo");
+    String requestTopic = topics.requests("demo-mlp");
     String replyTopic = topics.replies("registry-client");
     String bootstrap = ClusterKafka.bootstrapServers();
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {

@@ -12,6 +12,12 @@ public final class KafkaHeaders {
   public static final String REPLY_TO = "reply-to";
   /** Epoch milliseconds after which the request is answered DEADLINE_EXCEEDED without running. */
   public static final String DEADLINE = "deadline";
+  /**
+   * The service model a request asks for, beside the record's own {@code serviceModel}: lets a
+   * consumer of a base model's topic see it without decoding. The record wins; a request whose
+   * header differs from its record is refused ({@code BAD_INPUT}).
+   */
+  public static final String SERVICE_MODEL = "service-model";
   /** W3C trace context, carried from HTTP into Kafka and back. */
   public static final String TRACEPARENT = "traceparent";
 

@@ -46,9 +46,14 @@ public final class Topics {
   public String jobItems() { return prefix + ".jobs.items"; }
   public String deadLetter() { return prefix + ".deadletter"; }
 
-  /** Requests for one service model; any Kafka producer may write here. */
-  public String requests(String serviceModel) {
-    return prefix + ".requests." + checkName("service model", serviceModel);
+  /**
+   * Requests for every service model of one base model: one topic per base model, however many
+   * service models (weight files) it carries, each request naming its service model in the record
+   * and in the {@code service-model} header. For a model served without weight files the service
+   * model is the model, so the name is the one a producer expects. Any Kafka producer may write here.
+   */
+  public String requests(String baseModel) {
+    return prefix + ".requests." + checkName("base model", baseModel);
   }
 
   /** Replies for one client (a gateway instance, a Java client, a script). */
@@ -56,13 +61,13 @@ public final class Topics {
     return prefix + ".replies." + checkName("client id", client);
   }
 
-  /** Matches every request topic, for workers that serve all service models. */
+  /** Matches every request topic, for workers that serve all base models. */
   public Pattern requestTopicPattern() {
     return Pattern.compile(Pattern.quote(prefix + ".requests.") + "[A-Za-z0-9._-]+");
   }
 
-  /** The service model a request topic carries, or null when the topic is not a request topic. */
-  public String serviceModelOf(String requestTopic) {
+  /** The base model a request topic carries, or null when the topic is not a request topic. */
+  public String baseModelOf(String requestTopic) {
     String head = prefix + ".requests.";
     return requestTopic.startsWith(head) ? requestTopic.substring(head.length()) : null;
   }

@@ -27,6 +27,7 @@ import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -100,7 +101,11 @@ public final class Gateway implements Service {
     String replyTopic = topics.replies(config.gatewayId());
     List<TopicSpec> specs = new ArrayList<>(topics.infrastructure());
     specs.add(TopicSpec.stream(replyTopic, 1));
-    index.serviceModels().keySet().forEach(m -> specs.add(TopicSpec.stream(topics.requests(m), 4)));
+    Map<String, String> baseModels = new java.util.TreeMap<>();
+    index.serviceModels().values().forEach(m -> baseModels.put(m.name(), m.baseModel()));
+    // one request topic per base model (created here when missing; the planner grows it with the instances)
+    new java.util.TreeSet<>(baseModels.values()).forEach(b -> specs.add(TopicSpec.stream(topics.requests(b),
+        io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS)));
     admin = Admin.create(base());
     TopicAdmin.ensure(admin, specs, (short) 3);
     producer = new KafkaProducer<>(producerProps());
@@ -119,13 +124,14 @@ public final class Gateway implements Service {
       routeTableThread.start();
       routeTable.caughtUp().get(60, TimeUnit.SECONDS);
       RouteTable table = routeTable;
-      routing = new PlanRouting(table::route, table::reading);
+      routing = new PlanRouting(table::route, table::routes, m -> topics.requests(baseModels.getOrDefault(m, m)), table::reading);
     }
-    RequestProducer requests = new RequestProducer(producer, router, topics, replyTopic, config.codecs(), routing, System::currentTimeMillis);
+    RequestProducer requests = new RequestProducer(producer, router, topics, replyTopic, config.codecs(), routing,
+        m -> baseModels.getOrDefault(m, m), System::currentTimeMillis);
     capacity = new Capacity(config.maxInFlight(), config.jobs().share());
     GatewayMetrics metrics = new GatewayMetrics(index.serviceModels().keySet(), capacity);
     if (config.demandIntervalMs() > 0) {
-      DemandReporter demand = new DemandReporter(index.serviceModels().keySet(), topics, producer, admin,
+      DemandReporter demand = new DemandReporter(baseModels, topics, producer, admin,
           config.codecs().codec(io.partita.avro.Demand.class), System::currentTimeMillis, loops.register(GatewayLoops.DEMAND));
       metrics.countDemandWith(demand::record);
       demandTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("partita-demand"));

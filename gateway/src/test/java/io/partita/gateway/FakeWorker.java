@@ -36,7 +36,9 @@ final class FakeWorker implements AutoCloseable {
   private volatile boolean running = true;
 
   FakeWorker(Topics topics, List<String> serviceModels) {
-    consumer = KafkaFixture.consumer(serviceModels.stream().map(topics::requests).toArray(String[]::new));
+    // every demo service model is on the one request topic of its base model
+    consumer = KafkaFixture.consumer(serviceModels.stream().map(m -> topics.requests(io.partita.models.demo.DemoMlp.MODEL_NAME))
+        .distinct().toArray(String[]::new));
     thread = new Thread(this::loop, "fake-worker");
     thread.start();
   }

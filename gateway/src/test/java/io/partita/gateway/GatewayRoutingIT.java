@@ -94,7 +94,7 @@ class GatewayRoutingIT {
 
   private Route route(String model, RouteInstance... instances) {
     int ready = (int) List.of(instances).stream().filter(RouteInstance::getReady).count();
-    return Route.newBuilder().setServiceModel(model).setRequestTopic(topics.requests(model)).setReadyInstances(ready)
+    return Route.newBuilder().setServiceModel(model).setRequestTopic(topics.requests(io.partita.models.demo.DemoMlp.MODEL_NAME)).setReadyInstances(ready)
         .setInstances(List.of(instances)).build();
   }
 
@@ -194,5 +194,14 @@ class GatewayRoutingIT {
       partitions.add(expected);
     }
     assertThat(partitions).hasSizeGreaterThan(1);
+  }
+
+  @Test
+  @Order(5)
+  void shouldFallBackToTheLeastLoadedReadyInstanceOfTheSameBaseModel() throws Exception {
+    // demo-b's own instances are not ready (order 2); demo-c, on the same base model, has one ready on partition 2
+    publish("demo-c", route("demo-c", instance("demo-c#0", true, null, 0, 0, 2)));
+    await().atMost(Duration.ofSeconds(30)).until(() -> get(gateway, "/v2/models/demo-b/ready").statusCode() == 200);
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(worker.partitionOf(infer("demo-b"))).isEqualTo(2));
   }
 }

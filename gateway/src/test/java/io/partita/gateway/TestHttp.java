@@ -52,10 +52,13 @@ final class TestHttp {
     return "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1," + row.length + "],\"data\":[" + data + "]}]}";
   }
 
-  /** Records ever written to the request topics of these service models and to the jobs topic. */
+  /**
+   * Records ever written to the request topic of these (demo) service models, the one topic of their
+   * base model, and to the jobs topic.
+   */
   static long produced(Topics topics, List<String> serviceModels) throws Exception {
     List<String> names = new ArrayList<>();
-    serviceModels.forEach(m -> names.add(topics.requests(m)));
+    serviceModels.stream().map(m -> topics.requests(io.partita.models.demo.DemoMlp.MODEL_NAME)).distinct().forEach(names::add);
     names.add(topics.jobs());
     try (Admin admin = KafkaFixture.admin()) {
       long total = 0;

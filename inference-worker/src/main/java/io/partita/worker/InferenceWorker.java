@@ -121,13 +121,19 @@ public final class InferenceWorker implements Service {
     if (s.followPlan()) {
       served.addAll(index.serviceModels().keySet()); // the plan may put any of them here
     }
+    // One request topic per base model, whatever number of service models (weight files) it carries.
     Set<String> requestTopics = new TreeSet<>();
-    served.forEach(m -> requestTopics.add(topics.requests(m)));
-    index.serviceModels().keySet().forEach(m -> requestTopics.add(topics.requests(m)));
-    List<TopicSpec> specsToEnsure = new ArrayList<>(topics.infrastructure());
-    requestTopics.forEach(t -> specsToEnsure.add(TopicSpec.stream(t, 4)));
+    for (String m : served) {
+      requestTopics.add(topics.requests(index.serviceModel(m).map(e -> e.baseModel()).orElse(m)));
+    }
+    Map<String, Integer> sizes = new java.util.TreeMap<>();
+    for (io.partita.models.repo.ServiceModelEntry e : index.serviceModels().values()) {
+      sizes.put(topics.requests(e.baseModel()), config.operation().requestPartitions());
+    }
+    requestTopics.forEach(t -> sizes.put(t, config.operation().requestPartitions()));
     try (Admin admin = Admin.create(adminProps())) {
-      TopicAdmin.ensure(admin, specsToEnsure, (short) 3);
+      TopicAdmin.ensure(admin, topics.infrastructure(), (short) 3);
+      TopicAdmin.ensure(admin, sizes.entrySet().stream().map(e -> TopicSpec.stream(e.getKey(), e.getValue())).toList(), (short) 3);
     }
 
     slots.start(SLOT_START);
@@ -137,7 +143,7 @@ public final class InferenceWorker implements Service {
     status.start();
     if (!served.isEmpty()) {
       loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, slots, topics, config.codecs(),
-          new RequestLoop.Settings(served.stream().map(topics::requests).toList(), config.batching().maxOpen(),
+          new RequestLoop.Settings(List.copyOf(requestTopics), config.batching().maxOpen(),
               config.operation().drainTimeoutMs()),
           metrics, System::currentTimeMillis, this::ownershipChanged, loop("worker-requests", metrics));
       thread = new Thread(loop, "partita-worker");
@@ -151,8 +157,8 @@ public final class InferenceWorker implements Service {
     if (config.operation().metricsPort() > 0) {
       metricsServer = new MetricsServer(registry, health, config.operation().metricsPort());
     }
-    log.info("Inference worker {} runs {} slots serving {} (batches up to {} rows, {} ms delay){}", config.hostId(), specs.size(),
-        served, config.batching().maxBatch(), config.batching().maxDelayMs(),
+    log.info("Inference worker {} runs {} slots serving {} service models from {} (batches up to {} rows, {} ms delay){}",
+        config.hostId(), specs.size(), served.size(), requestTopics, config.batching().maxBatch(), config.batching().maxDelayMs(),
         metricsServer == null ? "" : "; metrics on :" + metricsServer.port() + "/metrics");
   }
 
@@ -324,6 +330,8 @@ public final class InferenceWorker implements Service {
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "256");
+    // the planner grows a request topic when its base model gains instances; notice within seconds, not 5 minutes
+    p.putIfAbsent(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "10000");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     return p;

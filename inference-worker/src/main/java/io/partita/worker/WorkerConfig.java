@@ -2,6 +2,7 @@ package io.partita.worker;
 
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.common.kafka.RequestTopics;
 import io.partita.common.serde.Codecs;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -60,8 +61,11 @@ public record WorkerConfig(
    * @param groupInstanceId static membership of the request consumer group ({@code worker.group.instance.id}; empty =
    *     dynamic): a worker restarted after a crash with the same id takes its old partitions back at once instead
    *     of waiting out the dead member's session timeout. Unique per worker process; {@code partita local} sets it.
+   * @param requestPartitions partitions a base model's request topic is created with when missing
+   *     ({@code topic.requests.partitions}, default 4); the planner grows it with the instances
    */
-  public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs, String groupInstanceId) {}
+  public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs, String groupInstanceId,
+      int requestPartitions) {}
 
   public static WorkerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -103,7 +107,8 @@ public record WorkerConfig(
             settings.integer("worker.metrics.port", 0, 0, 65535),
             settings.longValue("worker.status.interval.ms", 10_000, 100, 3_600_000),
             settings.longValue("worker.drain.timeout.ms", 10_000, 0, 600_000),
-            settings.string("worker.group.instance.id", "").strip()));
+            settings.string("worker.group.instance.id", "").strip(),
+            settings.integer(RequestTopics.MIN_PARTITIONS_KEY, RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000)));
   }
 
   static List<Integer> partitions(String value) {

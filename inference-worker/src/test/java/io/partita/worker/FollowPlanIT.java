@@ -123,7 +123,7 @@ class FollowPlanIT {
           return;
         }
         String model = models.get(i % models.size());
-        requests.send(record(topics.requests(model), request(ids.get(i), model, DemoMlp.sampleInput(1 + i % 3, i)), replyTopic));
+        requests.send(record(topics.requests(DemoMlp.MODEL_NAME), request(ids.get(i), model, DemoMlp.sampleInput(1 + i % 3, i)), replyTopic));
         sent.incrementAndGet();
       }, 0, 20, TimeUnit.MILLISECONDS);
       await().atMost(Duration.ofSeconds(30)).until(() -> sent.get() >= total / 4);
@@ -225,7 +225,7 @@ class FollowPlanIT {
       }
       assertThat(tombstoned).doesNotContainAnyElementsOf(startUp);
       try (KafkaProducer<String, byte[]> requests = KafkaFixture.producer()) {
-        requests.send(record(topics.requests("demo-a"), request("still-served", "demo-a", DemoMlp.sampleInput(2, 1)), replyTopic));
+        requests.send(record(topics.requests(DemoMlp.MODEL_NAME), request("still-served", "demo-a", DemoMlp.sampleInput(2, 1)), replyTopic));
       }
       List<ConsumerRecord<String, byte[]>> replies = KafkaFixture.read(1, Duration.ofSeconds(60), replyTopic);
       assertThat(replies).hasSize(1);

@@ -93,7 +93,7 @@ class InferenceWorkerIT {
     float[][] x = DemoMlp.sampleInput(3, 7);
     try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
       for (String model : DemoMlp.SERVICE_MODELS) {
-        producer.send(record(topics.requests(model), request("req-" + model, model, x), replyTopic));
+        producer.send(record(topics.requests(DemoMlp.MODEL_NAME), request("req-" + model, model, x), replyTopic));
       }
     }
     Map<String, InferenceReply> replies = replies(DemoMlp.SERVICE_MODELS.size());
@@ -117,7 +117,7 @@ class InferenceWorkerIT {
   @Test
   void shouldDeadLetterGarbageAndKeepServing() throws Exception {
     startWorker();
-    String topic = topics.requests(DemoMlp.BASE_SERVICE_MODEL);
+    String topic = topics.requests(DemoMlp.MODEL_NAME);
     try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
       ProducerRecord<String, byte[]> garbage = new ProducerRecord<>(topic, "garbage-1", "not avro".getBytes(StandardCharsets.UTF_8));
       KafkaHeaders.put(garbage.headers(), KafkaHeaders.REPLY_TO, replyTopic);
@@ -139,7 +139,7 @@ class InferenceWorkerIT {
   @Test
   void shouldAnswerBadInputAndDeadlineErrors() throws Exception {
     startWorker();
-    String topic = topics.requests("demo");
+    String topic = topics.requests(DemoMlp.MODEL_NAME);
     InferenceRequest wrongShape = request("wrong-shape", "demo", new float[][] {{1f, 2f, 3f}});
     ProducerRecord<String, byte[]> late = record(topic, request("late", "demo", DemoMlp.sampleInput(1, 2)), replyTopic);
     KafkaHeaders.put(late.headers(), KafkaHeaders.DEADLINE, Long.toString(System.currentTimeMillis() - 1000));
@@ -166,7 +166,7 @@ class InferenceWorkerIT {
         String model = DemoMlp.SERVICE_MODELS.get(i % DemoMlp.SERVICE_MODELS.size());
         float[][] x = DemoMlp.sampleInput(1, i);
         inputs.put("down-" + i, x);
-        producer.send(record(topics.requests(model), request("down-" + i, model, x), replyTopic));
+        producer.send(record(topics.requests(DemoMlp.MODEL_NAME), request("down-" + i, model, x), replyTopic));
       }
     }
     startWorker();
@@ -184,8 +184,8 @@ class InferenceWorkerIT {
         """.formatted("0".repeat(64)));
     startWorker(Map.of("worker.assignments", slotsFile.toString()));
     try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
-      producer.send(record(topics.requests("demo-a"), request("ok-a", "demo-a", DemoMlp.sampleInput(2, 3)), replyTopic));
-      producer.send(record(topics.requests("demo-b"), request("refused-b", "demo-b", DemoMlp.sampleInput(2, 3)), replyTopic));
+      producer.send(record(topics.requests(DemoMlp.MODEL_NAME), request("ok-a", "demo-a", DemoMlp.sampleInput(2, 3)), replyTopic));
+      producer.send(record(topics.requests(DemoMlp.MODEL_NAME), request("refused-b", "demo-b", DemoMlp.sampleInput(2, 3)), replyTopic));
     }
     Map<String, InferenceReply> replies = replies(2);
     assertThat(replies.get("ok-a").getError()).isNull();
@@ -199,10 +199,9 @@ class InferenceWorkerIT {
     assertThat(status.getHealth()).isEqualTo("DEGRADED");
     assertThat(status.getServiceModels()).extracting(m -> m.getServiceModel() + "=" + m.getState())
         .containsExactly("demo=READY", "demo-a=READY", "demo-b=NOT_READY");
-    // The one worker of the group owns every partition of the request topics it serves.
+    // The one worker of the group owns every partition of the one request topic of the base model.
     assertThat(status.getRequestPartitions()).extracting(tp -> tp.getTopic() + "=" + tp.getPartitions())
-        .containsExactly(topics.requests("demo") + "=[0, 1, 2, 3]", topics.requests("demo-a") + "=[0, 1, 2, 3]",
-            topics.requests("demo-b") + "=[0, 1, 2, 3]");
+        .containsExactly(topics.requests(DemoMlp.MODEL_NAME) + "=[0, 1, 2, 3]");
   }
 
   /** The first slot status on the status topic that matches, waiting for it. */
@@ -235,7 +234,7 @@ class InferenceWorkerIT {
     try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
       for (int i = 0; i < count; i++) {
         String model = DemoMlp.SERVICE_MODELS.get(i % DemoMlp.SERVICE_MODELS.size());
-        producer.send(record(topics.requests(model), request("p-" + i, model, DemoMlp.sampleInput(1 + i % 2, i)), replyTopic));
+        producer.send(record(topics.requests(DemoMlp.MODEL_NAME), request("p-" + i, model, DemoMlp.sampleInput(1 + i % 2, i)), replyTopic));
       }
     }
     Map<String, InferenceReply> replies = replies(count);

@@ -119,7 +119,7 @@ class WorkerKillIT {
       for (int k = 0; k < 4 && produced.get() < REQUESTS; k++) {
         int i = produced.getAndIncrement();
         String model = DemoMlp.SERVICE_MODELS.get(i % DemoMlp.SERVICE_MODELS.size());
-        producer.send(record(topics.requests(model), request("kill-" + i, model, DemoMlp.sampleInput(1 + i % 3, i)), replyTopic));
+        producer.send(record(topics.requests(DemoMlp.MODEL_NAME), request("kill-" + i, model, DemoMlp.sampleInput(1 + i % 3, i)), replyTopic));
       }
     }, 0, 50, TimeUnit.MILLISECONDS);
 

@@ -146,7 +146,7 @@ class ClosedLoopIT {
           return;
         }
         String model = DemoMlp.SERVICE_MODELS.get(i % DemoMlp.SERVICE_MODELS.size());
-        producer.send(request(topics.requests(model), "k-" + i, model, replyTopic));
+        producer.send(request(topics.requests(DemoMlp.MODEL_NAME), "k-" + i, model, replyTopic));
         calls.put(i, inferAsync(http, url, model, i));
         sent.incrementAndGet();
       }, 0, 25, TimeUnit.MILLISECONDS);

@@ -33,6 +33,8 @@ import org.apache.kafka.streams.StreamsConfig;
  *     membership of the Streams group (each stream thread's consumer gets it with {@code -<thread>}
  *     appended), so a planner restarted after a crash takes its old member's tasks at once instead of
  *     waiting out the dead member's session timeout. Unique per planner process; {@code partita local} sets it.
+ * @param requestPartitions {@code topic.requests.partitions}: fewest partitions of a base model's request
+ *     topic (default 4); the planner grows the topic to one partition per planned slot of the base model
  */
 public record PlannerConfig(
     String bootstrapServers,
@@ -46,7 +48,8 @@ public record PlannerConfig(
     PlanSettings plan,
     io.partita.common.serde.Codecs codecs,
     Properties kafka,
-    String groupInstanceId) {
+    String groupInstanceId,
+    int requestPartitions) {
 
   public static PlannerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -87,7 +90,9 @@ public record PlannerConfig(
         plan,
         io.partita.common.serde.Codecs.from(settings),
         kafka,
-        settings.string("planner.group.instance.id", "").strip());
+        settings.string("planner.group.instance.id", "").strip(),
+        settings.integer(io.partita.common.kafka.RequestTopics.MIN_PARTITIONS_KEY,
+            io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000));
   }
 
   private static double decimal(Settings settings, String key, double fallback) {

@@ -33,6 +33,8 @@ public final class PlannerService implements Service {
   private final AtomicLong restored = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
   private KafkaStreams streams;
+  private Admin growerAdmin;
+  private RequestTopicGrower grower;
 
   public PlannerService(PlannerConfig config) {
     this.config = config;
@@ -81,8 +83,25 @@ public final class PlannerService implements Service {
           + " s (state " + state + "); check kafka.bootstrap.servers=" + config.bootstrapServers()
           + " and planner.application.id=" + config.applicationId());
     }
+    startGrower(adminProps);
     log.info("Planner {} running on {} (topics {}.*)", config.applicationId(), config.bootstrapServers(),
         config.topicPrefix());
+  }
+
+  /** Grows each base model's request topic with the slots the plan gives it ({@link RequestTopicGrower}). */
+  private void startGrower(java.util.Properties adminProps) {
+    java.util.Properties consumer = new java.util.Properties();
+    consumer.putAll(adminProps);
+    consumer.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    consumer.put(org.apache.kafka.clients.consumer.ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    consumer.put(org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+        org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+    consumer.put(org.apache.kafka.clients.consumer.ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+        org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+    growerAdmin = Admin.create(adminProps);
+    grower = new RequestTopicGrower(new org.apache.kafka.clients.consumer.KafkaConsumer<>(consumer), growerAdmin, config.topics(),
+        config.codecs().codec(io.partita.avro.SlotAssignment.class), config.requestPartitions(), config.topicReplication());
+    grower.start();
   }
 
   /** Records restored from changelogs since start (0 when the local state was already current). */
@@ -103,6 +122,14 @@ public final class PlannerService implements Service {
 
   @Override
   public void close() {
+    if (grower != null) {
+      grower.close();
+      grower = null;
+    }
+    if (growerAdmin != null) {
+      growerAdmin.close(Duration.ofSeconds(5));
+      growerAdmin = null;
+    }
     if (streams != null && closed.compareAndSet(false, true)) {
       // Leave the group on a deliberate stop: otherwise the next start (or a standby) waits out the
       // old member's session timeout, about 45 s, before the planner's tasks are assigned again.

@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * Tells the planner how much traffic each service model gets: every interval it produces one
  * {@link Demand} per service model to {@code <prefix>.demand} (key = service model) with the
  * request rate this gateway saw (infer calls and batch-job items) and the consumer lag of the
- * model's request topic (end offsets minus the workers' committed offsets).
+ * model's request topic (end offsets minus the workers' committed offsets). The request topic is
+ * its base model's, shared by all of that base model's service models, so its lag is reported on
+ * one of them (the first by name) and 0 on the others: the planner sums demand per base model.
  *
  * <p>The rate is rounded to two significant figures, so traffic that merely jitters does not make
  * the planner re-plan (and the workers re-partition) every interval. With several gateways each
@@ -40,6 +42,7 @@ public final class DemandReporter implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(DemandReporter.class);
 
   private final Set<String> serviceModels;
+  private final Map<String, String> baseModels;
   private final Topics topics;
   private final Producer<String, byte[]> producer;
   private final Admin admin;
@@ -49,10 +52,13 @@ public final class DemandReporter implements Runnable {
   private long lastReport;
   private final LoopGuard guard;
 
-  public DemandReporter(Set<String> serviceModels, Topics topics, Producer<String, byte[]> producer, Admin admin,
+  /** @param baseModels service model to its base model */
+  public DemandReporter(Map<String, String> baseModels, Topics topics, Producer<String, byte[]> producer, Admin admin,
       RecordCodec<Demand> codec, LongSupplier clock, LoopGuard guard) {
     this.guard = guard;
-    this.serviceModels = Set.copyOf(serviceModels);
+    this.baseModels = Map.copyOf(baseModels);
+    Set<String> serviceModels = new java.util.TreeSet<>(baseModels.keySet());
+    this.serviceModels = java.util.Collections.unmodifiableSet(serviceModels);
     this.topics = topics;
     this.producer = producer;
     this.admin = admin;
@@ -105,7 +111,7 @@ public final class DemandReporter implements Runnable {
       Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(topics.prefix() + ".workers")
           .partitionsToOffsetAndMetadata().get(5, TimeUnit.SECONDS);
       Map<String, String> topicToModel = new HashMap<>();
-      serviceModels.forEach(m -> topicToModel.put(topics.requests(m), m));
+      serviceModels.forEach(m -> topicToModel.putIfAbsent(topics.requests(baseModels.get(m)), m)); // sorted: the first name wins
       Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
       for (var description : admin.describeTopics(List.copyOf(topicToModel.keySet())).allTopicNames().get(5, TimeUnit.SECONDS).values()) {
         description.partitions().forEach(p -> ask.put(new TopicPartition(description.name(), p.partition()), OffsetSpec.latest()));

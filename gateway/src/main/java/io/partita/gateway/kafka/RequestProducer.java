@@ -12,12 +12,15 @@ import io.partita.gateway.routing.NotRoutableException;
 import io.partita.gateway.routing.Routing;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
- * Produces a request to its service model's topic and returns the future of its reply. The waiter
+ * Produces a request to the topic of its service model's base model (one topic per base model; the
+ * record and the {@code service-model} header name the service model) and returns the future of
+ * its reply. The waiter
  * is registered before the record is produced (so a fast reply is never missed) and removed when
  * the future completes in any way: reply, deadline, or a produce failure. Where the record goes
  * (which partition, so which instance) is the {@link Routing}'s choice.
@@ -30,9 +33,15 @@ public final class RequestProducer {
   private final LongSupplier clock;
   private final RecordCodec<InferenceRequest> codec;
   private final Routing routing;
+  private final Function<String, String> baseModelOf;
 
+  /**
+   * @param baseModelOf the base model of a service model (the service model itself for a model
+   *     served without weight files)
+   */
   public RequestProducer(Producer<String, byte[]> producer, ReplyRouter router, Topics topics, String replyTopic, Codecs codecs,
-      Routing routing, LongSupplier clock) {
+      Routing routing, Function<String, String> baseModelOf, LongSupplier clock) {
+    this.baseModelOf = baseModelOf;
     this.codec = codecs.codec(InferenceRequest.class);
     this.routing = routing;
     this.producer = producer;
@@ -71,8 +80,9 @@ public final class RequestProducer {
     CompletableFuture<InferenceReply> result = reply.orTimeout(timeoutMs, TimeUnit.MILLISECONDS)
         .whenCompleteAsync((r, e) -> router.forget(id), router.answers());
     try {
-      String topic = topics.requests(request.getServiceModel());
+      String topic = topics.requests(baseModelOf.apply(request.getServiceModel()));
       ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, target.partition(), id, codec.encode(topic, request));
+      KafkaHeaders.put(record.headers(), KafkaHeaders.SERVICE_MODEL, request.getServiceModel());
       KafkaHeaders.put(record.headers(), KafkaHeaders.CORRELATION_ID, id);
       KafkaHeaders.put(record.headers(), KafkaHeaders.REPLY_TO, replyTopic);
       KafkaHeaders.put(record.headers(), KafkaHeaders.DEADLINE, Long.toString(clock.getAsLong() + timeoutMs));

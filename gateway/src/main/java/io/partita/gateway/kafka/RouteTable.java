@@ -49,6 +49,11 @@ public final class RouteTable implements Runnable, AutoCloseable {
     return routes.get(serviceModel);
   }
 
+  /** Every current route (a live view), for the fallback to the instances of a base model. */
+  public java.util.Collection<Route> routes() {
+    return java.util.Collections.unmodifiableCollection(routes.values());
+  }
+
   /** Completes once the topic has been read up to the end it had when reading started. */
   public CompletableFuture<Void> caughtUp() {
     return caughtUp;

@@ -122,7 +122,7 @@ class LoopsSurvivePoisonTest {
     MockProducer<String, byte[]> producer = new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
     GatewayLoops loops = new GatewayLoops();
     LoopGuard guard = loops.register(GatewayLoops.DEMAND);
-    DemandReporter reporter = new DemandReporter(Set.of("demo"), new Topics("p"), producer, null,
+    DemandReporter reporter = new DemandReporter(Map.of("demo", "demo"), new Topics("p"), producer, null,
         CODECS.codec(Demand.class), System::currentTimeMillis, guard);
     reporter.record("demo");
     reporter.run();

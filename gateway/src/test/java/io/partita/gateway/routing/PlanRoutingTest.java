@@ -94,4 +94,28 @@ class PlanRoutingTest {
     assertThat(routing.ready()).isTrue();
     assertThat(Routing.any().choose("anything")).isEqualTo(Routing.Target.ANY_PARTITION);
   }
+
+  @Test
+  void shouldPreferTheServiceModelsOwnInstancesThenFallBackToTheLeastLoadedOfItsBaseModel() {
+    Map<String, Route> all = new HashMap<>();
+    PlanRouting withFallback = new PlanRouting(all::get, all::values, m -> "p.requests.base", caughtUp::get);
+    all.put("a", onTopic(route("a", instance("a#0", true, null, 9, 9, 0)), "p.requests.base"));
+    all.put("b", onTopic(route("b", instance("b#1", true, null, 0, 0, 1), instance("b#2", true, null, 0, 1, 2)), "p.requests.base"));
+    all.put("x", onTopic(route("x", instance("x#3", true, null, 0, 0, 3)), "p.requests.other"));
+
+    // affinity: a's own instance, though it is the busiest
+    assertThat(withFallback.choose("a")).isEqualTo(new Routing.Target("a#0", 0));
+    // a's instance not ready: the least loaded ready instance of the same base model, never another base model's
+    all.put("a", onTopic(route("a", instance("a#0", false, "down", 0, 0, 0)), "p.requests.base"));
+    assertThat(withFallback.choose("a")).isEqualTo(new Routing.Target("b#1", 1));
+    // a service model without a route of its own, on the same base model
+    assertThat(withFallback.choose("c")).isEqualTo(new Routing.Target("b#1", 1));
+    assertThat(withFallback.ready("c")).isTrue();
+    // without the fallback, as before
+    assertThatThrownBy(() -> new PlanRouting(all::get, caughtUp::get).choose("a")).isInstanceOf(NotRoutableException.class);
+  }
+
+  private static Route onTopic(Route route, String topic) {
+    return Route.newBuilder(route).setRequestTopic(topic).build();
+  }
 }

@@ -274,7 +274,7 @@ public final class RequestLoop implements Runnable {
       if (replyTo != null) {
         String id = correlationOf(record);
         try {
-          reply(answer, replyTo, id, Replies.error(id, String.valueOf(topics.serviceModelOf(record.topic())), null,
+          reply(answer, replyTo, id, Replies.error(id, String.valueOf(topics.baseModelOf(record.topic())), null,
               ErrorCode.MODEL_ERROR, "the worker failed on this request (" + e.getClass().getSimpleName() + "); it was dead-lettered", null));
         } catch (RuntimeException again) {
           log.debug("The error reply for {} failed too: {}", id, again.toString());
@@ -293,7 +293,8 @@ public final class RequestLoop implements Runnable {
     Answer answer = new Answer(record);
     String replyTo = KafkaHeaders.get(record.headers(), KafkaHeaders.REPLY_TO);
     String correlation = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
-    String serviceModel = topics.serviceModelOf(record.topic());
+    String headerModel = KafkaHeaders.get(record.headers(), KafkaHeaders.SERVICE_MODEL);
+    String serviceModel = headerModel != null ? headerModel : topics.baseModelOf(record.topic());
     InferenceRequest request;
     try {
       request = requests.decode(record.topic(), record.value());
@@ -329,9 +330,10 @@ public final class RequestLoop implements Runnable {
         answer.release();
         return;
       }
-      if (!request.getServiceModel().equals(serviceModel)) {
-        reply(answer, replyTo, id, Replies.error(request, null, ErrorCode.BAD_INPUT,
-            "serviceModel '" + request.getServiceModel() + "' does not match the topic " + record.topic(), null));
+      String misplaced = RequestTopicCheck.problem(topics.baseModelOf(record.topic()), headerModel, request.getServiceModel(),
+          slots::baseModelOf);
+      if (misplaced != null) {
+        reply(answer, replyTo, id, Replies.error(request, null, ErrorCode.BAD_INPUT, misplaced, null));
         answer.release();
       } else if (deadline != null && now > deadline) {
         reply(answer, replyTo, id, Replies.error(request, null, ErrorCode.DEADLINE_EXCEEDED,
@@ -447,7 +449,7 @@ public final class RequestLoop implements Runnable {
     ConsumerRecord<String, byte[]> record = answer.record;
     warnings.warn("dead letter " + error.getClass().getSimpleName(), "Dead-lettering {}-{}@{}: {}",
         record.topic(), record.partition(), record.offset(), error.getMessage());
-    String serviceModel = String.valueOf(topics.serviceModelOf(record.topic()));
+    String serviceModel = String.valueOf(topics.baseModelOf(record.topic()));
     answer.sending();
     sendDeadLetter(answer, DeadLetters.of(record, error, "worker", clock.getAsLong()), serviceModel, true);
   }
@@ -491,7 +493,7 @@ public final class RequestLoop implements Runnable {
               + "ask for fewer outputs or rows, or raise kafka.max.request.size", t.reply().getInstance()));
       t.answer().release();
     } else if (event instanceof Refused r) {
-      metrics.refusedReply(String.valueOf(topics.serviceModelOf(r.answer().record.topic())), r.error().getClass().getSimpleName());
+      metrics.refusedReply(String.valueOf(topics.baseModelOf(r.answer().record.topic())), r.error().getClass().getSimpleName());
       deadLetter(r.answer(), new ReplyRefusedException("the broker refused the reply to '" + quote(r.replyTo()) + "': "
           + r.error().getClass().getSimpleName() + ": " + r.error().getMessage(), r.error()));
       r.answer().release();

@@ -202,6 +202,11 @@ public final class Slots implements AutoCloseable {
     return slots;
   }
 
+  /** The base model of a service model of the repository, if it has one. */
+  public Optional<String> baseModelOf(String serviceModel) {
+    return index.serviceModel(serviceModel).map(e -> e.baseModel());
+  }
+
   /** Service models with at least one slot here. */
   public Set<String> serviceModels() {
     Set<String> out = new TreeSet<>();
@@ -286,6 +291,9 @@ public final class Slots implements AutoCloseable {
     InferenceRequest request = job.request();
     String name = request.getServiceModel();
     List<Slot> serving = slots.stream().filter(s -> s.serves(name)).toList();
+    if (serving.isEmpty()) {
+      serving = OnDemandMounts.mountOnBaseModel(index, name, slots);
+    }
     if (serving.isEmpty()) {
       job.answer().accept(Replies.error(request, null, ErrorCode.NOT_FOUND, "service model '" + name + "' is not served here", null));
       return null;

@@ -273,6 +273,35 @@ class SlotsTest {
     assertThat(replies.get("legal-2").getError().getCode()).isEqualTo(ErrorCode.NOT_FOUND);
   }
 
+  @Test
+  void shouldServeEveryServiceModelOfItsBaseModelByMountingOnDemandUnderTheBudget() throws Exception {
+    long oneAdapter = java.nio.file.Files.size(repo.resolve(io.partita.models.demo.DemoRepository.adapterPath("a")));
+    start(Assignments.read(writeList("[{\"slot\": \"s\", \"model\": \"demo-mlp\", \"version\": \"1\", \"memoryBudgetBytes\": "
+        + (oneAdapter + oneAdapter / 2) + ", \"serviceModels\": [\"demo\"]}]"), index, "host-1"), 0, true);
+    float[][] x = DemoMlp.sampleInput(2, 9);
+    List<String> order = List.of("demo-a", "demo-b", "demo-c", "demo-a");
+    for (int i = 0; i < order.size(); i++) {
+      submit(request("od-" + i, order.get(i), null, x), Long.MAX_VALUE);
+      awaitReplies(i + 1);
+      InferenceReply reply = replies.get("od-" + i);
+      assertThat(reply.getError()).as(order.get(i)).isNull();
+      float[][] expected = DemoMlp.reference(x, DemoMlp.adapterForServiceModel(order.get(i)).orElseThrow(), "1");
+      float[][] got = toRows(reply.getOutputs().get(0));
+      for (int r = 0; r < expected.length; r++) {
+        for (int c = 0; c < expected[r].length; c++) {
+          assertThat(got[r][c]).isCloseTo(expected[r][c], within(1e-5f));
+        }
+      }
+    }
+    SlotStatus status = slots.statuses().get(0);
+    // the budget holds one adapter: each new one evicted the least recently used
+    assertThat(status.getMountedBytes()).isLessThanOrEqualTo(oneAdapter + oneAdapter / 2);
+    assertThat(status.getServiceModels()).extracting(m -> m.getServiceModel() + "=" + m.getState())
+        .containsExactly("demo=READY", "demo-a=READY", "demo-b=EVICTED", "demo-c=EVICTED");
+    assertThat(status.getServiceModels()).filteredOn(m -> m.getServiceModel().equals("demo-b"))
+        .singleElement().satisfies(m -> assertThat(m.getInstanceId()).isEqualTo("host-1/s/demo-b"));
+  }
+
   private Path writeList(String json) throws Exception {
     Path file = dir.resolve("slots-" + System.nanoTime() + ".json");
     java.nio.file.Files.writeString(file, json);

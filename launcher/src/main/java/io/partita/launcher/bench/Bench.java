@@ -230,7 +230,7 @@ public final class Bench {
   private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, String serviceModel, int i) {
     List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(1, i));
     return () -> {
-      io.partita.avro.InferenceReply reply = client.infer(serviceModel, inputs).get(60, TimeUnit.SECONDS);
+      io.partita.avro.InferenceReply reply = client.infer(model.name(), serviceModel, inputs).get(60, TimeUnit.SECONDS);
       if (reply.getError() != null) {
         throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
       }
@@ -298,55 +298,24 @@ public final class Bench {
         List.of("requests", "concurrency", "items/s", "p50 ms", "p99 ms", "vs one adapter"), spread, self));
   }
 
-  /** 3c: requests spread over many weight files against all on one, through Kafka and the worker (batching on). */
+  /**
+   * 3c: requests spread over 100 and 1,000 service models (weight files) of one base model against
+   * all on one, through Kafka and HTTP at 16 clients, with the broker's request-topic partitions.
+   */
   private void adaptersThroughPipeline() throws Exception {
-    int width = 512;
-    int rank = 16;
-    int files = quick ? 10 : 100;
     int c = quick ? 4 : 16;
-    Path dir = Files.createTempDirectory(workDir, "weights");
-    Path repo = dir.resolve("repo");
-    Path version = repo.resolve("lora").resolve("1");
-    Files.createDirectories(version);
-    Files.write(version.resolve("model.onnx"), LoraModels.base(width));
-    Files.createDirectories(repo.resolve("lora/adapters"));
-    StringBuilder manifest = new StringBuilder("serviceModels:\n");
-    List<String> names = new ArrayList<>();
-    for (int i = 0; i < files; i++) {
-      String name = String.format("lora-%03d", i);
-      byte[] bytes = LoraModels.adapter(width, rank, i);
-      String rel = "lora/adapters/" + name + ".onnx_adapter";
-      Files.write(repo.resolve(rel), bytes);
-      manifest.append("  ").append(name).append(":\n    weightFile: ").append(rel)
-          .append("\n    sha256: \"").append(io.partita.models.repo.Sha256.of(bytes)).append("\"\n");
-      names.add(name);
-    }
-    Files.writeString(repo.resolve("lora/model.yaml"), manifest.toString());
-    BenchModel input = BenchModel.of("lora", version.resolve("model.onnx"), Map.of(), "LoRA base");
+    List<Integer> spreads = quick ? List.of(10) : List.of(100, 1000);
     List<List<String>> rows = new ArrayList<>();
-    try (PipelineEnv env = new PipelineEnv(dir, repo, BATCHING_ON, 0);
-         PartitaClient client = env.client()) {
-      LoadRunner.Result one = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, input, names.get(0), i));
-      int[] next = new int[c];
-      LoadRunner.Result spread = LoadRunner.run(c, warmup(), measured(), 1, i -> {
-        List<io.partita.avro.Tensor> inputs = List.of(input.wireInput(1, i));
-        return () -> {
-          String name = names.get((next[i]++ * c + i) % names.size());
-          io.partita.avro.InferenceReply reply = client.infer(name, inputs).get(60, TimeUnit.SECONDS);
-          if (reply.getError() != null) {
-            throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
-          }
-        };
-      });
-      rows.add(row("all on one weight file", c, one.throughput(), ms(one, false), ms(one, true), "1.00"));
-      rows.add(row("spread over " + files + " weight files", c, spread.throughput(), ms(spread, false), ms(spread, true),
-          Report.fmt(spread.throughput() / one.throughput())));
+    for (WeightSpreadBench.Row r : WeightSpreadBench.run(workDir, spreads, c, warmup(), measured(), BATCHING_ON)) {
+      rows.add(row(r.path(), r.spread() == 1 ? "all on one service model" : "spread over " + r.spread() + " service models", c,
+          r.result().throughput(), ms(r.result(), false), ms(r.result(), true), Report.fmt(r.vsOne()), r.partitions()));
     }
     report.add(new Report.Table("3c. Weight files through the pipeline",
-        files + " service models, each a LoRA adapter on one base model, served by one worker slot with dynamic batching "
-            + "(up to 8, 2 ms); requests through Kafka with the Java client. A batch holds one service model, so spreading "
-            + "requests over many weight files leaves less to batch.",
-        List.of("requests", "concurrency", "items/s", "p50 ms", "p99 ms", "vs one file"), rows, self));
+        "Service models, each a LoRA adapter (rank " + WeightSpreadBench.RANK + ", width " + WeightSpreadBench.WIDTH
+            + ") on one base model, served by one worker slot with dynamic batching (up to 8, 2 ms); requests through Kafka "
+            + "(Java client) and HTTP (gateway). All service models share the base model's one request topic; the last column "
+            + "is the broker's partition count over all request topics, which does not grow with service models.",
+        List.of("path", "requests", "clients", "items/s", "p50 ms", "p99 ms", "vs one", "request partitions"), rows, self));
   }
 
   // 4. Planning speed.

@@ -59,7 +59,7 @@ public final class RoutePlans {
         instances.computeIfAbsent(asm.getServiceModel(), k -> new ArrayList<>()).add(RouteInstance.newBuilder()
             .setInstanceId(asm.getInstanceId()).setHost(a.getHost()).setSlot(a.getSlot())
             .setReady(reason == null).setReason(reason)
-            .setPartitions(requestPartitions(status, settings.topics().requests(asm.getServiceModel())))
+            .setPartitions(requestPartitions(status, settings.topics().requests(a.getModel()))) // one topic per base model
             .setInFlight(status == null ? 0 : Math.max(0, status.getInFlight()))
             .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).build());
       }
@@ -71,7 +71,7 @@ public final class RoutePlans {
       list.sort(Comparator.comparing(RouteInstance::getInstanceId));
       int ready = (int) list.stream().filter(RouteInstance::getReady).count();
       out.put(sm.getName(), Route.newBuilder().setServiceModel(sm.getName())
-          .setRequestTopic(settings.topics().requests(sm.getName())).setReadyInstances(ready)
+          .setRequestTopic(settings.topics().requests(sm.getBaseModel())).setReadyInstances(ready)
           .setInstances(list).build());
     }
     return out;

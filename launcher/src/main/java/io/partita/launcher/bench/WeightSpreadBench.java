@@ -1,0 +1,134 @@
+package io.partita.launcher.bench;
+
+import io.partita.client.PartitaClient;
+import io.partita.models.repo.Sha256;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+
+/**
+ * Requests spread over many service models (LoRA weight files) of one base model against all on
+ * one, through Kafka (Java client) and through HTTP (gateway), one worker slot with dynamic
+ * batching. Each row prints the broker's partition count of the request topics, which must not
+ * grow with service models (one topic per base model). A targeted run:
+ *
+ * <pre>
+ * ./mvnw -B -o -q -pl launcher -am compile dependency:build-classpath -Dmdep.outputFile=/tmp/cp
+ * CLASSPATH="launcher/target/classes:$(cat /tmp/cp)" java io.partita.launcher.bench.WeightSpreadBench \
+ *     /tmp/bench-weights 16 3 10 100 1000
+ * </pre>
+ * (the class path goes through the environment: ONNX Runtime crashes on a command line over 4 KiB).
+ * arguments: work dir, clients, warm-up s, measured s, then the spreads (1 is always measured first).
+ */
+public final class WeightSpreadBench {
+  static final int WIDTH = 512;
+  static final int RANK = 16;
+  static final String BASE = "lora";
+
+  private WeightSpreadBench() {}
+
+  /** One row: path, service models spread over, clients, throughput, latency, ratio to all-on-one, partitions. */
+  record Row(String path, int spread, int clients, LoadRunner.Result result, double vsOne, int partitions) {}
+
+  static List<Row> run(Path workDir, List<Integer> spreads, int clients, Duration warmup, Duration measured,
+      Map<String, String> workerSettings) throws Exception {
+    int files = spreads.stream().mapToInt(Integer::intValue).max().orElse(1);
+    Path dir = Files.createTempDirectory(workDir, "weights");
+    Path repo = dir.resolve("repo");
+    Path version = repo.resolve(BASE).resolve("1");
+    Files.createDirectories(version);
+    Files.write(version.resolve("model.onnx"), LoraModels.base(WIDTH));
+    Files.createDirectories(repo.resolve(BASE + "/adapters"));
+    StringBuilder manifest = new StringBuilder("serviceModels:\n");
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < files; i++) {
+      String name = String.format("lora-%04d", i);
+      byte[] bytes = LoraModels.adapter(WIDTH, RANK, i);
+      String rel = BASE + "/adapters/" + name + ".onnx_adapter";
+      Files.write(repo.resolve(rel), bytes);
+      manifest.append("  ").append(name).append(":\n    weightFile: ").append(rel)
+          .append("\n    sha256: \"").append(Sha256.of(bytes)).append("\"\n");
+      names.add(name);
+    }
+    Files.writeString(repo.resolve(BASE + "/model.yaml"), manifest.toString());
+    BenchModel input = BenchModel.of(BASE, version.resolve("model.onnx"), Map.of(), "LoRA base");
+    List<Row> rows = new ArrayList<>();
+    try (PipelineEnv env = new PipelineEnv(dir, repo, workerSettings, 0);
+         PartitaClient client = env.client();
+         Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, env.kafka.bootstrapServers()))) {
+      HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      for (String path : List.of("Kafka", "HTTP")) {
+        double one = Double.NaN;
+        List<Integer> order = new ArrayList<>(List.of(1));
+        spreads.stream().filter(s -> s > 1).forEach(order::add);
+        for (int spread : order) {
+          int[] next = new int[clients];
+          LoadRunner.Result r = LoadRunner.run(clients, warmup, measured, 1, i -> {
+            List<io.partita.avro.Tensor> inputs = List.of(input.wireInput(1, i));
+            String body = input.jsonBody(1, i);
+            return () -> {
+              String name = names.get((next[i]++ * clients + i) % spread);
+              if (path.equals("Kafka")) {
+                io.partita.avro.InferenceReply reply = client.infer(BASE, name, inputs).get(60, TimeUnit.SECONDS);
+                if (reply.getError() != null) {
+                  throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
+                }
+              } else {
+                HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + name + "/infer"))
+                    .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
+                HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+                if (response.statusCode() != 200) {
+                  throw new IOException("HTTP " + response.statusCode() + ": " + response.body());
+                }
+              }
+            };
+          });
+          if (spread == 1) {
+            one = r.throughput();
+          }
+          rows.add(new Row(path, spread, clients, r, r.throughput() / one, requestPartitions(admin, env.prefix)));
+        }
+      }
+    }
+    return rows;
+  }
+
+  /** Partitions of every request topic on the broker, summed. */
+  static int requestPartitions(Admin admin, String prefix) throws Exception {
+    List<String> topics = admin.listTopics().names().get(30, TimeUnit.SECONDS).stream()
+        .filter(t -> t.startsWith(prefix + ".requests.")).toList();
+    return admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS).values().stream()
+        .mapToInt(d -> d.partitions().size()).sum();
+  }
+
+  /** A targeted run: {@code <work dir> <clients> <warm-up s> <measured s> <spread>...}; prints one line per row. */
+  public static void main(String[] args) throws Exception {
+    Path work = Path.of(args[0]).toAbsolutePath();
+    Files.createDirectories(work);
+    int clients = Integer.parseInt(args[1]);
+    Duration warmup = Duration.ofSeconds(Long.parseLong(args[2]));
+    Duration measured = Duration.ofSeconds(Long.parseLong(args[3]));
+    List<Integer> spreads = new ArrayList<>();
+    for (int i = 4; i < args.length; i++) {
+      spreads.add(Integer.parseInt(args[i]));
+    }
+    for (Row r : run(work, spreads, clients, warmup, measured, Map.of("worker.batch.max", "8", "worker.batch.delay.ms", "2"))) {
+      System.out.printf("%-5s spread=%-5d clients=%d items/s=%.0f p50=%.2fms p99=%.2fms errors=%d vs-one=%.2f request-partitions=%d%n",
+          r.path(), r.spread(), r.clients(), r.result().throughput(), r.result().latency() == null ? Double.NaN : r.result().latency().p50Nanos() / 1e6,
+          r.result().latency() == null ? Double.NaN : r.result().latency().p99Nanos() / 1e6, r.result().errors(), r.vsOne(), r.partitions());
+    }
+    System.exit(0);
+  }
+}
