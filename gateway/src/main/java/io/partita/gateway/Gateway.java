@@ -71,6 +71,7 @@ public final class Gateway implements Service {
   private Thread jobRunnerThread;
   private Capacity capacity;
   private java.util.concurrent.ScheduledExecutorService demandTimer;
+  private io.partita.gateway.dashboard.Dashboard dashboard;
 
   public Gateway(GatewayConfig config) {
     this.config = config;
@@ -146,6 +147,11 @@ public final class Gateway implements Service {
     http.createContext("/", new HttpApi(new HttpApi.Deps(index, requests, capacity, config.apiKeys(), metrics, jobsApi,
         () -> replies.reading() && routes.ready() && index.serviceModels().keySet().stream().anyMatch(routes::ready),
         config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds())));
+    if (config.dashboard().enabled()) { // the live dashboard at /dashboard/ (docs/gateway.md#dashboard)
+      dashboard = io.partita.gateway.dashboard.Dashboard.start(new io.partita.gateway.dashboard.Dashboard.Context(config.dashboard(), topics,
+          config.codecs(), consumerProps(), config.apiKeys(), index.serviceModels().keySet(), metrics.registry(), new io.partita.common.health.Loops()));
+      http.createContext("/dashboard", new io.partita.gateway.dashboard.SunHttpAdapter(dashboard.api()));
+    }
     http.start();
     if (config.apiKeys().isOpen()) {
       log.warn("Gateway {} is OPEN: no API keys are configured (gateway.api-keys), so anyone who can reach port {} may call every model",
@@ -207,6 +213,10 @@ public final class Gateway implements Service {
     if (demandTimer != null) {
       demandTimer.shutdownNow();
       demandTimer = null;
+    }
+    if (dashboard != null) {
+      dashboard.close();
+      dashboard = null;
     }
     if (http != null) {
       http.stop(0);
