@@ -125,7 +125,8 @@
         thrSeries.push({ label: s.label, stroke: color, width: 2, points: { show: true } });
         thrData.push(batches.map(b => at(s, b, 'throughput')));
       });
-      const x = { distr: batches.length > 1 && batches[0] > 0 ? 3 : 1, log: 2 };
+      const x = { time: false, distr: batches.length > 1 && batches[0] > 0 ? 3 : 1, log: 2 };
+      const axes = unit => [{ label: 'batch size', values: (u, vals) => vals.map(v => String(v)) }, { label: unit, size: 70 }];
       const points = m.series.reduce((n, s) => n + s.points.length, 0);
       const lat = el('div', { role: 'img', 'aria-label': `Latency of ${m.model} version ${m.version} against batch size; the numbers are in the table beside it` });
       const thr = el('div', { role: 'img', 'aria-label': `Throughput of ${m.model} version ${m.version} against batch size; the numbers are in the table beside it` });
@@ -137,8 +138,8 @@
         el('div', { class: 'table-wrap' }, table(`${m.model} v${m.version}: ${points} measured points`,
           ['Partition', { label: 'Batch', num: true }, { label: 'p50 ms', num: true }, { label: 'p99 ms', num: true }, { label: 'Inferences/s', num: true }, { label: 'Samples', num: true }], rows)));
       requestAnimationFrame(() => {
-        plot('timings', lat, { width, height: 200, title: 'Latency (ms) by batch size', scales: { x, y: { range: (u, min, max) => [0, max * 1.05 || 1] } }, series: latSeries, axes: [{ label: 'batch' }, { label: 'ms' }] }, latData);
-        plot('timings', thr, { width, height: 200, title: 'Throughput (inferences/s) by batch size', scales: { x, y: { range: (u, min, max) => [0, max * 1.05 || 1] } }, series: thrSeries, axes: [{ label: 'batch' }, { label: '1/s' }] }, thrData);
+        plot('timings', lat, { width, height: 200, title: 'Latency (ms) by batch size', legend: { live: false }, scales: { x, y: { range: (u, min, max) => [0, max * 1.05 || 1] } }, series: latSeries, axes: axes('ms') }, latData);
+        plot('timings', thr, { width, height: 200, title: 'Throughput (inferences/s) by batch size', legend: { live: false }, scales: { x, y: { range: (u, min, max) => [0, max * 1.05 || 1] } }, series: thrSeries, axes: axes('inferences/s') }, thrData);
       });
       return fig;
     }));
@@ -157,7 +158,7 @@
       h.pools.length ? h.pools.map(p => {
         const used = p.slots.reduce((n, s) => n + s.width, 0);
         const segs = p.slots.map(s => el('div', {
-          class: 'seg', 'data-slot': s.slot, style: `flex: ${s.width}; background: ${modelColor(s.model)}`,
+          class: 'seg', 'data-slot': s.slot, style: `flex: ${s.width}; background: ${modelColor(s.model + '/' + s.version)}`,
           title: `${s.slot}: ${s.model} v${s.version}, ${s.instances.length} instance(s)` },
           el('strong', { text: s.slot }),
           `${s.model} v${s.version}`, el('br'),
@@ -215,7 +216,7 @@
 
   function renderJobs(d) {
     if (!d.jobs.length) return empty('No batch jobs (submit one with POST /v2/jobs?model=…).');
-    return table(null, ['Job', 'Model', 'State', 'Progress', { label: 'Done', num: true }, { label: 'Failed', num: true }, { label: 'Rate /s', num: true }, { label: 'ETA', num: true }, 'Created', ''],
+    return table(null, ['Job', 'Model', 'State', 'Progress', { label: 'Done', num: true }, { label: 'Failed', num: true }, { label: 'Rate /s', num: true }, { label: 'ETA', num: true }, 'Created', 'Action'],
       d.jobs.map(j => ({ attrs: { 'data-job': j.id }, cells: [
         j.id, j.model, j.state,
         el('span', {}, el('progress', { max: 100, value: j.percent, 'aria-label': `Progress of job ${j.id}` }), ' ', el('span', { class: 'percent', text: fmt(j.percent, 1) + '%' })),
@@ -262,8 +263,8 @@
   async function session() {
     const r = await fetch(API + 'session.json', { headers: headers() });
     const body = await r.json().catch(() => ({}));
-    if (r.status === 401 || r.status === 403) { askKey(body.error); return null; }
     if (!r.ok) throw new Error(body.error || 'HTTP ' + r.status);
+    if (!body.authorized) { askKey(body.error); return null; }
     return body;
   }
   function askKey(message) {

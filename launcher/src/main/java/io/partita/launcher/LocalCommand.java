@@ -141,13 +141,14 @@ final class LocalCommand implements Callable<Integer> {
       System.out.printf("%nPartita is running.%n"
               + "  Kafka bootstrap:  %s%n"
               + "  HTTP (OIP v2):    http://localhost:%d/v2%n"
+              + "  Dashboard:        http://localhost:%d/%n"
               + "  Model repository: %s%n"
               + "  Planner:          running (%s.plan.*)%n"
               + "  Routing:          %s%n"
               + "Try:%n"
               + "  curl -s localhost:%d/v2/models/demo-a/infer -d '{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}'%n"
               + "Stop with Ctrl-C.%n%n",
-          bootstrap, gateway.port(), repo, plannerConfig.topicPrefix(), routingLine(gatewayConfig.routing()), gateway.port());
+          bootstrap, gateway.port(), gateway.port(), repo, plannerConfig.topicPrefix(), routingLine(gatewayConfig.routing()), gateway.port());
     } catch (Exception e) {
       services.close();
       throw e;

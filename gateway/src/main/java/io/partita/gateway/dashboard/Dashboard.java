@@ -46,6 +46,7 @@ public final class Dashboard implements AutoCloseable {
   private final DashboardApi api;
   private final ScheduledExecutorService pusher;
   private final Set<String> serviceModels;
+  private long lastChanges = -1; // push thread only
 
   private Dashboard(Context c) {
     GatewayConfig.Dashboard s = c.settings();
@@ -87,7 +88,9 @@ public final class Dashboard implements AutoCloseable {
     try {
       long now = System.currentTimeMillis();
       traffic.sample(serviceModels, now);
-      api.push(now);
+      long changes = state.changes();
+      api.push(now, changes != lastChanges);
+      lastChanges = changes;
     } catch (RuntimeException e) {
       log.warn("Dashboard push failed; trying again at the next tick", e);
     }

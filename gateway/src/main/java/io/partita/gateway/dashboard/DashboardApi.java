@@ -126,9 +126,9 @@ public final class DashboardApi {
     if (name.equals("session.json")) {
       ObjectNode out = Views.JSON.createObjectNode().put("keyRequired", !keys.isOpen())
           .put("authorized", decision.allowed());
-      if (!decision.allowed()) {
+      if (!decision.allowed()) { // a probe, so 200: the page asks for a key without a failed request in its console
         out.put("error", decision.message());
-        return json(decision.status(), out);
+        return json(200, out);
       }
       out.putArray("views").addAll(Views.NAMES.stream().map(n -> Views.JSON.getNodeFactory().textNode(n)).toList());
       out.put("whatIf", whatIf.isPresent());
@@ -175,11 +175,16 @@ public final class DashboardApi {
     return null;
   }
 
-  /** Sends every open stream the views that changed since its last push; called by the push thread. */
-  void push(long nowMs) {
+  /**
+   * Sends every open stream the views that changed since its last push; called by the push thread.
+   *
+   * @param topicsChanged false when no record was read since the last push: only the traffic view
+   *     (which moves with the gateway's own calls) and the reader's state are built again
+   */
+  void push(long nowMs, boolean topicsChanged) {
     Map<String, Map<String, String>> byKey = new HashMap<>();
     for (Subscriber s : subscribers) {
-      Map<String, String> current = byKey.computeIfAbsent(String.valueOf(s.key), k -> render(s.viewer));
+      Map<String, String> current = byKey.computeIfAbsent(String.valueOf(s.key), k -> render(s.viewer, topicsChanged ? null : s.lastSent));
       boolean alive = true;
       boolean sent = false;
       for (Map.Entry<String, String> e : current.entrySet()) {
@@ -209,10 +214,11 @@ public final class DashboardApi {
     return subscribers.size();
   }
 
-  private Map<String, String> render(Views.Viewer viewer) {
+  private Map<String, String> render(Views.Viewer viewer, Map<String, String> unchanged) {
     Map<String, String> out = new LinkedHashMap<>();
     for (String name : Views.NAMES) {
-      out.put(name, write(views.view(name, viewer)));
+      String before = unchanged == null || name.equals("traffic") ? null : unchanged.get(name);
+      out.put(name, before != null ? before : write(views.view(name, viewer)));
     }
     Loop.Snapshot s = reader.snapshot();
     out.put("reader", write(Views.JSON.createObjectNode().put("state", s.state().name()).put("reason", s.reason())));

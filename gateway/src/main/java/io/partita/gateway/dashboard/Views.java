@@ -193,10 +193,10 @@ final class Views {
           .put("predicted", c.getPredicted()).put("sourceHost", c.getSourceHost()).put("accuracy", c.getAccuracy())
           .put("reason", c.getReason());
       if ("CHOSEN".equals(c.getStatus())) {
-        why = (c.getPredicted() ? "predicted from host " + c.getSourceHost() : "measured on this host")
-            + (c.getLatencyMs() == null ? "" : String.format(", %.3f ms", c.getLatencyMs()))
-            + (c.getAccuracy() == null ? "" : String.format(", accuracy %.3f", c.getAccuracy()))
-            + (c.getReason() == null ? "" : "; " + c.getReason());
+        String from = c.getPredicted() ? "predicted from host " + c.getSourceHost() : "measured on this host";
+        why = from + (c.getLatencyMs() == null ? "" : String.format(", %.3f ms", c.getLatencyMs()))
+            + (c.getAccuracy() == null || !c.getPredicted() ? "" : String.format(", accuracy %.3f", c.getAccuracy()))
+            + (c.getReason() == null ? "" : "; " + c.getReason().replace(" (" + from + ")", ""));
       }
     }
     n.put("why", why != null ? why : v.getNoChoiceReason());

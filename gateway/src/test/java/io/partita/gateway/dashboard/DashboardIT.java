@@ -127,8 +127,11 @@ class DashboardIT {
     assertThat(none.statusCode()).isEqualTo(401);
     assertThat(get("/dashboard/api/hosts.json", "not-a-known-key").statusCode()).isEqualTo(403);
     HttpResponse<String> session = get("/dashboard/api/session.json", null);
-    assertThat(session.statusCode()).isEqualTo(401);
+    assertThat(session.statusCode()).as("a probe: the page asks for a key").isEqualTo(200);
     assertThat(JSON.readTree(session.body()).get("keyRequired").asBoolean()).isTrue();
+    assertThat(JSON.readTree(session.body()).get("authorized").asBoolean()).isFalse();
+    assertThat(JSON.readTree(session.body()).has("views")).isFalse();
+    assertThat(json("/dashboard/api/session.json", DEMO_ONLY).get("authorized").asBoolean()).isTrue();
     assertThat(get("/dashboard/api/events", null).statusCode()).isEqualTo(401);
   }
 
