@@ -8,7 +8,6 @@ import io.partita.common.serde.Codecs;
 import io.partita.gateway.GatewayConfig;
 import io.partita.gateway.auth.ApiKeys;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Executors;

@@ -121,7 +121,6 @@ public final class DashboardApi {
   }
 
   private Response api(Request r, String name) {
-    Optional<Views.Viewer> viewer = Optional.empty();
     ApiKeys.Decision decision = keys.check(key(r), null);
     if (name.equals("session.json")) {
       ObjectNode out = Views.JSON.createObjectNode().put("keyRequired", !keys.isOpen())
@@ -140,18 +139,18 @@ public final class DashboardApi {
     if (!decision.allowed()) {
       return error(decision.status(), decision.message());
     }
-    viewer = Optional.of(viewer(key(r)));
+    Views.Viewer viewer = viewer(key(r));
     if (name.equals("whatif")) {
       if (!r.method().equals("POST")) {
         return error(405, "whatif takes POST with an inventory (YAML) as the body");
       }
-      return whatIf(r, viewer.get());
+      return whatIf(r);
     }
     if (!r.method().equals("GET") && !r.method().equals("HEAD")) {
       return error(405, "this endpoint takes GET");
     }
     if (name.endsWith(".json") && Views.NAMES.contains(name.substring(0, name.length() - 5))) {
-      return json(200, views.view(name.substring(0, name.length() - 5), viewer.get()));
+      return json(200, views.view(name.substring(0, name.length() - 5), viewer));
     }
     return error(404, "no such dashboard endpoint: api/" + name + "; views: " + Views.NAMES);
   }
@@ -225,7 +224,7 @@ public final class DashboardApi {
     return out;
   }
 
-  private Response whatIf(Request r, Views.Viewer viewer) {
+  private Response whatIf(Request r) {
     if (whatIf.isEmpty()) {
       return error(501, "what-if planning is not available in this gateway: it needs the planner on the class path "
           + "(run the gateway from the partita launcher, or use 'partita replay --inventory FILE')");
