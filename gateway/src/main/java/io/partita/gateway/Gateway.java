@@ -22,6 +22,8 @@ import io.partita.gateway.routing.PlanRouting;
 import io.partita.gateway.routing.Routing;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.dashboard.Dashboard;
+import io.partita.gateway.server.DashboardDoor;
 import io.partita.gateway.server.HttpFrontDoor;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
@@ -80,6 +82,7 @@ public final class Gateway implements Service {
   private Thread jobRunnerThread;
   private Capacity capacity;
   private java.util.concurrent.ScheduledExecutorService demandTimer;
+  private Dashboard dashboard;
 
   public Gateway(GatewayConfig config) {
     this.config = config;
@@ -163,10 +166,16 @@ public final class Gateway implements Service {
         config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds(), config.json());
     long jobsBody = config.jobs().maxBodyBytes();
     long inferBody = config.maxBodyBytes();
+    HttpFrontDoor.Handler handler = new HttpApi(deps);
+    if (config.dashboard().enabled()) { // the live dashboard at /dashboard/ (docs/gateway.md#dashboard)
+      dashboard = Dashboard.start(new Dashboard.Context(config.dashboard(), topics, config.codecs(), consumerProps(),
+          config.apiKeys(), index.serviceModels().keySet(), metrics.registry(), new io.partita.common.health.Loops()));
+      handler = new DashboardDoor(dashboard.api(), handler);
+    }
     http = HttpFrontDoor.start(new HttpFrontDoor.Settings(config.httpPort(), server.headerTimeoutMs(), server.bodyTimeoutMs(),
             server.idleTimeoutMs(), server.maxConnections(), Math.max(2, Runtime.getRuntime().availableProcessors())),
         (method, path) -> path.startsWith("/v2/jobs") ? Math.max(jobsBody, inferBody) : inferBody,
-        new HttpApi(deps), executor);
+        handler, executor);
     if (server.grpcPort() >= 0) {
       List<String> extensions = jobsApi == null ? List.of("binary_tensor_data") : List.of("binary_tensor_data", "partita_jobs");
       grpc = GrpcFrontDoor.start(new GrpcFrontDoor.Settings(server.grpcPort(), (int) Math.min(Integer.MAX_VALUE, inferBody),
@@ -252,6 +261,10 @@ public final class Gateway implements Service {
     if (grpc != null) {
       grpc.close();
       grpc = null;
+    }
+    if (dashboard != null) {
+      dashboard.close();
+      dashboard = null;
     }
     if (http != null) {
       http.close();

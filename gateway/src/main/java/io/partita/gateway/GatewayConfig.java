@@ -41,12 +41,13 @@ import java.util.UUID;
  * @param readiness when {@code /v2/health/ready} is 200 ({@code gateway.readiness}: {@code all}, the
  *     default, every model of the catalog has a ready instance; {@code any}, at least one has)
  * @param server the HTTP and gRPC transports' ports, timeouts and limits
+ * @param dashboard the live dashboard's settings
  */
 public record GatewayConfig(
     String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
     long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
     Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs, JsonLimits json,
-    CatalogReadiness.Mode readiness, Server server) {
+    CatalogReadiness.Mode readiness, Server server, Dashboard dashboard) {
 
   /**
    * The transports (docs/gateway.md, "Connections and timeouts").
@@ -81,6 +82,30 @@ public record GatewayConfig(
    */
   public record Jobs(boolean enabled, double share, Optional<Path> inputDir, long maxBodyBytes, int maxItems,
       long itemTimeoutMs, int retries) {}
+
+  /**
+   * The live dashboard ({@code /dashboard/}, see docs/gateway.md#dashboard).
+   *
+   * @param enabled whether the gateway serves it ({@code gateway.dashboard.enabled}, default true)
+   * @param deadLetters how many of the last dead letters it shows ({@code gateway.dashboard.dead-letters}, default 50)
+   * @param timings how many of the last records of {@code profile.timings} it reads at start, per
+   *     partition ({@code gateway.dashboard.timings}, default 100000)
+   * @param pushIntervalMs how often open pages get the views that changed ({@code gateway.dashboard.push.interval.ms}, default 1000)
+   * @param windowSeconds the window of the request rate and percentiles ({@code gateway.dashboard.window.seconds}, default 10)
+   * @param historySeconds how far back the traffic sparklines go ({@code gateway.dashboard.history.seconds}, default 300)
+   */
+  public record Dashboard(boolean enabled, int deadLetters, int timings, long pushIntervalMs, int windowSeconds,
+      int historySeconds) {
+    public static Dashboard from(Settings settings) {
+      return new Dashboard(
+          settings.bool("gateway.dashboard.enabled", true),
+          settings.integer("gateway.dashboard.dead-letters", 50, 1, 10_000),
+          settings.integer("gateway.dashboard.timings", 100_000, 1, 10_000_000),
+          settings.longValue("gateway.dashboard.push.interval.ms", 1000, 100, 60_000),
+          settings.integer("gateway.dashboard.window.seconds", 10, 1, 600),
+          settings.integer("gateway.dashboard.history.seconds", 300, 10, 3600));
+    }
+  }
 
   public static GatewayConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -135,7 +160,8 @@ public record GatewayConfig(
         settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000),
         jsonLimits(settings),
         CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting())),
-        server(settings));
+        server(settings),
+        Dashboard.from(settings));
   }
 
   static JsonLimits jsonLimits(Settings settings) {

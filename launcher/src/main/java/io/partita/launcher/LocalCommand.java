@@ -156,6 +156,7 @@ final class LocalCommand implements Callable<Integer> {
               + "  Kafka bootstrap:  %s%n"
               + "  HTTP (OIP v2):    http://localhost:%d/v2%n"
               + "  gRPC (OIP v2):    %s%n"
+              + "  Dashboard:        http://localhost:%d/%n"
               + "  Model repository: %s%n"
               + "  Planner:          starting in the background (%s.plan.*)%n"
               + "  Routing:          %s%n"
@@ -163,7 +164,8 @@ final class LocalCommand implements Callable<Integer> {
               + "  curl -s localhost:%d/v2/models/demo-a/infer -d '{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}'%n"
               + "Stop with Ctrl-C.%n%n",
           bootstrap, gateway.port(), gateway.grpcPort() < 0 ? "off (--grpc-port -1)" : "localhost:" + gateway.grpcPort()
-              + " (inference.GRPCInferenceService)", repo, plannerConfig.topicPrefix(), routingLine(gatewayConfig.routing()), gateway.port());
+              + " (inference.GRPCInferenceService)", gateway.port(), repo, plannerConfig.topicPrefix(),
+          routingLine(gatewayConfig.routing()), gateway.port());
     } catch (Exception e) {
       services.close();
       throw e;

@@ -92,6 +92,11 @@ public final class HttpApi implements HttpFrontDoor.Handler {
       call.bytes(200, "text/plain; version=0.0.4; charset=utf-8", deps.metrics().scrape().getBytes(StandardCharsets.UTF_8));
       return;
     }
+    if (path.equals("/")) { // the live dashboard (gateway/dashboard)
+      call.exchange.getResponseHeaders().set("Location", "/dashboard/");
+      call.bytes(302, "text/plain; charset=utf-8", new byte[0]);
+      return;
+    }
     String[] p = path.replaceAll("/+$", "").split("/");
     // p[0] is "" (leading slash)
     if (p.length < 2 || !p[1].equals("v2")) {

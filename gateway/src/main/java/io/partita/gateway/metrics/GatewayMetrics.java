@@ -126,6 +126,11 @@ public final class GatewayMetrics {
     };
   }
 
+  /** The registry itself, for readers in this process (the dashboard samples the request timer). */
+  public io.micrometer.core.instrument.MeterRegistry registry() {
+    return registry;
+  }
+
   /** The Prometheus text exposition. */
   public String scrape() {
     return registry.scrape();

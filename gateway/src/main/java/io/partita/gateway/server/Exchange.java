@@ -191,6 +191,14 @@ public final class Exchange {
       }
     }
 
+    /** Sends what is buffered now as one chunk (an event stream flushes each frame). */
+    @Override
+    public void flush() throws IOException {
+      if (!closed) {
+        flushChunk();
+      }
+    }
+
     private void flushChunk() throws IOException {
       await(ready);
       if (used == 0) {
