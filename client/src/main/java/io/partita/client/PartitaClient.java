@@ -3,30 +3,23 @@ package io.partita.client;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.avro.Tensor;
-import io.partita.common.KafkaHeaders;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.common.kafka.KafkaClients;
+import io.partita.common.kafka.PendingCalls;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
-import io.partita.schemas.DecodeException;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,8 +31,7 @@ import org.slf4j.LoggerFactory;
  * service model of a base model. The base model of a service model with a weight file is given per
  * call ({@link #infer(String, String, List)}) or once in the config ({@link Config#withBaseModel});
  * a service model with none given is taken to be a model served without weight files, whose topic
- * has its own name. The reply comes back
- * the reply comes back on this client's own topic {@code <prefix>.replies.<client id>}, which it
+ * has its own name. The reply comes back on this client's own topic {@code <prefix>.replies.<client id>}, which it
  * creates if missing and reads from its end (assigned, no consumer group).
  *
  * <p>Guarantees: the future of a request completes once, with the reply (an error reply too: look
@@ -122,26 +114,12 @@ public final class PartitaClient implements AutoCloseable {
     }
   }
 
-  /** How many recently answered ids are remembered to tell a duplicate from a stray reply. */
-  private static final int REMEMBERED = 10_000;
-
   private final Config config;
   private final Topics topics;
   private final String replyTopic;
   private final KafkaProducer<String, byte[]> producer;
   private final KafkaConsumer<String, byte[]> consumer;
-  private final RecordCodec<InferenceRequest> requests;
-  private final RecordCodec<InferenceReply> replies;
-  private final Map<String, CompletableFuture<InferenceReply>> waiting = new ConcurrentHashMap<>();
-  private final Map<String, Boolean> answered = java.util.Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
-      return size() > REMEMBERED;
-    }
-  });
-  private final AtomicLong duplicates = new AtomicLong();
-  private final AtomicLong dropped = new AtomicLong();
-  private final AtomicLong undecodable = new AtomicLong();
+  private final PendingCalls calls;
   private final io.partita.common.log.RateLimitedLog warnings = new io.partita.common.log.RateLimitedLog(log, 60_000);
   private final Thread thread;
   private volatile boolean running = true;
@@ -151,8 +129,9 @@ public final class PartitaClient implements AutoCloseable {
     this.topics = new Topics(config.topicPrefix());
     this.replyTopic = topics.replies(config.clientId());
     Codecs codecs = config.codecs();
-    this.requests = codecs.codec(InferenceRequest.class);
-    this.replies = codecs.codec(InferenceReply.class);
+    // A reply that cannot be read is skipped and its call keeps waiting: a forged record cannot end a call.
+    this.calls = new PendingCalls(replyTopic, codecs.codec(InferenceRequest.class), codecs.codec(InferenceReply.class),
+        PendingCalls.Unreadable.KEEP_WAITING, Runnable::run, System::currentTimeMillis);
     this.producer = new KafkaProducer<>(producerProps());
     this.consumer = new KafkaConsumer<>(consumerProps());
     this.thread = new Thread(this::readReplies, "partita-client-replies-" + config.clientId());
@@ -202,31 +181,13 @@ public final class PartitaClient implements AutoCloseable {
     return send(config.baseModelOf(request.getServiceModel()), request, timeout);
   }
 
-  /** Sends a request to {@code baseModel}'s topic; the future completes with its reply or fails at {@code timeout}. */
+  /**
+   * Sends a request to {@code baseModel}'s topic; the future completes with its reply or fails at
+   * {@code timeout}, with the produce failure, or with an {@link IllegalStateException} when a
+   * request with the same id is in flight.
+   */
   public CompletableFuture<InferenceReply> send(String baseModel, InferenceRequest request, Duration timeout) {
-    String id = request.getId();
-    CompletableFuture<InferenceReply> reply = new CompletableFuture<>();
-    if (waiting.putIfAbsent(id, reply) != null) {
-      return CompletableFuture.failedFuture(new IllegalArgumentException("a request with id " + id + " is already in flight"));
-    }
-    CompletableFuture<InferenceReply> result = reply.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
-        .whenComplete((r, e) -> waiting.remove(id, reply));
-    try {
-      String topic = topics.requests(baseModel);
-      ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, id, requests.encode(topic, request));
-      KafkaHeaders.put(record.headers(), KafkaHeaders.SERVICE_MODEL, request.getServiceModel());
-      KafkaHeaders.put(record.headers(), KafkaHeaders.CORRELATION_ID, id);
-      KafkaHeaders.put(record.headers(), KafkaHeaders.REPLY_TO, replyTopic);
-      KafkaHeaders.put(record.headers(), KafkaHeaders.DEADLINE, Long.toString(System.currentTimeMillis() + timeout.toMillis()));
-      producer.send(record, (metadata, failure) -> {
-        if (failure != null) {
-          reply.completeExceptionally(failure);
-        }
-      });
-    } catch (RuntimeException e) {
-      reply.completeExceptionally(e);
-    }
-    return result;
+    return calls.send(producer, topics.requests(baseModel), null, request, timeout.toMillis(), null);
   }
 
   /**
@@ -261,44 +222,23 @@ public final class PartitaClient implements AutoCloseable {
     } catch (WakeupException e) {
       // closing
     } finally {
-      waiting.values().forEach(f -> f.completeExceptionally(new IllegalStateException("the Partita client was closed")));
+      calls.failAll("the Partita client was closed");
       consumer.close(Duration.ofSeconds(2));
     }
   }
 
   private void take(ConsumerRecord<String, byte[]> record) {
-    String id = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
-    if (id == null) {
-      id = record.key();
-    }
-    if (id == null || !waiting.containsKey(id)) {
-      if (id != null && answered.containsKey(id)) {
-        duplicates.incrementAndGet();
-      }
-      dropped.incrementAndGet();
-      return;
-    }
-    InferenceReply reply;
-    try {
-      reply = replies.decode(record.topic(), record.value());
-    } catch (DecodeException e) {
-      undecodable.incrementAndGet();
+    PendingCalls.Outcome outcome = calls.take(record);
+    if (outcome.taken() == PendingCalls.Taken.UNREADABLE) {
       warnings.warn("undecodable reply", "Partita client {}: skipping {}-{}@{} for call {}: {}; the call keeps waiting",
-          config.clientId(), record.topic(), record.partition(), record.offset(), id, e.getMessage());
-      return;
+          config.clientId(), record.topic(), record.partition(), record.offset(), outcome.correlationId(),
+          String.valueOf(outcome.failure().getMessage()));
     }
-    CompletableFuture<InferenceReply> future = waiting.remove(id);
-    if (future == null) {
-      dropped.incrementAndGet();
-      return;
-    }
-    answered.put(id, Boolean.TRUE);
-    future.complete(reply);
   }
 
   /** Replies skipped because they could not be decoded. */
   public long repliesUndecodable() {
-    return undecodable.get();
+    return calls.undecodable();
   }
 
   /** The topic replies come back on. */
@@ -308,17 +248,17 @@ public final class PartitaClient implements AutoCloseable {
 
   /** Requests waiting for a reply. */
   public int inFlight() {
-    return waiting.size();
+    return calls.inFlight();
   }
 
   /** Replies dropped because nobody waited for them (late, foreign, or a duplicate). */
   public long repliesDropped() {
-    return dropped.get();
+    return calls.dropped();
   }
 
   /** Of those, second replies for a request already answered. */
   public long duplicatesDropped() {
-    return duplicates.get();
+    return calls.duplicates();
   }
 
   private Properties base() {

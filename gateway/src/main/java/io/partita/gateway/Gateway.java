@@ -129,8 +129,7 @@ public final class Gateway implements Service {
       RouteTable table = routeTable;
       routing = new PlanRouting(table::route, table::routes, m -> topics.requests(baseModels.getOrDefault(m, m)), table::reading);
     }
-    RequestProducer requests = new RequestProducer(producer, router, topics, replyTopic, config.codecs(), routing,
-        m -> baseModels.getOrDefault(m, m), System::currentTimeMillis);
+    RequestProducer requests = new RequestProducer(producer, router, topics, routing, m -> baseModels.getOrDefault(m, m));
     capacity = new Capacity(config.maxInFlight(), config.jobs().share());
     GatewayMetrics metrics = new GatewayMetrics(index.serviceModels().keySet(), capacity);
     if (config.demandIntervalMs() > 0) {

@@ -60,6 +60,10 @@ final class Call {
         throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");
       }
     }
+    if (exchange.abandoned()) { // the client went away mid-body: not the gateway's error (499, outcome=cancelled)
+      log.debug("Request {}: the client went away while sending its body", requestId);
+      throw HttpError.clientClosed();
+    }
     byte[] bytes = exchange.body();
     if (bytes.length > limit) {
       throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");

@@ -1,18 +1,14 @@
 package io.partita.gateway.kafka;
 
-import io.partita.avro.ErrorCode;
-import io.partita.avro.InferenceError;
 import io.partita.avro.InferenceReply;
-import io.partita.common.KafkaHeaders;
+import io.partita.avro.InferenceRequest;
 import io.partita.common.kafka.KafkaClients;
+import io.partita.common.kafka.PendingCalls;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.gateway.health.LoopGuard;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,10 +19,11 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 
 /**
- * Reads this gateway's reply topic and completes the waiter registered for each correlation id.
- * A waiter is registered before its request is produced and always removed, whether the reply came,
- * the deadline passed or producing failed, so the map never grows without bound. A reply nobody
- * waits for (a duplicate after a worker restart, or one past its deadline) is dropped.
+ * Reads this gateway's reply topic and hands each record to the calls waiting on it
+ * ({@link PendingCalls}, the request/reply core shared with {@code PartitaClient}): a waiter is
+ * registered before its request is produced and always removed, whether the reply came, the
+ * deadline passed or producing failed. A reply nobody waits for (a duplicate after a worker
+ * restart, or one past its deadline) is dropped.
  *
  * <p>No one record stops this loop: a reply that cannot be decoded (garbage, a huge declared count
  * the decoder refuses, anything the decoder throws) is counted and passed over, and the call
@@ -42,8 +39,7 @@ import org.apache.kafka.common.errors.RecordDeserializationException;
 public final class ReplyRouter implements Runnable, AutoCloseable {
   private final Consumer<String, byte[]> consumer;
   private final String topic;
-  private final Map<String, CompletableFuture<InferenceReply>> waiting = new ConcurrentHashMap<>();
-  private final RecordCodec<InferenceReply> codec;
+  private final PendingCalls calls;
   private final CompletableFuture<Void> assigned = new CompletableFuture<>();
   private final LoopGuard guard;
   private final ExecutorService answers;
@@ -51,7 +47,6 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
   private volatile boolean reading;
 
   public ReplyRouter(Consumer<String, byte[]> consumer, String topic, Codecs codecs, LoopGuard guard) {
-    this.codec = codecs.codec(InferenceReply.class);
     this.consumer = consumer;
     this.topic = topic;
     this.guard = guard;
@@ -61,28 +56,18 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
       t.setDaemon(true);
       return t;
     });
+    // A reply that cannot be read answers its call at once (500) rather than leaving it to its deadline (504).
+    this.calls = new PendingCalls(topic, codecs.codec(InferenceRequest.class), codecs.codec(InferenceReply.class),
+        PendingCalls.Unreadable.ANSWER_WITH_ERROR, answers, System::currentTimeMillis);
   }
 
-  /** Registers a waiter; the caller must call {@link #forget} when it is done, whatever happened. */
-  public CompletableFuture<InferenceReply> expect(String correlationId) {
-    CompletableFuture<InferenceReply> future = new CompletableFuture<>();
-    if (waiting.putIfAbsent(correlationId, future) != null) {
-      throw new IllegalStateException("a request with id " + correlationId + " is already in flight");
-    }
-    return future;
-  }
-
-  public void forget(String correlationId) {
-    waiting.remove(correlationId);
+  /** The calls waiting on this reply topic; {@link RequestProducer} sends through it. */
+  public PendingCalls calls() {
+    return calls;
   }
 
   public int inFlight() {
-    return waiting.size();
-  }
-
-  /** Where answers are completed: not the loop's thread, and not the JVM's shared timeout thread. */
-  public Executor answers() {
-    return answers;
+    return calls.inFlight();
   }
 
   /** Completes once the reply topic is assigned and positioned, so no reply produced after it is missed. */
@@ -121,7 +106,11 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
         }
         guard.ready();
         for (ConsumerRecord<String, byte[]> record : records) {
-          route(record);
+          PendingCalls.Outcome outcome = calls.take(record);
+          if (outcome.taken() == PendingCalls.Taken.UNREADABLE) {
+            guard.skipped(outcome.correlationId() == null ? "a reply record" : "the reply to a call in flight",
+                record.topic(), record.partition(), record.offset(), outcome.failure());
+          }
         }
         guard.flush();
       }
@@ -136,44 +125,9 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
       if (!died) {
         guard.stopped();
       }
+      calls.failAll("the gateway is closing");
       consumer.close(Duration.ofSeconds(2));
     }
-  }
-
-  /** Hands one reply to its waiter; whatever it throws is this record's failure alone. */
-  private void route(ConsumerRecord<String, byte[]> record) {
-    CompletableFuture<InferenceReply> future = null;
-    String id = null;
-    try {
-      id = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
-      if (id == null) {
-        id = record.key();
-      }
-      future = id == null ? null : waiting.remove(id);
-      if (future == null) {
-        return;
-      }
-      InferenceReply reply = codec.decode(record.topic(), record.value());
-      complete(future, reply);
-    } catch (Throwable e) {
-      guard.skipped(future == null ? "a reply record" : "the reply to a call in flight", record.topic(), record.partition(),
-          record.offset(), e);
-      if (future != null) {
-        complete(future, unreadable(id, e));
-      }
-    }
-  }
-
-  /** Cheap: what depends on the future runs on {@link #answers()} ({@link RequestProducer} sees to that). */
-  private static void complete(CompletableFuture<InferenceReply> future, InferenceReply reply) {
-    future.complete(reply);
-  }
-
-  private static InferenceReply unreadable(String id, Throwable e) {
-    return InferenceReply.newBuilder().setId(id).setServiceModel("").setModelVersion(null)
-        .setError(new InferenceError(ErrorCode.UNKNOWN, "the reply to this request could not be read ("
-            + e.getClass().getSimpleName() + "); the request may have run"))
-        .build();
   }
 
   // A fixed back-off after a failed poll: the broker gives no signal to wait for, and retrying at once would spin.

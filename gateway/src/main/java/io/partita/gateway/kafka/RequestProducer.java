@@ -4,18 +4,12 @@ import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceError;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
-import io.partita.common.KafkaHeaders;
 import io.partita.common.Topics;
-import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import io.partita.gateway.routing.NotRoutableException;
 import io.partita.gateway.routing.Routing;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import java.util.function.LongSupplier;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
  * Produces a request to the topic of its service model's base model (one topic per base model; the
@@ -29,9 +23,6 @@ public final class RequestProducer {
   private final Producer<String, byte[]> producer;
   private final ReplyRouter router;
   private final Topics topics;
-  private final String replyTopic;
-  private final LongSupplier clock;
-  private final RecordCodec<InferenceRequest> codec;
   private final Routing routing;
   private final Function<String, String> baseModelOf;
 
@@ -39,16 +30,13 @@ public final class RequestProducer {
    * @param baseModelOf the base model of a service model (the service model itself for a model
    *     served without weight files)
    */
-  public RequestProducer(Producer<String, byte[]> producer, ReplyRouter router, Topics topics, String replyTopic, Codecs codecs,
-      Routing routing, Function<String, String> baseModelOf, LongSupplier clock) {
+  public RequestProducer(Producer<String, byte[]> producer, ReplyRouter router, Topics topics, Routing routing,
+      Function<String, String> baseModelOf) {
     this.baseModelOf = baseModelOf;
-    this.codec = codecs.codec(InferenceRequest.class);
     this.routing = routing;
     this.producer = producer;
     this.router = router;
     this.topics = topics;
-    this.replyTopic = replyTopic;
-    this.clock = clock;
   }
 
   public Routing routing() {
@@ -71,31 +59,14 @@ public final class RequestProducer {
     return send(request, timeoutMs, traceparent, target);
   }
 
-  /** Sends to a target already chosen by {@link #routing()} (online calls choose before taking a slot). */
+  /**
+   * Sends to a target already chosen by {@link #routing()} (online calls choose before taking a
+   * slot). Whoever waits on the answer (an HTTP write, a job result) runs on the router's answer
+   * threads, not on the reply loop's thread or the JVM's one timeout thread.
+   */
   public CompletableFuture<InferenceReply> send(InferenceRequest request, long timeoutMs, String traceparent, Routing.Target target) {
-    String id = request.getId();
-    CompletableFuture<InferenceReply> reply = router.expect(id);
-    // Async: whoever waits on the answer (an HTTP write, a job result) runs on the router's answer
-    // threads, not on the reply loop's thread or the JVM's one timeout thread.
-    CompletableFuture<InferenceReply> result = reply.orTimeout(timeoutMs, TimeUnit.MILLISECONDS)
-        .whenCompleteAsync((r, e) -> router.forget(id), router.answers());
-    try {
-      String topic = topics.requests(baseModelOf.apply(request.getServiceModel()));
-      ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, target.partition(), id, codec.encode(topic, request));
-      KafkaHeaders.put(record.headers(), KafkaHeaders.SERVICE_MODEL, request.getServiceModel());
-      KafkaHeaders.put(record.headers(), KafkaHeaders.CORRELATION_ID, id);
-      KafkaHeaders.put(record.headers(), KafkaHeaders.REPLY_TO, replyTopic);
-      KafkaHeaders.put(record.headers(), KafkaHeaders.DEADLINE, Long.toString(clock.getAsLong() + timeoutMs));
-      KafkaHeaders.put(record.headers(), KafkaHeaders.TRACEPARENT, traceparent);
-      producer.send(record, (metadata, failure) -> {
-        if (failure != null) {
-          reply.completeExceptionally(failure);
-        }
-      });
-    } catch (RuntimeException e) {
-      reply.completeExceptionally(e);
-    }
-    return result;
+    String topic = topics.requests(baseModelOf.apply(request.getServiceModel()));
+    return router.calls().send(producer, topic, target.partition(), request, timeoutMs, traceparent);
   }
 
   public int inFlight() {

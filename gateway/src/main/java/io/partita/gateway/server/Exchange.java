@@ -29,12 +29,20 @@ public final class Exchange {
   private final Context context;
   private final byte[] body;
   private final boolean bodyOverLimit;
+  private final boolean abandoned;
   private final Headers requestHeaders;
   private final Headers responseHeaders = new Headers(new LinkedHashMap<>());
   private final Runnable onAnswered;
   private final URI uri;
 
   Exchange(HttpServerRequest request, Context context, byte[] body, boolean bodyOverLimit, Runnable onAnswered) {
+    this(request, context, body, bodyOverLimit, false, onAnswered);
+  }
+
+  /** @param abandoned the client went away before its body was in: nothing can be answered */
+  Exchange(HttpServerRequest request, Context context, byte[] body, boolean bodyOverLimit, boolean abandoned,
+      Runnable onAnswered) {
+    this.abandoned = abandoned;
     this.request = request;
     this.context = context;
     this.body = body;
@@ -85,8 +93,20 @@ public final class Exchange {
     return bodyOverLimit;
   }
 
+  /**
+   * Whether the client went away before its whole body arrived: the handler still runs (so the
+   * call is counted, as {@code cancelled}), and whatever it answers is dropped.
+   */
+  public boolean abandoned() {
+    return abandoned;
+  }
+
   /** Answers with a whole body. {@code HEAD} answers carry the length but no body. */
   public void send(int status, String contentType, byte[] bytes) {
+    if (abandoned) {
+      onAnswered.run();
+      return;
+    }
     boolean head = getRequestMethod().equals("HEAD");
     context.runOnContext(v -> {
       HttpServerResponse response = prepare(status, contentType);

@@ -238,10 +238,10 @@ public final class HttpFrontDoor implements AutoCloseable {
       body.appendBuffer(chunk);
     });
     request.exceptionHandler(e -> {
-      if (!finished[0]) {
+      if (!finished[0]) { // the client went away mid-body: the handler counts it, nothing is answered
         finished[0] = true;
         vertx.cancelTimer(bodyTimer);
-        done.run();
+        dispatch(new Exchange(request, context, new byte[0], false, true, done));
       }
     });
     request.endHandler(v -> {

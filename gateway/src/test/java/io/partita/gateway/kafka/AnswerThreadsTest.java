@@ -28,8 +28,7 @@ class AnswerThreadsTest {
         new GatewayLoops().register(GatewayLoops.REPLIES));
     try {
       MockProducer<String, byte[]> producer = new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
-      RequestProducer requests = new RequestProducer(producer, router, new Topics("p"), "p.replies.g", Codecs.singleObject(),
-          Routing.any(), m -> m, System::currentTimeMillis);
+      RequestProducer requests = new RequestProducer(producer, router, new Topics("p"), Routing.any(), m -> m);
       InferenceRequest request = InferenceRequest.newBuilder().setId("r-1").setServiceModel("demo").setVersion(null)
           .setInputs(List.of(Tensor.newBuilder().setName("input").setDatatype("FP32").setShape(List.of(1L))
               .setData(ByteBuffer.allocate(4)).build()))

@@ -1,0 +1,147 @@
+package io.partita.common.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.partita.avro.ErrorCode;
+import io.partita.avro.InferenceReply;
+import io.partita.avro.InferenceRequest;
+import io.partita.avro.Tensor;
+import io.partita.common.KafkaHeaders;
+import io.partita.common.serde.Codecs;
+import io.partita.common.serde.RecordCodec;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+
+class PendingCallsTest {
+  private static final Codecs CODECS = Codecs.singleObject();
+  private static final RecordCodec<InferenceReply> REPLIES = CODECS.codec(InferenceReply.class);
+  private final MockProducer<String, byte[]> producer =
+      new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
+
+  private static PendingCalls calls(PendingCalls.Unreadable unreadable) {
+    return new PendingCalls("p.replies.me", CODECS.codec(InferenceRequest.class), REPLIES, unreadable, Runnable::run, () -> 1_000L);
+  }
+
+  private static InferenceRequest request(String id) {
+    return InferenceRequest.newBuilder().setId(id).setServiceModel("demo-a").setVersion(null)
+        .setInputs(List.of(Tensor.newBuilder().setName("input").setDatatype("FP32").setShape(List.of(1L))
+            .setData(ByteBuffer.allocate(4)).build()))
+        .setOutputs(List.of()).build();
+  }
+
+  private static ConsumerRecord<String, byte[]> reply(String id, byte[] value) {
+    ConsumerRecord<String, byte[]> record = new ConsumerRecord<>("p.replies.me", 0, 0, id, value);
+    KafkaHeaders.put(record.headers(), KafkaHeaders.CORRELATION_ID, id);
+    return record;
+  }
+
+  private static byte[] ok(String id) {
+    return REPLIES.encode("p.replies.me", InferenceReply.newBuilder().setId(id).setServiceModel("demo-a")
+        .setModelVersion("1").setOutputs(List.of()).build());
+  }
+
+  @Test
+  void shouldWriteTheWireFormatHeadersAndKeyOfARequest() {
+    calls(PendingCalls.Unreadable.KEEP_WAITING).send(producer, "p.requests.demo", 2, request("r-1"), 500, "00-abc-def-01");
+    ProducerRecord<String, byte[]> sent = producer.history().get(0);
+    assertThat(sent.topic()).isEqualTo("p.requests.demo");
+    assertThat(sent.partition()).isEqualTo(2);
+    assertThat(sent.key()).isEqualTo("r-1");
+    assertThat(KafkaHeaders.get(sent.headers(), KafkaHeaders.REPLY_TO)).isEqualTo("p.replies.me");
+    assertThat(KafkaHeaders.get(sent.headers(), KafkaHeaders.CORRELATION_ID)).isEqualTo("r-1");
+    assertThat(KafkaHeaders.get(sent.headers(), KafkaHeaders.SERVICE_MODEL)).isEqualTo("demo-a");
+    assertThat(KafkaHeaders.get(sent.headers(), KafkaHeaders.DEADLINE)).isEqualTo("1500");
+    assertThat(KafkaHeaders.get(sent.headers(), KafkaHeaders.TRACEPARENT)).isEqualTo("00-abc-def-01");
+  }
+
+  @Test
+  void shouldRefuseAnIdAlreadyInFlightWithoutSendingIt() {
+    PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
+    calls.send(producer, "t", null, request("same"), 10_000, null);
+    CompletableFuture<InferenceReply> second = calls.send(producer, "t", null, request("same"), 10_000, null);
+    assertThat(second).isCompletedExceptionally();
+    assertThat(failure(second)).isInstanceOf(IllegalStateException.class).hasMessageContaining("already in flight");
+    assertThat(producer.history()).hasSize(1);
+    assertThat(calls.inFlight()).isEqualTo(1);
+  }
+
+  @Test
+  void shouldAnswerTheCallAndCountASecondReplyAsADuplicate() throws Exception {
+    PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
+    CompletableFuture<InferenceReply> future = calls.send(producer, "t", null, request("r-2"), 10_000, null);
+    assertThat(calls.take(reply("r-2", ok("r-2"))).taken()).isEqualTo(PendingCalls.Taken.ANSWERED);
+    assertThat(future.get(1, TimeUnit.SECONDS).getId()).isEqualTo("r-2");
+    assertThat(calls.take(reply("r-2", ok("r-2"))).taken()).isEqualTo(PendingCalls.Taken.DUPLICATE);
+    assertThat(calls.take(reply("stranger", ok("stranger"))).taken()).isEqualTo(PendingCalls.Taken.DROPPED);
+    assertThat(calls.duplicates()).isEqualTo(1);
+    assertThat(calls.dropped()).isEqualTo(2);
+    assertThat(calls.inFlight()).isZero();
+  }
+
+  @Test
+  void shouldAnswerAnUnreadableReplyAtOnceWithAnErrorWhenTheOwnerSaysSo() throws Exception {
+    PendingCalls calls = calls(PendingCalls.Unreadable.ANSWER_WITH_ERROR);
+    CompletableFuture<InferenceReply> future = calls.send(producer, "t", null, request("r-3"), 10_000, null);
+    PendingCalls.Outcome outcome = calls.take(reply("r-3", new byte[] {(byte) 0xC3, 0x01, 1, 2, 3}));
+    assertThat(outcome.taken()).isEqualTo(PendingCalls.Taken.UNREADABLE);
+    InferenceReply answer = future.get(1, TimeUnit.SECONDS);
+    assertThat(answer.getError().getCode()).isEqualTo(ErrorCode.UNKNOWN);
+    assertThat(answer.getError().getMessage()).contains("could not be read");
+    assertThat(calls.undecodable()).isEqualTo(1);
+  }
+
+  @Test
+  void shouldKeepTheCallWaitingForARealReplyAfterAnUnreadableOne() throws Exception {
+    PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
+    CompletableFuture<InferenceReply> future = calls.send(producer, "t", null, request("r-4"), 10_000, null);
+    assertThat(calls.take(reply("r-4", new byte[] {0, 1, 2})).taken()).isEqualTo(PendingCalls.Taken.UNREADABLE);
+    assertThat(future).isNotDone();
+    calls.take(reply("r-4", ok("r-4")));
+    assertThat(future.get(1, TimeUnit.SECONDS).getError()).isNull();
+  }
+
+  @Test
+  void shouldForgetACallAtItsDeadline() {
+    PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
+    CompletableFuture<InferenceReply> future = calls.send(producer, "t", null, request("r-5"), 20, null);
+    assertThat(failure(future)).isInstanceOf(TimeoutException.class);
+    assertThat(calls.inFlight()).isZero();
+  }
+
+  @Test
+  void shouldFailEveryWaitingCallOnClose() {
+    PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
+    CompletableFuture<InferenceReply> a = calls.send(producer, "t", null, request("a"), 10_000, null);
+    CompletableFuture<InferenceReply> b = calls.send(producer, "t", null, request("b"), 10_000, null);
+    calls.failAll("closing for the test");
+    for (CompletableFuture<InferenceReply> f : List.of(a, b)) {
+      assertThat(failure(f)).isInstanceOf(IllegalStateException.class).hasMessage("closing for the test");
+    }
+    assertThat(calls.inFlight()).isZero();
+  }
+
+  @Test
+  void shouldFailTheCallWhenTheProducerFails() {
+    MockProducer<String, byte[]> failing = new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer());
+    PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
+    CompletableFuture<InferenceReply> future = calls.send(failing, "t", null, request("r-6"), 10_000, null);
+    failing.errorNext(new org.apache.kafka.common.errors.RecordTooLargeException("too big"));
+    assertThat(failure(future)).isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
+    assertThat(calls.inFlight()).isZero();
+  }
+
+  /** The failure of a future, unwrapped from the CompletionException dependent stages add. */
+  private static Throwable failure(CompletableFuture<?> future) {
+    Throwable e = future.handle((r, x) -> x).join();
+    return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+  }
+}
