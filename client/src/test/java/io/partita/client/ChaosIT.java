@@ -107,7 +107,7 @@ class ChaosIT {
     DemoRepository.writeTo(repo);
     Topics topics = new Topics(KafkaFixture.uniquePrefix("chaos"));
     String model = DemoMlp.BASE_SERVICE_MODEL;
-    String requestTopic = topics.requests(model);
+    String requestTopic = topics.requests(DemoMlp.MODEL_NAME); // the one topic of the demo base model
     String tiny = topics.replies("tiny");
     String sink = topics.replies("poison-sink");
     try (var admin = KafkaFixture.admin()) {
@@ -152,7 +152,8 @@ class ChaosIT {
     int[] killAt = {RECORDS * 3 / 10, RECORDS * 65 / 100};
     int kills = 0;
     try (PartitaClient client = PartitaClient.start(PartitaClient.Config.of(KafkaFixture.bootstrapServers())
-            .withTopicPrefix(topics.prefix()).withClientId("chaos-client").withTimeout(Duration.ofMinutes(4)));
+            .withTopicPrefix(topics.prefix()).withClientId("chaos-client").withTimeout(Duration.ofMinutes(4))
+            .withBaseModel(model, DemoMlp.MODEL_NAME));
          KafkaProducer<String, byte[]> raw = KafkaFixture.producer()) {
       for (int i = 0; i < RECORDS; i++) {
         if (kills < killAt.length && i == killAt[kills]) {
