@@ -93,7 +93,7 @@ class PackedJobKillIT {
     firstArgs.addAll(List.of("http.port=" + firstPort, "gateway.grpc-port=-1", "gateway.id=first"));
     Process firstGateway = startChild("gateway", topics, 0, firstArgs);
     String first = "http://localhost:" + firstPort;
-    await().atMost(Duration.ofSeconds(120)).until(() -> status(first + "/v2/health/ready") == 200);
+    await().atMost(Duration.ofSeconds(180)).until(() -> status(first + "/v2/health/ready") == 200);
 
     HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(first + "/v2/jobs?model=" + MODEL))
         .POST(HttpRequest.BodyPublishers.ofString(JobLinesFixture.lines(rows))).build(), HttpResponse.BodyHandlers.ofString());
@@ -101,7 +101,7 @@ class PackedJobKillIT {
     String id = JSON.readTree(created.body()).get("id").asText();
 
     // Kill 1: the gateway that runs the job, a fifth of the way in.
-    await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(10)).until(() -> done(first, id) >= ROWS / 5);
+    await().atMost(Duration.ofSeconds(300)).pollInterval(Duration.ofMillis(10)).until(() -> done(first, id) >= ROWS / 5);
     firstGateway.destroyForcibly();
     assertThat(firstGateway.waitFor(30, TimeUnit.SECONDS)).isTrue();
     long atFirstKill = resultsOnTopic(topics);
@@ -114,7 +114,7 @@ class PackedJobKillIT {
       second.start();
       String secondUrl = "http://localhost:" + second.port();
       // Kill 2: the worker, about two thirds of the way in, while the second gateway runs the job.
-      await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(10))
+      await().atMost(Duration.ofSeconds(300)).pollInterval(Duration.ofMillis(10))
           .until(() -> second.runsJobs() && done(secondUrl, id) >= ROWS * 2 / 3);
       worker.destroyForcibly();
       assertThat(worker.waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -126,7 +126,7 @@ class PackedJobKillIT {
           "model.repo=" + repo, "host.id=packkill-host", "worker.threads=1", "worker.metrics.port=" + freePort(),
           "worker.group.instance.id=" + topics.prefix() + "-worker"));
 
-      await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200))
+      await().atMost(Duration.ofSeconds(300)).pollInterval(Duration.ofMillis(200))
           .until(() -> JSON.readTree(body(secondUrl + "/v2/jobs/" + id)).get("state").asText().equals("DONE"));
       JsonNode status = JSON.readTree(body(secondUrl + "/v2/jobs/" + id));
       assertThat(status.get("runner").asText()).isEqualTo("second");

@@ -396,6 +396,9 @@ public final class JobRunner implements Runnable, AutoCloseable {
         }
         JobItem item = items.get(i);
         if (item.getError() != null) {
+          if (!leading || cancelled()) {
+            return false;
+          }
           write(index, item.getClientId(), null, List.of(), new InferenceError(ErrorCode.BAD_INPUT, item.getError()), 1);
           continue;
         }
