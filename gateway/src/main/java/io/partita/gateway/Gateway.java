@@ -149,7 +149,7 @@ public final class Gateway implements Service {
       jobStoreThread.start();
       jobStore.caughtUp().get(60, TimeUnit.SECONDS);
       jobRunner = new JobRunner(new JobRunner.Context(topics, config.gatewayId(), jobStore, requests, producer, capacity, metrics,
-          config.jobs().itemTimeoutMs(), config.jobs().retries(), System::currentTimeMillis), new KafkaConsumer<>(leaderProps()),
+          config.jobs().itemTimeoutMs(), config.jobs().retries(), System::currentTimeMillis, packing(index)), new KafkaConsumer<>(leaderProps()),
           loops.register(GatewayLoops.JOB_LEADER));
       jobRunnerThread = new Thread(jobRunner, "partita-jobs-leader");
       jobRunnerThread.start();
@@ -191,6 +191,21 @@ public final class Gateway implements Service {
         index.serviceModels().keySet(), config.maxInFlight(), config.jobs().enabled() ? "up to " + capacity.jobLimit() + " in flight" : "off",
         config.routing() == Routing.Mode.PLAN ? "by " + topics.planRoutes() + " (gateway.routing=plan)"
             : "to any partition, no plan (gateway.routing=any)");
+  }
+
+  /**
+   * How job rows of each service model are packed: up to {@code gateway.jobs.pack.rows} rows per
+   * request where the model's first dimension is dynamic, within half of the smaller of
+   * {@code gateway.max.body.bytes} and the producer's {@code max.request.size} (room for the record's
+   * own fields and for a reply larger than its request).
+   */
+  private java.util.function.Function<String, io.partita.gateway.jobs.PackRule> packing(RepositoryIndex index) {
+    long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
+    long maxBytes = Math.max(1, Math.min(config.maxBodyBytes(), maxRequest) / 2);
+    return serviceModel -> index.serviceModel(serviceModel)
+        .flatMap(s -> index.model(s.baseModel()))
+        .map(m -> new io.partita.gateway.jobs.PackRule(m.signature(), config.jobs().packRows(), maxBytes))
+        .orElse(io.partita.gateway.jobs.PackRule.alone());
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {

@@ -79,9 +79,12 @@ public record GatewayConfig(
    * @param maxItems most items (lines) in one job ({@code gateway.jobs.max.items})
    * @param itemTimeoutMs deadline of one item's request ({@code gateway.jobs.item.timeout.ms})
    * @param retries how many times an item whose deadline passed is sent again ({@code gateway.jobs.retries})
+   * @param packRows the most rows one job request carries, stacked along the batch dimension, for a
+   *     model whose first dimension is dynamic ({@code gateway.jobs.pack.rows}, default 64; 1 sends
+   *     every row alone)
    */
   public record Jobs(boolean enabled, double share, Optional<Path> inputDir, long maxBodyBytes, int maxItems,
-      long itemTimeoutMs, int retries) {}
+      long itemTimeoutMs, int retries, int packRows) {}
 
   /**
    * The live dashboard ({@code /dashboard/}, see docs/gateway.md#dashboard).
@@ -141,7 +144,8 @@ public record GatewayConfig(
         settings.longValue("gateway.jobs.max.body.bytes", 64L << 20, 1024, 1L << 30),
         settings.integer("gateway.jobs.max.items", 1_000_000, 1, 100_000_000),
         settings.longValue("gateway.jobs.item.timeout.ms", timeoutMs, 1, 3_600_000),
-        settings.integer("gateway.jobs.retries", 2, 0, 100));
+        settings.integer("gateway.jobs.retries", 2, 0, 100),
+        settings.integer("gateway.jobs.pack.rows", 64, 1, 65_536));
     return new GatewayConfig(
         bootstrap,
         settings.string("topic.prefix", "partita"),

@@ -21,10 +21,13 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 /**
  * A stand-in worker for tests that need replies a real model never gives. By request id:
  * {@code hold-*} gets no reply; {@code code-<ErrorCode>-*} gets that error with a message holding a
- * file path and a stack trace line (which must never reach an HTTP answer); anything else gets its
- * first input back as the output {@code output}.
+ * file path and a stack trace line (which must never reach an HTTP answer); a request whose first
+ * input holds the value {@link #POISON} gets BAD_INPUT (as a worker refuses one bad row of a batch);
+ * anything else gets its first input back as the output {@code output}.
  */
 final class FakeWorker implements AutoCloseable {
+  /** An input value that makes the whole request BAD_INPUT. */
+  static final float POISON = -999f;
   static final String ERROR_MESSAGE = "failed at /opt/partita/models/demo-mlp/1/model.onnx\n\tat ai.onnxruntime.OrtSession.run(OrtSession.java:1)";
 
   private final KafkaConsumer<String, byte[]> consumer;
@@ -33,6 +36,7 @@ final class FakeWorker implements AutoCloseable {
   private final RecordCodec<InferenceReply> replies = Codecs.singleObject().codec(InferenceReply.class);
   private final Thread thread;
   private final Map<String, Integer> partitionOf = new ConcurrentHashMap<>();
+  private final java.util.Queue<Long> rowsPerRequest = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private volatile boolean running = true;
 
   FakeWorker(Topics topics, List<String> serviceModels) {
@@ -54,8 +58,13 @@ final class FakeWorker implements AutoCloseable {
             continue;
           }
           InferenceReply.Builder reply = InferenceReply.newBuilder().setId(id).setServiceModel(request.getServiceModel()).setModelVersion("1");
+          if (!request.getInputs().isEmpty() && !request.getInputs().get(0).getShape().isEmpty()) {
+            rowsPerRequest.add(request.getInputs().get(0).getShape().get(0));
+          }
           if (id.startsWith("code-")) {
             reply.setError(new InferenceError(ErrorCode.valueOf(id.split("-")[1]), ERROR_MESSAGE));
+          } else if (poisoned(request)) {
+            reply.setError(new InferenceError(ErrorCode.BAD_INPUT, "input 'input': a row holds " + POISON));
           } else {
             reply.setOutputs(List.of(io.partita.avro.Tensor.newBuilder(request.getInputs().get(0)).setName("output").build()));
           }
@@ -69,6 +78,24 @@ final class FakeWorker implements AutoCloseable {
       consumer.close();
       producer.close();
     }
+  }
+
+  private static boolean poisoned(InferenceRequest request) {
+    if (request.getInputs().isEmpty() || !"FP32".equals(request.getInputs().get(0).getDatatype())) {
+      return false;
+    }
+    java.nio.ByteBuffer data = request.getInputs().get(0).getData().duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    while (data.remaining() >= 4) {
+      if (data.getFloat() == POISON) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The leading dimension of every request read so far, in the order read. */
+  List<Long> rowsPerRequest() {
+    return List.copyOf(rowsPerRequest);
   }
 
   /** The partition of its request topic the request with this id was read from, or null if it was not read. */

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Cancelling a job, with no worker running (so items stay in flight until their deadline): the
  * items in flight come back with their deadline error, the rest never run, and every item still
- * has exactly one line in the results. Jobs hold at most their share of the in-flight limit.
+ * has exactly one line in the results. Jobs hold at most their share of the in-flight limit, counted
+ * in requests (here packs of 4 rows).
  */
 @ExtendWith(KafkaFixture.class)
 class JobsCancelIT {
@@ -43,12 +44,13 @@ class JobsCancelIT {
         "gateway.max.in.flight", "4",
         "gateway.jobs.share", "0.5",
         "gateway.jobs.item.timeout.ms", "1500",
-        "gateway.jobs.retries", "0"))))) {
+        "gateway.jobs.retries", "0",
+        "gateway.jobs.pack.rows", "4"))))) { // 20 rows in 5 requests: the share is counted in requests
       gateway.start();
       HttpResponse<String> created = post(gateway, "/v2/jobs?model=demo", JobLinesFixture.lines(DemoMlp.sampleInput(20, 5)));
       assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
       String id = JSON.readTree(created.body()).get("id").asText();
-      // Jobs may hold 2 of the 4 slots: exactly 2 items are produced while no reply comes.
+      // Jobs may hold 2 of the 4 slots: exactly 2 requests (of 4 rows each) are produced while no reply comes.
       await().atMost(Duration.ofSeconds(30)).until(() -> TestHttp.produced(topics, List.of("demo")) - 1 == 2);
       assertThat(post(gateway, "/v2/models/demo/infer", TestHttp.inferBody(1, 2, 3, 4, 5, 6, 7, 8).replace("{\"inputs\"", "{\"parameters\":{\"timeout_ms\":200},\"inputs\"")).statusCode())
           .as("online calls still get a slot while jobs hold theirs").isEqualTo(504);
@@ -69,7 +71,8 @@ class JobsCancelIT {
         assertThat(code).isIn("DEADLINE_EXCEEDED", "NOT_RUN");
         ran += code.equals("DEADLINE_EXCEEDED") ? 1 : 0;
       }
-      assertThat(ran).isEqualTo(status.get("done").asInt()).isBetween(2, 19);
+      assertThat(ran).isEqualTo(status.get("done").asInt()).isBetween(8, 16);
+      assertThat(ran % 4).as("whole packs of 4 rows came back with their deadline error").isZero();
       assertThat(status.get("failed").asInt()).isEqualTo(ran);
     }
   }

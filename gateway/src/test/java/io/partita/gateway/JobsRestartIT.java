@@ -49,7 +49,9 @@ class JobsRestartIT {
         "http.port", "0",
         "gateway.routing", "any", // no planner in this test: produce without routes
         "worker.threads", "1",
-        "gateway.max.in.flight", "64"));
+        // two job requests of 8 rows in flight: slow enough for the job to be stopped half way
+        "gateway.max.in.flight", "4",
+        "gateway.jobs.pack.rows", "8"));
     float[][] rows = DemoMlp.sampleInput(ITEMS, 42);
     String id;
     try (InferenceWorker worker = new InferenceWorker(WorkerConfig.from(Settings.of(base)))) {
@@ -61,7 +63,7 @@ class JobsRestartIT {
         HttpResponse<String> created = post(first, "/v2/jobs?model=demo-b", JobLinesFixture.lines(rows));
         assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
         id = JSON.readTree(created.body()).get("id").asText();
-        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(50))
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(10))
             .until(() -> JSON.readTree(get(first, "/v2/jobs/" + id).body()).get("done").asInt() >= ITEMS / 2);
       } finally {
         first.close();

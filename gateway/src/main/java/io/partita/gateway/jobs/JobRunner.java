@@ -8,6 +8,7 @@ import io.partita.avro.InferenceRequest;
 import io.partita.avro.JobItem;
 import io.partita.avro.JobItemResult;
 import io.partita.avro.JobStatus;
+import io.partita.avro.Tensor;
 import io.partita.common.Topics;
 import io.partita.gateway.health.LoopGuard;
 import io.partita.gateway.http.HttpApi;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -40,12 +42,17 @@ import org.slf4j.LoggerFactory;
  * one runs jobs, and another takes over when it leaves or dies).
  *
  * <p>Running a job: read the results it already has (from its {@code resultsOffset} on
- * {@code <p>.jobs.items}), then read its chunks and send each item that has no result yet, each
+ * {@code <p>.jobs.items}), then read its chunks and send the items that have no result yet, packed
+ * by a {@link RowPacker} under the model's {@link PackRule} (several rows stacked along the batch
+ * dimension in one request where the model allows it, else one request per item), each request
  * taking a job slot of the {@link Capacity} (so jobs never hold more than their share of the
- * in-flight limit and yield to online calls). Each reply becomes one {@link JobItemResult}. A
- * deadline, a produce failure or a transient error reply (OVERLOADED, NOT_READY, DEADLINE_EXCEEDED)
- * is retried up to {@code retries} times with the same request id. When every item has a result
- * and the broker has them all, the job is DONE.
+ * in-flight limit and yield to online calls). A reply is cut back per row ({@link Pack#split}) and
+ * each row gets one {@link JobItemResult}; a packed request answered with a non-transient error,
+ * or whose outputs cannot be cut back, sends its rows again one by one. A deadline, a produce
+ * failure or a transient error reply (OVERLOADED, NOT_READY, DEADLINE_EXCEEDED) is retried up to
+ * {@code retries} times with the same request id. When every item has a result and the broker has
+ * them all, the job is DONE. Progress is kept per row, not per request: a runner that dies after
+ * writing some rows of a pack leaves the others to the next leader, which packs them afresh.
  *
  * <p>Exactly one result per item: results are only written while this gateway leads; on losing the
  * lead (or closing) it stops writing, flushes what it wrote, and only then leaves the group, so the
@@ -60,10 +67,14 @@ public final class JobRunner implements Runnable, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(JobRunner.class);
   private static final long PROGRESS_EVERY_MS = 1000;
 
-  /** What the runner needs from the gateway. */
+  /**
+   * What the runner needs from the gateway.
+   *
+   * @param packing how the rows of a service model may be packed into one request
+   */
   public record Context(Topics topics, String gatewayId, JobStore store, RequestProducer requests,
       Producer<String, byte[]> producer, Capacity capacity, GatewayMetrics metrics, long itemTimeoutMs,
-      int retries, LongSupplier clock) {}
+      int retries, LongSupplier clock, Function<String, PackRule> packing) {}
 
   private final Context ctx;
   private final Consumer<String, byte[]> leader;
@@ -256,6 +267,11 @@ public final class JobRunner implements Runnable, AutoCloseable {
     private int inFlight;
     private long lastProgress;
     private final RateWindow rate = new RateWindow(10_000);
+    private final PackRule rule;
+    /** Rows of packs that failed, to be sent again one by one (filled by reply callbacks, sent by the run's thread). */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Pack.Member> alone = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private int packsSent;
+    private int packsSplit;
     private final long startedAt;
 
     Run(JobStatus status) {
@@ -264,6 +280,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
       this.jobId = status.getJobId();
       this.total = status.getTotal();
       this.done = new BitSet(total);
+      this.rule = ctx.packing().apply(status.getServiceModel());
     }
 
     void execute() throws InterruptedException {
@@ -321,7 +338,8 @@ public final class JobRunner implements Runnable, AutoCloseable {
       } else {
         ctx.store().publish(status(JobStates.DONE, null, end));
       }
-      log.info("Job {} ended: {} of {} items done, {} failed", jobId, doneCount, total, failed);
+      log.info("Job {} ended: {} of {} items done, {} failed; {} requests of up to {} rows, {} packs sent again row by row",
+          jobId, doneCount, total, failed, packsSent, rule.maxRows(), packsSplit);
     }
 
     /** Why a chunk cannot belong to this job, or null when it can. */
@@ -361,9 +379,14 @@ public final class JobRunner implements Runnable, AutoCloseable {
       }
     }
 
-    /** Sends the chunk's items that have no result; false when the job should stop. */
+    /**
+     * Sends the chunk's items that have no result, packed ({@link RowPacker}); false when the job
+     * should stop. Packs are cut at the end of each chunk, so a chunk's rows are all sent before
+     * the next chunk is read.
+     */
     private boolean dispatch(BatchJob chunk) throws InterruptedException {
       List<JobItem> items = chunk.getItems();
+      RowPacker packer = new RowPacker(rule);
       for (int i = 0; i < items.size(); i++) {
         int index = chunk.getFirstIndex() + i;
         synchronized (lock) {
@@ -371,40 +394,96 @@ public final class JobRunner implements Runnable, AutoCloseable {
             continue;
           }
         }
-        if (!leading || cancelled()) {
-          return false;
-        }
         JobItem item = items.get(i);
         if (item.getError() != null) {
-          write(index, item.getClientId(), null, new InferenceError(ErrorCode.BAD_INPUT, item.getError()), 1);
-          continue;
-        }
-        while (!ctx.capacity().awaitJob(200)) {
-          progress();
           if (!leading || cancelled()) {
             return false;
           }
+          write(index, item.getClientId(), null, List.of(), new InferenceError(ErrorCode.BAD_INPUT, item.getError()), 1);
+          continue;
         }
-        if (!leading || cancelled()) {
-          ctx.capacity().releaseJob();
+        for (Pack pack : packer.add(index, item)) {
+          if (!sendWhenFree(pack)) {
+            return false;
+          }
+        }
+      }
+      for (Pack pack : packer.flush()) {
+        if (!sendWhenFree(pack)) {
           return false;
         }
-        synchronized (lock) {
-          inFlight++;
+      }
+      return true;
+    }
+
+    /** Waits for a job slot, then sends the pack (and first any rows queued to go alone); false when the job should stop. */
+    private boolean sendWhenFree(Pack pack) throws InterruptedException {
+      if (!sendAlone()) {
+        return false;
+      }
+      if (!takeSlot()) {
+        return false;
+      }
+      send(pack, 1);
+      progress();
+      return true;
+    }
+
+    /** Takes a job slot of the capacity, counted in flight; false (holding none) when the job should stop. */
+    private boolean takeSlot() throws InterruptedException {
+      if (!leading || cancelled()) {
+        return false;
+      }
+      while (!ctx.capacity().awaitJob(200)) {
+        progress();
+        if (!leading || cancelled()) {
+          return false;
         }
-        send(chunk, item, index, 1);
+      }
+      if (!leading || cancelled()) {
+        ctx.capacity().releaseJob();
+        return false;
+      }
+      synchronized (lock) {
+        inFlight++;
+      }
+      return true;
+    }
+
+    /** Sends, one by one, the rows of failed packs; false when the job should stop. */
+    private boolean sendAlone() throws InterruptedException {
+      Pack.Member m;
+      while ((m = alone.poll()) != null) {
+        synchronized (lock) {
+          if (done.get(m.index())) {
+            continue;
+          }
+        }
+        if (!takeSlot()) {
+          return false;
+        }
+        send(new Pack(List.of(m)), 1);
         progress();
       }
       return true;
     }
 
-    private void send(BatchJob chunk, JobItem item, int index, int attempt) {
+    private String requestId(Pack pack) {
+      return pack.single() ? jobId + "-" + pack.firstIndex() : jobId + "-" + pack.firstIndex() + "x" + pack.members().size();
+    }
+
+    private void send(Pack pack, int attempt) {
+      if (attempt == 1) {
+        synchronized (lock) {
+          packsSent++;
+        }
+      }
       InferenceRequest request = InferenceRequest.newBuilder()
-          .setId(jobId + "-" + index)
-          .setServiceModel(chunk.getServiceModel())
-          .setVersion(chunk.getVersion())
-          .setInputs(item.getInputs())
-          .setOutputs(item.getOutputs())
+          .setId(requestId(pack))
+          .setServiceModel(initial.getServiceModel())
+          .setVersion(initial.getVersion())
+          .setInputs(pack.inputs())
+          .setOutputs(pack.outputs())
           .build();
       ctx.requests().send(request, ctx.itemTimeoutMs(), null).whenComplete((reply, failure) -> {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
@@ -412,21 +491,11 @@ public final class JobRunner implements Runnable, AutoCloseable {
             || (reply.getError() != null && (reply.getError().getCode() == ErrorCode.OVERLOADED
                 || reply.getError().getCode() == ErrorCode.NOT_READY || reply.getError().getCode() == ErrorCode.DEADLINE_EXCEEDED));
         if (transientFailure && attempt <= ctx.retries() && leading && !cancelled()) {
-          send(chunk, item, index, attempt + 1); // keeps its job slot
+          send(pack, attempt + 1); // keeps its job slot
           return;
         }
         try {
-          if (cause instanceof TimeoutException) {
-            write(index, item.getClientId(), null, new InferenceError(ErrorCode.DEADLINE_EXCEEDED,
-                "no reply within " + ctx.itemTimeoutMs() + " ms after " + attempt + " attempts"), attempt);
-          } else if (cause != null) {
-            write(index, item.getClientId(), null, new InferenceError(ErrorCode.UNKNOWN,
-                "the request could not be queued: " + cause.getClass().getSimpleName()), attempt);
-          } else if (reply.getError() != null) {
-            write(index, item.getClientId(), reply, new InferenceError(reply.getError().getCode(), SafeText.clean(reply.getError().getMessage())), attempt);
-          } else {
-            write(index, item.getClientId(), reply, null, attempt);
-          }
+          answer(pack, reply, cause, attempt);
         } finally {
           ctx.capacity().releaseJob();
           synchronized (lock) {
@@ -437,11 +506,68 @@ public final class JobRunner implements Runnable, AutoCloseable {
       });
     }
 
-    private void write(int index, String clientId, InferenceReply reply, InferenceError error, int attempts) {
+    /**
+     * Writes one result per member of the pack. A packed request answered with an error that is
+     * not about the transport (BAD_INPUT, MODEL_ERROR...), or whose outputs cannot be cut back per
+     * row, gives no result: its rows are queued to go again alone, so one bad row fails only itself.
+     */
+    private void answer(Pack pack, InferenceReply reply, Throwable cause, int attempt) {
+      if (cause instanceof TimeoutException) {
+        for (Pack.Member m : pack.members()) {
+          write(m.index(), m.item().getClientId(), null, List.of(), new InferenceError(ErrorCode.DEADLINE_EXCEEDED,
+              "no reply within " + ctx.itemTimeoutMs() + " ms after " + attempt + " attempts"), attempt);
+        }
+        return;
+      }
+      if (cause != null) {
+        for (Pack.Member m : pack.members()) {
+          write(m.index(), m.item().getClientId(), null, List.of(), new InferenceError(ErrorCode.UNKNOWN,
+              "the request could not be queued: " + cause.getClass().getSimpleName()), attempt);
+        }
+        return;
+      }
+      if (reply.getError() != null) {
+        if (!pack.single()) {
+          retryAlone(pack, reply.getError().getCode() + " " + SafeText.clean(reply.getError().getMessage()));
+          return;
+        }
+        for (Pack.Member m : pack.members()) {
+          write(m.index(), m.item().getClientId(), reply.getModelVersion(), List.of(),
+              new InferenceError(reply.getError().getCode(), SafeText.clean(reply.getError().getMessage())), attempt);
+        }
+        return;
+      }
+      List<List<Tensor>> outputs;
+      try {
+        outputs = pack.split(reply.getOutputs());
+      } catch (IllegalArgumentException e) { // only a pack is cut: a single row's outputs are kept as they came
+        retryAlone(pack, e.getMessage());
+        return;
+      }
+      for (int i = 0; i < pack.members().size(); i++) {
+        Pack.Member m = pack.members().get(i);
+        write(m.index(), m.item().getClientId(), reply.getModelVersion(), outputs.get(i), null, attempt);
+      }
+    }
+
+    /** Queues the rows of a failed pack to go alone, unless the job stops (they then keep no result). */
+    private void retryAlone(Pack pack, String why) {
+      synchronized (lock) {
+        packsSplit++;
+      }
+      if (!leading || cancelled()) {
+        return;
+      }
+      log.debug("Job {}: the pack of rows {} to {} failed ({}); sending them one by one", jobId, pack.firstIndex(),
+          pack.members().get(pack.members().size() - 1).index(), why);
+      alone.addAll(pack.members());
+    }
+
+    private void write(int index, String clientId, String modelVersion, List<Tensor> outputs, InferenceError error, int attempts) {
       JobItemResult result = JobItemResult.newBuilder()
           .setJobId(jobId).setIndex(index).setClientId(clientId)
-          .setModelVersion(reply == null ? null : reply.getModelVersion())
-          .setOutputs(reply == null || error != null ? List.of() : reply.getOutputs())
+          .setModelVersion(modelVersion)
+          .setOutputs(error != null ? List.of() : outputs)
           .setError(error).setAttempts(attempts).setTimestamp(ctx.clock().getAsLong())
           .build();
       String topic = ctx.topics().jobItems();
@@ -464,9 +590,16 @@ public final class JobRunner implements Runnable, AutoCloseable {
       ctx.metrics().jobItem(initial.getServiceModel(), error == null ? 200 : HttpApi.statusOf(error.getCode()));
     }
 
+    /** Waits for every request in flight, sending alone the rows of packs that fail meanwhile. */
     private void drain() throws InterruptedException {
-      synchronized (lock) {
-        while (inFlight > 0 && leading) {
+      while (leading) {
+        if (!sendAlone()) {
+          alone.clear(); // the job stops: those rows keep no result
+        }
+        synchronized (lock) {
+          if (inFlight == 0 && alone.isEmpty()) {
+            return;
+          }
           lock.wait(200);
           progressLocked();
         }

@@ -1,0 +1,77 @@
+package io.partita.gateway.jobs;
+
+import io.partita.models.repo.ModelSignature;
+import io.partita.models.repo.TensorSpec;
+import java.util.List;
+
+/**
+ * How the rows of one job's model may be packed into one request.
+ *
+ * <p>A model can take packed rows only when every input and every output is a tensor whose first
+ * dimension is dynamic (-1): the rows are concatenated along it, and every output must come back
+ * with one leading row per input row so that it can be cut back. A model with a fixed first
+ * dimension (or an output without one) gets {@link #maxRows} 1: every row is sent alone.
+ *
+ * @param signature the model's inputs and outputs (all versions of a model share one)
+ * @param maxRows the most rows one packed request carries ({@code gateway.jobs.pack.rows}); 1 = no packing
+ * @param maxBytes the most tensor bytes one packed request may carry, inputs or expected outputs,
+ *     whichever is larger (from {@code gateway.max.body.bytes} and the producer's {@code max.request.size})
+ */
+public record PackRule(ModelSignature signature, int maxRows, long maxBytes) {
+  public PackRule {
+    if (maxRows < 1) {
+      throw new IllegalArgumentException("maxRows must be at least 1, got " + maxRows);
+    }
+    if (maxBytes < 1) {
+      throw new IllegalArgumentException("maxBytes must be at least 1, got " + maxBytes);
+    }
+    if (signature == null || !batchable(signature)) {
+      maxRows = 1;
+    }
+  }
+
+  /** A rule that sends every row alone. */
+  public static PackRule alone() {
+    return new PackRule(null, 1, Long.MAX_VALUE);
+  }
+
+  /** Whether rows may be packed at all. */
+  public boolean packs() {
+    return maxRows > 1;
+  }
+
+  /** Whether every input and output of the model has a dynamic first dimension. */
+  public static boolean batchable(ModelSignature signature) {
+    return !signature.inputs().isEmpty() && !signature.outputs().isEmpty()
+        && leadingDynamic(signature.inputs()) && leadingDynamic(signature.outputs());
+  }
+
+  private static boolean leadingDynamic(List<TensorSpec> specs) {
+    return specs.stream().allMatch(s -> !s.shape().isEmpty() && s.shape().get(0) == -1 && s.type().byteSize() > 0);
+  }
+
+  /**
+   * Bytes of output one row is expected to produce, for the outputs asked for (all when none are
+   * named), where the signature fixes every other dimension; 0 for an output it does not (the
+   * reply is then bounded by the worker: a reply over its limit is an error, and the rows are
+   * sent again one by one).
+   */
+  long outputBytesPerRow(List<String> wanted) {
+    if (signature == null) {
+      return 0;
+    }
+    long bytes = 0;
+    for (TensorSpec out : signature.outputs()) {
+      if (!wanted.isEmpty() && !wanted.contains(out.name())) {
+        continue;
+      }
+      long elements = 1;
+      for (int i = 1; i < out.shape().size() && elements > 0; i++) {
+        long d = out.shape().get(i);
+        elements = d < 0 ? 0 : elements * d;
+      }
+      bytes += elements * out.type().byteSize();
+    }
+    return bytes;
+  }
+}
