@@ -73,7 +73,18 @@ public record PlannerConfig(
           settings.longValue("planner.buffer.bytes", 0, 0, Long.MAX_VALUE),
           settings.longValue("planner.buffer.threshold.bytes", Long.MAX_VALUE, 0, Long.MAX_VALUE),
           decimal(settings, "planner.default.rate", 1.0),
-          decimal(settings, "planner.hysteresis", PlanSettings.DEFAULT_HYSTERESIS));
+          decimal(settings, "planner.hysteresis", PlanSettings.DEFAULT_HYSTERESIS),
+          new io.partita.planner.plan.MeasureSettings(
+              settings.bool("planner.measure.enabled", io.partita.planner.plan.MeasureSettings.DEFAULTS.enabled()),
+              decimal(settings, "planner.measure.margin", io.partita.planner.plan.MeasureSettings.DEFAULTS.margin()),
+              settings.longValue("planner.measure.interval.ms",
+                  io.partita.planner.plan.MeasureSettings.DEFAULTS.intervalMs(), 0, Long.MAX_VALUE),
+              settings.longValue("planner.measure.timeout.ms",
+                  io.partita.planner.plan.MeasureSettings.DEFAULTS.timeoutMs(), 1, Long.MAX_VALUE),
+              settings.longValue("planner.measure.retry.ms",
+                  io.partita.planner.plan.MeasureSettings.DEFAULTS.retryMs(), 0, Long.MAX_VALUE),
+              settings.longValue("planner.measure.budget.ms",
+                  io.partita.planner.plan.MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());
     }

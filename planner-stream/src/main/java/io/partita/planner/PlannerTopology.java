@@ -35,6 +35,8 @@ import org.apache.kafka.streams.state.Stores;
  *                            plan-changes (wall-clock punctuation every debounce interval, plans-store)
  *                              -> write-plan-versions, write-plan-mappings, write-plan-partitions,
  *                                 write-plan-assignments, write-plan-routes
+ *                              -> write-profile-requests (grouping-mode measurements it asks for;
+ *                                 measure-asks-store, measure-asked-store, also read by fold-timings)
  * </pre>
  *
  * Every node and store has a fixed name, so adding a step never renames state. Values travel as
@@ -62,6 +64,8 @@ public final class PlannerTopology {
     topology.addProcessor(PlannerTopologyNames.PLAN_PROCESSOR, Processors.plan(settings, codecs, debounce), foldNames);
     topology.addSink(PlannerTopologyNames.DEAD_LETTER_SINK, topics.deadLetter(), new StringSerializer(),
         new ByteArraySerializer(), foldNames);
+    topology.addSink(PlannerTopologyNames.PROFILE_REQUEST_SINK, topics.profileRequests(), new StringSerializer(),
+        new ByteArraySerializer(), PlannerTopologyNames.PLAN_PROCESSOR);
     for (PlanTable table : PlanTable.values()) {
       topology.addSink(table.sink(), table.topic(topics), new StringSerializer(), new ByteArraySerializer(),
           PlannerTopologyNames.PLAN_PROCESSOR);
@@ -78,6 +82,10 @@ public final class PlannerTopology {
         PlannerTopologyNames.PLAN_PROCESSOR);
     topology.addStateStore(store(PlannerTopologyNames.DIRTY_STORE), all.toArray(String[]::new));
     topology.addStateStore(store(PlannerTopologyNames.PLANS_STORE), PlannerTopologyNames.PLAN_PROCESSOR);
+    topology.addStateStore(store(PlannerTopologyNames.ASKS_STORE), InputKind.TIMINGS.processor(),
+        PlannerTopologyNames.PLAN_PROCESSOR);
+    topology.addStateStore(store(PlannerTopologyNames.ASKED_STORE), InputKind.TIMINGS.processor(),
+        PlannerTopologyNames.PLAN_PROCESSOR);
     return topology;
   }
 
