@@ -123,6 +123,33 @@ class MeasuredChoiceTest {
   }
 
   @Test
+  void shouldCorrectThePredictionOfUnmeasuredGroupingsByWhatMeasuredGroupingsOnTheSamePoolShowed() {
+    try (PlanRun run = new PlanRun(settings.withMeasure(io.partita.planner.plan.MeasureSettings.OFF), CODECS, stateDir)) {
+      pipe(run, topics.catalogModels(), "mlp/1", version("mlp", "1", "CPU"), 1000);
+      pipe(run, topics.catalogServices(), "mlp", serviceModel("mlp", "mlp", 1), 1000);
+      pipe(run, topics.hostEnvironments(), "host-a", host("host-a", 3, 0), 1000);
+      timings(run, 1000);
+      pipe(run, topics.profileTimings(), "p3", timing("mlp", "1", "host-a", "cpu", 3, 5.0), 1000);
+      run.plan();
+      assertThat(partitionPlan(run).getSizes()).as("predicted {1,1,1} 300/s beats {3} 200/s").containsExactly(1, 1, 1);
+
+      // Two 1-core partitions measured together at 0.6 of their prediction: f(2) = f(3) = 0.6
+      pipe(run, topics.profileTimings(), "g11", measuredGrouping(List.of(1, 1), 120.0, 16.0, null), 2000);
+      run.plan();
+
+      PartitionPlan corrected = partitionPlan(run);
+      assertThat(corrected.getSizes()).containsExactly(3);
+      assertThat(corrected.getBasis()).isEqualTo("predicted");
+      assertThat(corrected.getMethod()).isEqualTo("corrected prediction");
+      assertThat(corrected.getInterferenceFactor()).isEqualTo(1.0);
+      assertThat(corrected.getExpectedThroughput()).isCloseTo(200.0, offset(1e-9));
+      assertThat(corrected.getWhy()).isEqualTo("[3] predicted 200.0/s (not measured in grouping mode), ahead of "
+          + "[1, 1, 1] predicted 300.0/s x interference 0.60 for 3 partitions = 180.0/s");
+      assertThat(run.profileRequests()).as("asking is off").isEmpty();
+    }
+  }
+
+  @Test
   void shouldNeverMakeASecondRequestWhileTheFirstIsOutstandingHoweverOftenTheSameTimingsArrive() {
     try (PlanRun run = new PlanRun(settings, CODECS, stateDir)) {
       given(run, 1000);
