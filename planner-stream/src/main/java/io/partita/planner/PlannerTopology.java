@@ -2,6 +2,7 @@ package io.partita.planner;
 
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
+import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.stream.InputKind;
 import io.partita.planner.stream.PlanTable;
@@ -52,16 +53,21 @@ public final class PlannerTopology {
    *     compared in this encoding
    */
   public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce) {
+    return build(settings, codecs, debounce, PlannerMetrics.inMemory());
+  }
+
+  /** As above, recording into {@code metrics} (the live planner's registry). */
+  public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics) {
     Topics topics = settings.topics();
     Topology topology = new Topology();
     List<String> folds = new ArrayList<>();
     for (InputKind kind : InputKind.values()) {
       topology.addSource(kind.source(), new StringDeserializer(), new ByteArrayDeserializer(), kind.topic(topics));
-      topology.addProcessor(kind.processor(), Processors.fold(kind, codecs, topics.deadLetter()), kind.source());
+      topology.addProcessor(kind.processor(), Processors.fold(kind, codecs, topics.deadLetter(), metrics), kind.source());
       folds.add(kind.processor());
     }
     String[] foldNames = folds.toArray(String[]::new);
-    topology.addProcessor(PlannerTopologyNames.PLAN_PROCESSOR, Processors.plan(settings, codecs, debounce), foldNames);
+    topology.addProcessor(PlannerTopologyNames.PLAN_PROCESSOR, Processors.plan(settings, codecs, debounce, metrics), foldNames);
     topology.addSink(PlannerTopologyNames.DEAD_LETTER_SINK, topics.deadLetter(), new StringSerializer(),
         new ByteArraySerializer(), foldNames);
     topology.addSink(PlannerTopologyNames.PROFILE_REQUEST_SINK, topics.profileRequests(), new StringSerializer(),

@@ -46,6 +46,12 @@ public final class PlanRun implements AutoCloseable {
   private final Map<PlanTable, Integer> emissions = new EnumMap<>(PlanTable.class);
 
   public PlanRun(PlanSettings settings, io.partita.common.serde.Codecs codecs, Path stateDir) {
+    this(settings, codecs, stateDir, io.partita.planner.metrics.PlannerMetrics.inMemory());
+  }
+
+  /** As above, recording the planner's metrics into {@code metrics}. */
+  public PlanRun(PlanSettings settings, io.partita.common.serde.Codecs codecs, Path stateDir,
+      io.partita.planner.metrics.PlannerMetrics metrics) {
     this.topics = settings.topics();
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, topics.prefix() + "-replay");
@@ -54,7 +60,7 @@ public final class PlanRun implements AutoCloseable {
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     // The simulated wall clock starts at the epoch, so what the planner asks (request ids, rate
     // limits) is the same on every run.
-    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE), props, java.time.Instant.EPOCH);
+    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE, metrics), props, java.time.Instant.EPOCH);
     for (InputKind kind : InputKind.values()) {
       String topic = kind.topic(topics);
       inputs.put(topic, driver.createInputTopic(topic, new StringSerializer(), new ByteArraySerializer()));

@@ -9,6 +9,7 @@ import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
+import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
 import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.MeasurementAsks;
@@ -44,6 +45,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   private final RecordCodec<Demand> demands;
   private final RecordCodec<DeadLetter> deadLetters;
   private final String deadLetterTopic;
+  private final PlannerMetrics metrics;
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> store;
   private KeyValueStore<String, byte[]> groupings;
@@ -54,8 +56,9 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   private KeyValueStore<String, byte[]> asked;
   private String topic;
 
-  FoldProcessor(InputKind kind, Codecs codecs, String deadLetterTopic) {
+  FoldProcessor(InputKind kind, Codecs codecs, String deadLetterTopic, PlannerMetrics metrics) {
     this.kind = kind;
+    this.metrics = metrics;
     this.deadLetterTopic = deadLetterTopic;
     timings = codecs.codec(TimingEvent.class);
     models = codecs.codec(ModelVersion.class);
@@ -180,6 +183,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     }
     AskState after = state.answered(e.getRequestId(), Keys.grouping(e));
     if (after != state) {
+      metrics.answered();
       asks.put(hostPool, after.encode());
       mark(Scopes.PARTITIONS_HOST + e.getHost());
     }
@@ -344,6 +348,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   }
 
   private void deadLetter(Record<String, byte[]> record, Exception error) {
+    metrics.deadLetter(kind.name().toLowerCase(java.util.Locale.ROOT));
     Map<String, String> headers = new LinkedHashMap<>();
     for (Header h : record.headers()) {
       headers.put(h.key(), h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8));

@@ -13,6 +13,7 @@ import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionChoice;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
+import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
 import io.partita.planner.plan.AssignmentPlans;
 import io.partita.planner.plan.Keys;
@@ -60,6 +61,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
   private final PlanSettings settings;
   private final Duration debounce;
   private final Codecs codecs;
+  private final PlannerMetrics metrics;
   private final Map<Class<?>, RecordCodec<?>> codecCache = new java.util.HashMap<>();
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> dirty;
@@ -69,8 +71,9 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
   private KeyValueStore<String, byte[]> asks;
   private KeyValueStore<String, byte[]> asked;
 
-  PlanProcessor(PlanSettings settings, Codecs codecs, Duration debounce) {
+  PlanProcessor(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics) {
     this.settings = settings;
+    this.metrics = metrics;
     this.codecs = codecs;
     this.debounce = debounce;
   }
@@ -114,7 +117,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       stale.forEach(dirty::delete);
       PlanInputs in = loadInputs();
       Pass pass = new Pass(in, stale);
-      pass.run();
+      metrics.pass().record(pass::run);
       log.debug("Planned {} stale scopes: {} plan records changed", stale.size(), pass.changed);
       if (settings.measure().enabled()) {
         askHosts.addAll(pass.partitionHosts);
@@ -128,14 +131,19 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
   /** Hosts where a wanted measurement could not be asked for before and may be now. */
   private Set<String> dueAskHosts(long now) {
     Set<String> hosts = new TreeSet<>();
+    int[] outstanding = {0};
     try (KeyValueIterator<String, byte[]> it = asks.all()) {
       it.forEachRemaining(kv -> {
         AskState state = AskState.decode(kv.value);
+        if (state.outstanding(now, settings.measure())) {
+          outstanding[0]++;
+        }
         if (state.lookAgainAtMs() > 0 && state.lookAgainAtMs() <= now) {
           hosts.add(kv.key.substring(0, kv.key.indexOf(Keys.SEP)));
         }
       });
     }
+    metrics.outstanding(outstanding[0]);
     return hosts;
   }
 
@@ -164,6 +172,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
           byte[] bytes = codec(ProfileRequest.class).encode(settings.topics().profileRequests(), decision.request());
           context.forward(new Record<>(host, bytes, Math.max(0, context.currentStreamTimeMs())),
               PlannerTopologyNames.PROFILE_REQUEST_SINK);
+          metrics.requested();
           log.debug("Asked {} for grouping-mode measurements {} of {}/{} ({})", hostPool,
               decision.request().getGroupings(), decision.request().getModel(), decision.request().getVersion(),
               decision.request().getRequestId());
@@ -171,6 +180,23 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
         asks.put(hostPool, decision.state().encode());
       }
     }
+  }
+
+  /** The partition-plan metrics of one written record (null: the key's plan was removed). */
+  private void observeChoice(String key, PartitionPlan plan) {
+    if (plan == null) {
+      String[] parts = key.split(Keys.SEP, 4);
+      if (parts.length == 4) {
+        metrics.measuredOverPredicted(parts[0], parts[1], parts[2], parts[3], null);
+      }
+      return;
+    }
+    if (plan.getPlanned() && !plan.getDefaultPlan()) {
+      metrics.choice(plan.getBasis());
+    }
+    Double ratio = plan.getPlanned() && plan.getMeasuredThroughput() != null && plan.getPredictedThroughput() > 0
+        ? plan.getMeasuredThroughput() / plan.getPredictedThroughput() : null;
+    metrics.measuredOverPredicted(plan.getModel(), plan.getVersion(), plan.getHost(), plan.getPool(), ratio);
   }
 
   private boolean askedRecently(String groupingKey, long now) {
@@ -392,6 +418,10 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       }
       context.forward(new Record<>(key, bytes, Math.max(0, context.currentStreamTimeMs())), table.sink());
       changed++;
+      metrics.planRecord(table.id());
+      if (table == PlanTable.PARTITIONS) {
+        observeChoice(key, (PartitionPlan) value);
+      }
       return true;
     }
   }
