@@ -58,6 +58,16 @@ public final class PlannerTopology {
 
   /** As above, recording into {@code metrics} (the live planner's registry). */
   public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics) {
+    return build(settings, codecs, debounce, metrics, true);
+  }
+
+  /**
+   * As above; {@code durable = false} keeps every store in memory without a changelog, for a run
+   * that is thrown away afterwards ({@code partita replay}): the same plans, without RocksDB writes
+   * and changelog records on every input record.
+   */
+  public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics,
+      boolean durable) {
     Topics topics = settings.topics();
     Topology topology = new Topology();
     List<String> folds = new ArrayList<>();
@@ -81,21 +91,25 @@ public final class PlannerTopology {
     for (InputKind kind : InputKind.values()) {
       // The catalog stores are read by other folds too (unknown-model check, demand -> base model).
       boolean shared = kind == InputKind.CATALOG_MODELS || kind == InputKind.CATALOG_SERVICES;
-      topology.addStateStore(store(kind.store()), shared ? all.toArray(String[]::new)
+      topology.addStateStore(store(kind.store(), durable), shared ? all.toArray(String[]::new)
           : new String[] {kind.processor(), PlannerTopologyNames.PLAN_PROCESSOR});
     }
-    topology.addStateStore(store(InputKind.GROUPING_TIMINGS_STORE), InputKind.TIMINGS.processor(),
+    topology.addStateStore(store(InputKind.GROUPING_TIMINGS_STORE, durable), InputKind.TIMINGS.processor(),
         PlannerTopologyNames.PLAN_PROCESSOR);
-    topology.addStateStore(store(PlannerTopologyNames.DIRTY_STORE), all.toArray(String[]::new));
-    topology.addStateStore(store(PlannerTopologyNames.PLANS_STORE), PlannerTopologyNames.PLAN_PROCESSOR);
-    topology.addStateStore(store(PlannerTopologyNames.ASKS_STORE), InputKind.TIMINGS.processor(),
+    topology.addStateStore(store(PlannerTopologyNames.DIRTY_STORE, durable), all.toArray(String[]::new));
+    topology.addStateStore(store(PlannerTopologyNames.PLANS_STORE, durable), PlannerTopologyNames.PLAN_PROCESSOR);
+    topology.addStateStore(store(PlannerTopologyNames.ASKS_STORE, durable), InputKind.TIMINGS.processor(),
         PlannerTopologyNames.PLAN_PROCESSOR);
-    topology.addStateStore(store(PlannerTopologyNames.ASKED_STORE), InputKind.TIMINGS.processor(),
+    topology.addStateStore(store(PlannerTopologyNames.ASKED_STORE, durable), InputKind.TIMINGS.processor(),
         PlannerTopologyNames.PLAN_PROCESSOR);
     return topology;
   }
 
-  private static StoreBuilder<KeyValueStore<String, byte[]>> store(String name) {
+  private static StoreBuilder<KeyValueStore<String, byte[]>> store(String name, boolean durable) {
+    if (!durable) {
+      return Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(name), Serdes.String(), Serdes.ByteArray())
+          .withLoggingDisabled();
+    }
     return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.String(), Serdes.ByteArray());
   }
 }

@@ -60,7 +60,7 @@ public final class PlanRun implements AutoCloseable {
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     // The simulated wall clock starts at the epoch, so what the planner asks (request ids, rate
     // limits) is the same on every run.
-    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE, metrics), props, java.time.Instant.EPOCH);
+    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE, metrics, false), props, java.time.Instant.EPOCH);
     for (InputKind kind : InputKind.values()) {
       String topic = kind.topic(topics);
       inputs.put(topic, driver.createInputTopic(topic, new StringSerializer(), new ByteArraySerializer()));
