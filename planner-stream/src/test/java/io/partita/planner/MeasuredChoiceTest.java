@@ -169,16 +169,20 @@ class MeasuredChoiceTest {
 
   @Test
   void shouldNotAskAgainForAGroupingWhoseMeasurementFailedUntilTheRetryTimePassed() {
-    try (PlanRun run = new PlanRun(settings, CODECS, stateDir)) {
+    io.partita.planner.metrics.PlannerMetrics metrics = io.partita.planner.metrics.PlannerMetrics.inMemory();
+    try (PlanRun run = new PlanRun(settings, CODECS, stateDir, metrics)) {
       given(run, 1000);
       run.plan();
       String id = requests(run).get(0).getRequestId();
-      // the profiler answers, but neither measurement is stable: nothing to plan with
-      pipe(run, topics.profileTimings(), "g11", TimingEvent.newBuilder(measuredGrouping(List.of(1, 1), 120.0, 16.0, id))
-          .setStable(false).build(), 2000);
+      // the profiler answers, but one grouping failed (NaN times) and the other is unstable: nothing to plan with
+      pipe(run, topics.profileTimings(), "g11", TimingEvent.newBuilder(measuredGrouping(List.of(1, 1), 0, Double.NaN, id))
+          .setOk(false).setStable(false).setError("out of memory").build(), 2000);
       pipe(run, topics.profileTimings(), "g2", TimingEvent.newBuilder(measuredGrouping(List.of(2), 160.0, 6.2, id))
           .setStable(false).build(), 2000);
       run.plan();
+      assertThat(metrics.registry().get(io.partita.planner.metrics.PlannerMetrics.ANSWERED).counter().count())
+          .as("both groupings answered the request, the failed one too").isEqualTo(2);
+      assertThat(metrics.registry().get(io.partita.planner.metrics.PlannerMetrics.OUTSTANDING).gauge().value()).isZero();
       run.advanceWallClock(Duration.ofMinutes(30));
       timings(run, 3000);
       run.plan();

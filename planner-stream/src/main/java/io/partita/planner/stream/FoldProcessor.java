@@ -121,6 +121,9 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     if (e.getBatch() <= 0) {
       throw new Rejected("batch: must be > 0, was " + e.getBatch());
     }
+    if (!e.getGrouping().isEmpty() && !e.getOk()) {
+      answer(e); // a failed grouping (NaN times, dead-lettered below) still answers the planner's request
+    }
     checkTime("p50Ms", e.getP50Ms());
     checkTime("p90Ms", e.getP90Ms());
     checkTime("p99Ms", e.getP99Ms());
