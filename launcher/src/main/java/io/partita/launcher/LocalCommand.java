@@ -122,7 +122,10 @@ final class LocalCommand implements Callable<Integer> {
     flags.put("topics.replication", "1");
     // The worker starts with one slot per model version and moves to the planned slots once the
     // planner has assigned this host any (--set worker.follow-plan=false keeps the start-up slots).
-    Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true"), flags);
+    // The grouping-mode measurements the planner asks for use the start-up profiling budget, so
+    // that measuring leaves the served models their cores (--set planner.measure.budget.ms=N).
+    Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true",
+        "planner.measure.budget.ms", Long.toString(profileBudgetMs)), flags);
     Services.logSettings("local", settings);
     try {
       // The planner's Streams group starts in the background: the worker and the gateway serve from

@@ -33,6 +33,7 @@ import org.apache.kafka.streams.StreamsConfig;
  *     membership of the Streams group (each stream thread's consumer gets it with {@code -<thread>}
  *     appended), so a planner restarted after a crash takes its old member's tasks at once instead of
  *     waiting out the dead member's session timeout. Unique per planner process; {@code partita local} sets it.
+ * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code planner.metrics.port})
  * @param requestPartitions {@code topic.requests.partitions}: fewest partitions of a base model's request
  *     topic (default 4); the planner grows the topic to one partition per planned slot of the base model
  */
@@ -49,7 +50,8 @@ public record PlannerConfig(
     io.partita.common.serde.Codecs codecs,
     Properties kafka,
     String groupInstanceId,
-    int requestPartitions) {
+    int requestPartitions,
+    int metricsPort) {
 
   public static PlannerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -73,7 +75,18 @@ public record PlannerConfig(
           settings.longValue("planner.buffer.bytes", 0, 0, Long.MAX_VALUE),
           settings.longValue("planner.buffer.threshold.bytes", Long.MAX_VALUE, 0, Long.MAX_VALUE),
           decimal(settings, "planner.default.rate", 1.0),
-          decimal(settings, "planner.hysteresis", PlanSettings.DEFAULT_HYSTERESIS));
+          decimal(settings, "planner.hysteresis", PlanSettings.DEFAULT_HYSTERESIS),
+          new io.partita.planner.plan.MeasureSettings(
+              settings.bool("planner.measure.enabled", io.partita.planner.plan.MeasureSettings.DEFAULTS.enabled()),
+              decimal(settings, "planner.measure.margin", io.partita.planner.plan.MeasureSettings.DEFAULTS.margin()),
+              settings.longValue("planner.measure.interval.ms",
+                  io.partita.planner.plan.MeasureSettings.DEFAULTS.intervalMs(), 0, Long.MAX_VALUE),
+              settings.longValue("planner.measure.timeout.ms",
+                  io.partita.planner.plan.MeasureSettings.DEFAULTS.timeoutMs(), 1, Long.MAX_VALUE),
+              settings.longValue("planner.measure.retry.ms",
+                  io.partita.planner.plan.MeasureSettings.DEFAULTS.retryMs(), 0, Long.MAX_VALUE),
+              settings.longValue("planner.measure.budget.ms",
+                  io.partita.planner.plan.MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());
     }
@@ -92,7 +105,8 @@ public record PlannerConfig(
         kafka,
         settings.string("planner.group.instance.id", "").strip(),
         settings.integer(io.partita.common.kafka.RequestTopics.MIN_PARTITIONS_KEY,
-            io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000));
+            io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
+        settings.integer("planner.metrics.port", 0, 0, 65_535));
   }
 
   private static double decimal(Settings settings, String key, double fallback) {

@@ -35,6 +35,15 @@ public final class PlannerService implements Service {
   private KafkaStreams streams;
   private Admin growerAdmin;
   private RequestTopicGrower grower;
+  private final io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry =
+      new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+  private final io.partita.planner.metrics.PlannerMetrics metrics = new io.partita.planner.metrics.PlannerMetrics(registry);
+  private io.partita.planner.metrics.MetricsEndpoint endpoint;
+
+  /** The planner's metrics ({@link io.partita.planner.metrics.PlannerMetrics}), also served on {@code /metrics} when {@code planner.metrics.port} is set. */
+  public io.micrometer.core.instrument.MeterRegistry registry() {
+    return registry;
+  }
 
   public PlannerService(PlannerConfig config) {
     this.config = config;
@@ -49,7 +58,7 @@ public final class PlannerService implements Service {
     try (Admin admin = Admin.create(adminProps)) {
       TopicAdmin.ensure(admin, config.topics().infrastructure(), config.topicReplication());
     }
-    streams = new KafkaStreams(PlannerTopology.build(config.plan(), config.codecs(), config.debounce()), config.streamsProperties());
+    streams = new KafkaStreams(PlannerTopology.build(config.plan(), config.codecs(), config.debounce(), metrics), config.streamsProperties());
     CountDownLatch running = new CountDownLatch(1);
     streams.setStateListener((now, before) -> {
       if (now == KafkaStreams.State.RUNNING || now == KafkaStreams.State.ERROR
@@ -84,6 +93,10 @@ public final class PlannerService implements Service {
           + " and planner.application.id=" + config.applicationId());
     }
     startGrower(adminProps);
+    if (config.metricsPort() > 0) {
+      endpoint = new io.partita.planner.metrics.MetricsEndpoint(registry, config.metricsPort());
+      log.info("Planner metrics on http://0.0.0.0:{}/metrics", endpoint.port());
+    }
     log.info("Planner {} running on {} (topics {}.*)", config.applicationId(), config.bootstrapServers(),
         config.topicPrefix());
   }
@@ -122,6 +135,10 @@ public final class PlannerService implements Service {
 
   @Override
   public void close() {
+    if (endpoint != null) {
+      endpoint.close();
+      endpoint = null;
+    }
     if (grower != null) {
       grower.close();
       grower = null;

@@ -2,6 +2,7 @@ package io.partita.planner;
 
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
+import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.stream.InputKind;
 import io.partita.planner.stream.PlanTable;
@@ -35,6 +36,8 @@ import org.apache.kafka.streams.state.Stores;
  *                            plan-changes (wall-clock punctuation every debounce interval, plans-store)
  *                              -> write-plan-versions, write-plan-mappings, write-plan-partitions,
  *                                 write-plan-assignments, write-plan-routes
+ *                              -> write-profile-requests (grouping-mode measurements it asks for;
+ *                                 measure-asks-store, measure-asked-store, also read by fold-timings)
  * </pre>
  *
  * Every node and store has a fixed name, so adding a step never renames state. Values travel as
@@ -50,18 +53,35 @@ public final class PlannerTopology {
    *     compared in this encoding
    */
   public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce) {
+    return build(settings, codecs, debounce, PlannerMetrics.inMemory());
+  }
+
+  /** As above, recording into {@code metrics} (the live planner's registry). */
+  public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics) {
+    return build(settings, codecs, debounce, metrics, true);
+  }
+
+  /**
+   * As above; {@code durable = false} keeps every store in memory without a changelog, for a run
+   * that is thrown away afterwards ({@code partita replay}): the same plans, without RocksDB writes
+   * and changelog records on every input record.
+   */
+  public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics,
+      boolean durable) {
     Topics topics = settings.topics();
     Topology topology = new Topology();
     List<String> folds = new ArrayList<>();
     for (InputKind kind : InputKind.values()) {
       topology.addSource(kind.source(), new StringDeserializer(), new ByteArrayDeserializer(), kind.topic(topics));
-      topology.addProcessor(kind.processor(), Processors.fold(kind, codecs, topics.deadLetter()), kind.source());
+      topology.addProcessor(kind.processor(), Processors.fold(kind, codecs, topics.deadLetter(), metrics), kind.source());
       folds.add(kind.processor());
     }
     String[] foldNames = folds.toArray(String[]::new);
-    topology.addProcessor(PlannerTopologyNames.PLAN_PROCESSOR, Processors.plan(settings, codecs, debounce), foldNames);
+    topology.addProcessor(PlannerTopologyNames.PLAN_PROCESSOR, Processors.plan(settings, codecs, debounce, metrics), foldNames);
     topology.addSink(PlannerTopologyNames.DEAD_LETTER_SINK, topics.deadLetter(), new StringSerializer(),
         new ByteArraySerializer(), foldNames);
+    topology.addSink(PlannerTopologyNames.PROFILE_REQUEST_SINK, topics.profileRequests(), new StringSerializer(),
+        new ByteArraySerializer(), PlannerTopologyNames.PLAN_PROCESSOR);
     for (PlanTable table : PlanTable.values()) {
       topology.addSink(table.sink(), table.topic(topics), new StringSerializer(), new ByteArraySerializer(),
           PlannerTopologyNames.PLAN_PROCESSOR);
@@ -71,17 +91,25 @@ public final class PlannerTopology {
     for (InputKind kind : InputKind.values()) {
       // The catalog stores are read by other folds too (unknown-model check, demand -> base model).
       boolean shared = kind == InputKind.CATALOG_MODELS || kind == InputKind.CATALOG_SERVICES;
-      topology.addStateStore(store(kind.store()), shared ? all.toArray(String[]::new)
+      topology.addStateStore(store(kind.store(), durable), shared ? all.toArray(String[]::new)
           : new String[] {kind.processor(), PlannerTopologyNames.PLAN_PROCESSOR});
     }
-    topology.addStateStore(store(InputKind.GROUPING_TIMINGS_STORE), InputKind.TIMINGS.processor(),
+    topology.addStateStore(store(InputKind.GROUPING_TIMINGS_STORE, durable), InputKind.TIMINGS.processor(),
         PlannerTopologyNames.PLAN_PROCESSOR);
-    topology.addStateStore(store(PlannerTopologyNames.DIRTY_STORE), all.toArray(String[]::new));
-    topology.addStateStore(store(PlannerTopologyNames.PLANS_STORE), PlannerTopologyNames.PLAN_PROCESSOR);
+    topology.addStateStore(store(PlannerTopologyNames.DIRTY_STORE, durable), all.toArray(String[]::new));
+    topology.addStateStore(store(PlannerTopologyNames.PLANS_STORE, durable), PlannerTopologyNames.PLAN_PROCESSOR);
+    topology.addStateStore(store(PlannerTopologyNames.ASKS_STORE, durable), InputKind.TIMINGS.processor(),
+        PlannerTopologyNames.PLAN_PROCESSOR);
+    topology.addStateStore(store(PlannerTopologyNames.ASKED_STORE, durable), InputKind.TIMINGS.processor(),
+        PlannerTopologyNames.PLAN_PROCESSOR);
     return topology;
   }
 
-  private static StoreBuilder<KeyValueStore<String, byte[]>> store(String name) {
+  private static StoreBuilder<KeyValueStore<String, byte[]>> store(String name, boolean durable) {
+    if (!durable) {
+      return Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(name), Serdes.String(), Serdes.ByteArray())
+          .withLoggingDisabled();
+    }
     return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.String(), Serdes.ByteArray());
   }
 }

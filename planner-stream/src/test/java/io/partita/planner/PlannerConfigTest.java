@@ -39,6 +39,20 @@ class PlannerConfigTest {
   }
 
   @Test
+  void shouldReadHowThePlannerAsksForMeasurements() {
+    PlannerConfig defaults = PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:9092")));
+    assertThat(defaults.plan().measure()).isEqualTo(io.partita.planner.plan.MeasureSettings.DEFAULTS);
+
+    PlannerConfig set = PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:9092",
+        "planner.measure.enabled", "false", "planner.measure.margin", "0.05", "planner.measure.interval.ms", "5000",
+        "planner.measure.timeout.ms", "90000", "planner.measure.retry.ms", "600000", "planner.measure.budget.ms", "500")));
+    assertThat(set.plan().measure()).isEqualTo(new io.partita.planner.plan.MeasureSettings(false, 0.05, 5000, 90000,
+        600000, 500));
+    assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
+        "planner.measure.margin", "2")))).hasMessageContaining("planner.measure.margin");
+  }
+
+  @Test
   void shouldTakeItsOldMembersPlaceAtOnceWithAGroupInstanceId() {
     Properties dynamic = PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:9092"))).streamsProperties();
     assertThat(dynamic).doesNotContainKey(StreamsConfig.mainConsumerPrefix("group.instance.id"));

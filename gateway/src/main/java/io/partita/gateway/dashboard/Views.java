@@ -173,7 +173,8 @@ final class Views {
             .put("shareResources", p.getShareResources()).put("requestsPerSecond", p.getRequestsPerSecond())
             .put("predictedThroughput", p.getPredictedThroughput()).put("measuredThroughput", p.getMeasuredThroughput())
             .put("maxLatencyMs", p.getMaxLatencyMs()).put("unmetRequestsPerSecond", p.getUnmetRequestsPerSecond())
-            .put("method", p.getMethod()).put("noEligibleReason", p.getNoEligibleReason());
+            .put("method", p.getMethod()).put("noEligibleReason", p.getNoEligibleReason())
+            .put("basis", p.getBasis()).put("why", p.getWhy());
         ArrayNode sizes = n.putArray("sizes");
         p.getSizes().forEach(sizes::add);
       });

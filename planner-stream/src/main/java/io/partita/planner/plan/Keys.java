@@ -29,8 +29,17 @@ public final class Keys {
 
   /** model/version/host/pool/size/batch/provider: one cell of the timing matrix. */
   public static String timing(TimingEvent e) {
-    return partition(e.getModel(), e.getVersion(), e.getHost(), e.getPool()) + SEP + e.getSize() + SEP
-        + e.getBatch() + SEP + e.getProvider();
+    return timing(e.getModel(), e.getVersion(), e.getHost(), e.getPool(), e.getSize(), e.getBatch(), e.getProvider());
+  }
+
+  public static String timing(String model, String version, String host, String pool, int size, int batch,
+      String provider) {
+    return partition(model, version, host, pool) + SEP + size + SEP + batch + SEP + provider;
+  }
+
+  /** host/pool: what the planner asks the profiler of one pool about. */
+  public static String hostPool(String host, String pool) {
+    return host + SEP + pool;
   }
 
   /** model/version/host/pool/batch/provider/sizes: one grouping measured in grouping mode. */

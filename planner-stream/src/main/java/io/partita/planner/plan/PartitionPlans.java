@@ -12,10 +12,14 @@ import io.partita.avro.ExcludedSize;
 import io.partita.avro.GroupingOption;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
-import io.partita.avro.TimingEvent;
+import io.partita.planning.AssessedGrouping;
+import io.partita.planning.Grouping;
+import io.partita.planning.GroupingMeasurement;
 import io.partita.planning.GroupingPlan;
+import io.partita.planning.Interference;
+import io.partita.planning.MeasuredChoice;
+import io.partita.planning.MeasuredGroupings;
 import io.partita.planning.GroupingProblem;
-import io.partita.planning.Hysteresis;
 import io.partita.planning.ModelDemand;
 import io.partita.planning.ModelShare;
 import io.partita.planning.PoolPlacement;
@@ -32,7 +36,9 @@ import java.util.TreeMap;
 /**
  * Method 1, partitioning each pool of a host, for the plan table {@code <p>.plan.partitions} (key
  * model/version/host/pool): every catalog model gets a place ({@link io.partita.planning.PoolSharing}),
- * measured ones grouped by {@link io.partita.planning.GroupingPlanner}, unmeasured ones by default
+ * measured ones grouped by {@link io.partita.planning.GroupingPlanner} and chosen by what was
+ * measured in grouping mode ({@link MeasuredGroupings}: measurements where they exist, predictions
+ * corrected by the pool's interference elsewhere), unmeasured ones by default
  * ({@link DefaultPlacements}), running sizes kept within the hysteresis margin. Pure.
  */
 public final class PartitionPlans {
@@ -90,7 +96,7 @@ public final class PartitionPlans {
   /**
    * As above, keeping the sizes of the live plan of a key ({@code running}, key
    * model/version/host/pool) unless the fresh grouping beats them by more than {@code
-   * planner.hysteresis} ({@link Hysteresis#keepGrouping}).
+   * planner.hysteresis} ({@link MeasuredGroupings#keepRunning}).
    */
   public static SortedMap<String, PartitionPlan> partitions(PlanInputs in, PlanSettings settings, String host,
       Map<String, String> chosenOnHost, Map<String, Set<String>> kinds, Map<String, PartitionPlan> running) {
@@ -100,6 +106,7 @@ public final class PartitionPlans {
       return out;
     }
     Map<String, String> defaults = DefaultPlacements.unmeasured(in, host, chosenOnHost);
+    Map<String, Interference> interferences = new TreeMap<>();
     for (String pool : POOLS) {
       PoolSplitProblem problem = poolProblem(in, settings, host, pool, chosenOnHost, kinds);
       Map<String, String> defaultsHere = new TreeMap<>();
@@ -126,8 +133,12 @@ public final class PartitionPlans {
         }
         String version = chosenOnHost.get(model);
         Profile profile = profile(in, model, version, host, pool);
-        GroupingPlan g = keepRunning(share, placement, problem, settings,
-            running.get(Keys.partition(model, version, host, pool)), profile);
+        Map<List<Integer>, GroupingMeasurement> measured = GroupingEvidence.measured(in, model, version, host, pool,
+            profile.batch(), profile.provider());
+        Interference interference = interferences.computeIfAbsent(pool, p -> GroupingEvidence.interference(in, host, p));
+        MeasuredChoice choice = choose(share, placement, problem, settings,
+            running.get(Keys.partition(model, version, host, pool)), profile, measured, interference);
+        GroupingPlan g = choice.plan();
         PartitionPlan.Builder b = PartitionPlan.newBuilder().setModel(model).setVersion(version).setHost(host)
             .setPool(pool).setProvider(profile.provider()).setBatch(profile.batch())
             .setPoolSize(poolSize).setShareResources(share.resources())
@@ -136,17 +147,22 @@ public final class PartitionPlans {
             .setNoEligibleReason(g.noEligibleReason()).setMethod(g.method() == null ? "none" : g.method())
             .setPlacement(placement.kind().name().toLowerCase(java.util.Locale.ROOT)).setDefaultPlan(false);
         List<GroupingOption> runnersUp = new ArrayList<>();
-        g.runnersUp().forEach(r -> runnersUp.add(GroupingOption.newBuilder().setSizes(r.sizes())
-            .setThroughput(r.throughputPerSecond()).setMaxLatencyMs(r.maxLatencyMs()).build()));
+        for (Grouping r : g.runnersUp()) {
+          AssessedGrouping a = MeasuredGroupings.assess(r, measured, interference);
+          runnersUp.add(GroupingOption.newBuilder().setSizes(r.sizes()).setThroughput(r.throughputPerSecond())
+              .setMaxLatencyMs(r.maxLatencyMs()).setBasis(basis(a)).setExpectedThroughput(a.expectedThroughputPerSecond())
+              .setMeasuredThroughput(a.measuredThroughputPerSecond()).build());
+        }
         List<ExcludedSize> excluded = new ArrayList<>();
         g.excludedSizes().forEach(x -> excluded.add(new ExcludedSize(x.size(), x.reason())));
         b.setRunnersUp(runnersUp).setExcludedSizes(excluded);
         if (g.planned()) {
-          TimingEvent measured = in.groupings().get(Keys.grouping(model, version, host, pool, profile.batch(),
-              profile.provider(), g.choice().sizes()));
+          AssessedGrouping chosen = choice.choice();
           b.setSizes(g.choice().sizes()).setPredictedThroughput(g.choice().throughputPerSecond())
-              .setMeasuredThroughput(measured == null ? null : measured.getThroughput())
-              .setMaxLatencyMs(g.choice().maxLatencyMs()).setMemoryBytes(g.choice().memoryBytes());
+              .setMeasuredThroughput(chosen.measuredThroughputPerSecond())
+              .setMaxLatencyMs(g.choice().maxLatencyMs()).setMemoryBytes(g.choice().memoryBytes())
+              .setBasis(basis(chosen)).setExpectedThroughput(chosen.expectedThroughputPerSecond())
+              .setInterferenceFactor(chosen.interferenceFactor()).setWhy(choice.why());
         } else {
           b.setSizes(List.of()).setPredictedThroughput(0).setMaxLatencyMs(0).setMemoryBytes(0);
         }
@@ -156,23 +172,35 @@ public final class PartitionPlans {
     return out;
   }
 
-  /** The share's grouping, or the running sizes when the fresh grouping is not better by the margin. */
-  private static GroupingPlan keepRunning(ModelShare share, PoolPlacement placement, PoolSplitProblem problem,
-      PlanSettings settings, PartitionPlan running, Profile profile) {
+  private static String basis(AssessedGrouping a) {
+    return a.basis().name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /**
+   * The share's grouping chosen by what was measured ({@link MeasuredGroupings}), keeping the
+   * running sizes when the choice is not better by the hysteresis margin. A shared placement's
+   * single partition is not a choice: it is only assessed.
+   */
+  private static MeasuredChoice choose(ModelShare share, PoolPlacement placement, PoolSplitProblem problem,
+      PlanSettings settings, PartitionPlan running, Profile profile, Map<List<Integer>, GroupingMeasurement> measured,
+      Interference interference) {
     GroupingPlan fresh = share.plan();
-    if (running == null || !running.getPlanned() || running.getDefaultPlan() || problem == null
-        || !running.getPlacement().equals(placement.kind().name().toLowerCase(java.util.Locale.ROOT))
-        || running.getBatch() != profile.batch() || !running.getProvider().equals(profile.provider())
-        || share.resources() <= 0) {
-      return fresh;
-    }
-    ModelDemand demand = problem.models().stream().filter(m -> m.modelId().equals(share.modelId())).findFirst().orElse(null);
-    if (demand == null) {
-      return fresh;
+    ModelDemand demand = problem == null ? null
+        : problem.models().stream().filter(m -> m.modelId().equals(share.modelId())).findFirst().orElse(null);
+    if (!fresh.planned() || demand == null || share.resources() <= 0 || placement.kind() != PoolPlacement.Kind.SPLIT) {
+      AssessedGrouping a = fresh.planned() ? MeasuredGroupings.assess(fresh.choice(), measured, interference) : null;
+      return new MeasuredChoice(fresh, a, a == null ? List.of() : List.of(a), null);
     }
     GroupingProblem grouping = new GroupingProblem(share.modelId(), share.resources(), share.memoryBytes(),
         demand.batchSize(), demand.profile(), settings.bufferBytesPerPartition(), share.bufferThresholdBytes(),
         demand.sloMs(), settings.objective());
-    return Hysteresis.keepGrouping(grouping, fresh, running.getSizes(), settings.hysteresis());
+    MeasuredChoice choice = MeasuredGroupings.choose(grouping, fresh, measured, interference);
+    if (running == null || !running.getPlanned() || running.getDefaultPlan()
+        || !running.getPlacement().equals(placement.kind().name().toLowerCase(java.util.Locale.ROOT))
+        || running.getBatch() != profile.batch() || !running.getProvider().equals(profile.provider())) {
+      return choice;
+    }
+    return MeasuredGroupings.keepRunning(grouping, choice, running.getSizes(), measured, interference,
+        settings.hysteresis());
   }
 }

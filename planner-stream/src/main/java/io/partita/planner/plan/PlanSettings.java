@@ -14,6 +14,7 @@ import io.partita.planning.GroupingObjective;
  *     ({@code planner.default.rate})
  * @param hysteresis how much better (relative) a new grouping or version must be than the running
  *     one to replace it ({@code planner.hysteresis}, default 0.10): measurement noise never flips a plan
+ * @param measure how the planner asks for grouping-mode measurements ({@code planner.measure.*})
  */
 public record PlanSettings(
     Topics topics,
@@ -21,12 +22,23 @@ public record PlanSettings(
     long bufferBytesPerPartition,
     long bufferThresholdBytes,
     double defaultRequestsPerSecond,
-    double hysteresis) {
+    double hysteresis,
+    MeasureSettings measure) {
 
   /** The default of {@code planner.hysteresis}: 10 %, beyond the few percent timings move by between runs. */
   public static final double DEFAULT_HYSTERESIS = 0.10;
 
+  /** Settings with the default {@link MeasureSettings}. */
+  public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
+      long bufferThresholdBytes, double defaultRequestsPerSecond, double hysteresis) {
+    this(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond, hysteresis,
+        MeasureSettings.DEFAULTS);
+  }
+
   public PlanSettings {
+    if (measure == null) {
+      throw new IllegalArgumentException("measure: must be given (MeasureSettings.DEFAULTS or OFF)");
+    }
     if (bufferBytesPerPartition < 0) {
       throw new IllegalArgumentException("planner.buffer.bytes: must be >= 0, was " + bufferBytesPerPartition);
     }
@@ -45,5 +57,11 @@ public record PlanSettings(
 
   public static PlanSettings defaults(Topics topics) {
     return new PlanSettings(topics, GroupingObjective.THROUGHPUT, 0, Long.MAX_VALUE, 1.0, DEFAULT_HYSTERESIS);
+  }
+
+  /** The same settings with other measuring settings. */
+  public PlanSettings withMeasure(MeasureSettings other) {
+    return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
+        hysteresis, other);
   }
 }

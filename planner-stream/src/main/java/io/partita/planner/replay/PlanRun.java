@@ -39,18 +39,28 @@ public final class PlanRun implements AutoCloseable {
   private final Map<String, TestInputTopic<String, byte[]>> inputs = new TreeMap<>();
   private final Map<PlanTable, TestOutputTopic<String, byte[]>> outputs = new EnumMap<>(PlanTable.class);
   private final TestOutputTopic<String, byte[]> deadLetters;
+  private final TestOutputTopic<String, byte[]> profileRequests;
+  private final List<KeyValue<String, byte[]>> profileRequestRecords = new ArrayList<>();
   private final Map<PlanTable, SortedMap<String, byte[]>> tables = new EnumMap<>(PlanTable.class);
   private final List<KeyValue<String, byte[]>> deadLetterRecords = new ArrayList<>();
   private final Map<PlanTable, Integer> emissions = new EnumMap<>(PlanTable.class);
 
   public PlanRun(PlanSettings settings, io.partita.common.serde.Codecs codecs, Path stateDir) {
+    this(settings, codecs, stateDir, io.partita.planner.metrics.PlannerMetrics.inMemory());
+  }
+
+  /** As above, recording the planner's metrics into {@code metrics}. */
+  public PlanRun(PlanSettings settings, io.partita.common.serde.Codecs codecs, Path stateDir,
+      io.partita.planner.metrics.PlannerMetrics metrics) {
     this.topics = settings.topics();
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, topics.prefix() + "-replay");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "replay.invalid:9092");
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE), props);
+    // The simulated wall clock starts at the epoch, so what the planner asks (request ids, rate
+    // limits) is the same on every run.
+    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE, metrics, false), props, java.time.Instant.EPOCH);
     for (InputKind kind : InputKind.values()) {
       String topic = kind.topic(topics);
       inputs.put(topic, driver.createInputTopic(topic, new StringSerializer(), new ByteArraySerializer()));
@@ -61,6 +71,8 @@ public final class PlanRun implements AutoCloseable {
       emissions.put(table, 0);
     }
     deadLetters = driver.createOutputTopic(topics.deadLetter(), new StringDeserializer(), new ByteArrayDeserializer());
+    profileRequests = driver.createOutputTopic(topics.profileRequests(), new StringDeserializer(),
+        new ByteArrayDeserializer());
   }
 
   public Topics topics() {
@@ -94,6 +106,7 @@ public final class PlanRun implements AutoCloseable {
       }
     }
     deadLetterRecords.addAll(deadLetters.readKeyValuesToList());
+    profileRequestRecords.addAll(profileRequests.readKeyValuesToList());
   }
 
   /** The plan so far: per table, the latest bytes per key (tombstoned keys removed). */
@@ -108,6 +121,18 @@ public final class PlanRun implements AutoCloseable {
   public Map<PlanTable, Integer> emissions() {
     collect();
     return new EnumMap<>(emissions);
+  }
+
+  /** The profile requests (grouping-mode measurements) the planner asked for so far, key = host. */
+  public List<KeyValue<String, byte[]>> profileRequests() {
+    collect();
+    return List.copyOf(profileRequestRecords);
+  }
+
+  /** Moves the simulated wall clock on (the clock of asking: rate limit, timeouts); planning punctuations due meanwhile run. */
+  public void advanceWallClock(Duration by) {
+    driver.advanceWallClockTime(by);
+    collect();
   }
 
   public List<KeyValue<String, byte[]>> deadLetters() {

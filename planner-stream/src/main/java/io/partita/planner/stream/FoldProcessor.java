@@ -9,7 +9,10 @@ import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
+import io.partita.planner.metrics.PlannerMetrics;
+import io.partita.planner.plan.AskState;
 import io.partita.planner.plan.Keys;
+import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.Plans;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -42,16 +45,20 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   private final RecordCodec<Demand> demands;
   private final RecordCodec<DeadLetter> deadLetters;
   private final String deadLetterTopic;
+  private final PlannerMetrics metrics;
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> store;
   private KeyValueStore<String, byte[]> groupings;
   private KeyValueStore<String, byte[]> catalogModels;
   private KeyValueStore<String, byte[]> catalogServices;
   private KeyValueStore<String, byte[]> dirty;
+  private KeyValueStore<String, byte[]> asks;
+  private KeyValueStore<String, byte[]> asked;
   private String topic;
 
-  FoldProcessor(InputKind kind, Codecs codecs, String deadLetterTopic) {
+  FoldProcessor(InputKind kind, Codecs codecs, String deadLetterTopic, PlannerMetrics metrics) {
     this.kind = kind;
+    this.metrics = metrics;
     this.deadLetterTopic = deadLetterTopic;
     timings = codecs.codec(TimingEvent.class);
     models = codecs.codec(ModelVersion.class);
@@ -71,6 +78,8 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     dirty = context.getStateStore(PlannerTopologyNames.DIRTY_STORE);
     if (kind == InputKind.TIMINGS) {
       groupings = context.getStateStore(InputKind.GROUPING_TIMINGS_STORE);
+      asks = context.getStateStore(PlannerTopologyNames.ASKS_STORE);
+      asked = context.getStateStore(PlannerTopologyNames.ASKED_STORE);
     }
   }
 
@@ -112,6 +121,9 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     if (e.getBatch() <= 0) {
       throw new Rejected("batch: must be > 0, was " + e.getBatch());
     }
+    if (!e.getGrouping().isEmpty() && !e.getOk()) {
+      answer(e); // a failed grouping (NaN times, dead-lettered below) still answers the planner's request
+    }
     checkTime("p50Ms", e.getP50Ms());
     checkTime("p90Ms", e.getP90Ms());
     checkTime("p99Ms", e.getP99Ms());
@@ -131,6 +143,9 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     if (catalogModels.get(modelVersion) == null) {
       throw new Rejected("model: unknown model version " + modelVersion + " (not in the catalog of models)");
     }
+    if (!e.getGrouping().isEmpty()) {
+      answer(e);
+    }
     if (!e.getOk() || !e.getStable()) {
       return; // a failed or unstable point is kept on the topic but never planned with
     }
@@ -145,10 +160,35 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
       return; // an older measurement arriving late does not replace a newer one
     }
     target.put(key, record.value());
+    if (grouping) {
+      asked.delete(key); // measured: the planner never needs to ask for it again
+    }
     mark(Scopes.PARTITIONS_HOST + e.getHost());
     if (!grouping) {
       mark(Scopes.VERSIONS_MODEL + e.getModel());
       mark(Scopes.MAPPING);
+    }
+  }
+
+  /**
+   * A grouping-mode event answering the planner's outstanding request of its host and pool: the
+   * request waits for one grouping less, and the host is re-planned so that the planner can use
+   * the measurement and ask for the next one.
+   */
+  private void answer(TimingEvent e) {
+    if (e.getRequestId() == null || !e.getRequestId().startsWith(MeasurementAsks.REQUEST_PREFIX)) {
+      return;
+    }
+    String hostPool = Keys.hostPool(e.getHost(), e.getPool());
+    AskState state = AskState.decode(asks.get(hostPool));
+    if (state == null) {
+      return;
+    }
+    AskState after = state.answered(e.getRequestId(), Keys.grouping(e));
+    if (after != state) {
+      metrics.answered();
+      asks.put(hostPool, after.encode());
+      mark(Scopes.PARTITIONS_HOST + e.getHost());
     }
   }
 
@@ -311,6 +351,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   }
 
   private void deadLetter(Record<String, byte[]> record, Exception error) {
+    metrics.deadLetter(kind.name().toLowerCase(java.util.Locale.ROOT));
     Map<String, String> headers = new LinkedHashMap<>();
     for (Header h : record.headers()) {
       headers.put(h.key(), h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8));

@@ -4,6 +4,7 @@ import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.PartitionPlan;
+import io.partita.avro.ProfileRequest;
 import io.partita.avro.ServiceMapping;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
@@ -12,9 +13,12 @@ import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionChoice;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
+import io.partita.planner.metrics.PlannerMetrics;
+import io.partita.planner.plan.AskState;
 import io.partita.planner.plan.AssignmentPlans;
 import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.MappingPlans;
+import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.PartitionPlans;
 import io.partita.planner.plan.PlanInputs;
 import io.partita.planner.plan.PlanSettings;
@@ -57,15 +61,19 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
   private final PlanSettings settings;
   private final Duration debounce;
   private final Codecs codecs;
+  private final PlannerMetrics metrics;
   private final Map<Class<?>, RecordCodec<?>> codecCache = new java.util.HashMap<>();
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> dirty;
   private KeyValueStore<String, byte[]> plans;
   private final Map<InputKind, KeyValueStore<String, byte[]>> inputs = new TreeMap<>();
   private KeyValueStore<String, byte[]> groupings;
+  private KeyValueStore<String, byte[]> asks;
+  private KeyValueStore<String, byte[]> asked;
 
-  PlanProcessor(PlanSettings settings, Codecs codecs, Duration debounce) {
+  PlanProcessor(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics) {
     this.settings = settings;
+    this.metrics = metrics;
     this.codecs = codecs;
     this.debounce = debounce;
   }
@@ -79,7 +87,9 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       inputs.put(kind, context.getStateStore(kind.store()));
     }
     groupings = context.getStateStore(InputKind.GROUPING_TIMINGS_STORE);
-    context.schedule(debounce, PunctuationType.WALL_CLOCK_TIME, now -> planStale());
+    asks = context.getStateStore(PlannerTopologyNames.ASKS_STORE);
+    asked = context.getStateStore(PlannerTopologyNames.ASKED_STORE);
+    context.schedule(debounce, PunctuationType.WALL_CLOCK_TIME, this::planStale);
   }
 
   @Override
@@ -87,20 +97,112 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
     // Nothing is forwarded here: the fold processors only mark scopes in dirty-keys-store.
   }
 
-  /** One planning pass over the stale scopes; does nothing when nothing changed. */
-  void planStale() {
+  /**
+   * One planning pass over the stale scopes, then the measurements to ask for on the hosts it
+   * re-planned or whose asking waited for this time; does nothing when nothing changed or waits.
+   *
+   * @param now the punctuation's wall-clock time: the clock of asking (rate limit, timeout), never
+   *     of plan records
+   */
+  void planStale(long now) {
     Set<String> stale = new TreeSet<>();
     try (KeyValueIterator<String, byte[]> it = dirty.all()) {
       it.forEachRemaining(kv -> stale.add(kv.key));
     }
-    if (stale.isEmpty()) {
+    Set<String> askHosts = settings.measure().enabled() ? dueAskHosts(now) : new TreeSet<>();
+    if (stale.isEmpty() && askHosts.isEmpty()) {
       return;
     }
-    stale.forEach(dirty::delete);
-    PlanInputs in = loadInputs();
-    Pass pass = new Pass(in, stale);
-    pass.run();
-    log.debug("Planned {} stale scopes: {} plan records changed", stale.size(), pass.changed);
+    if (!stale.isEmpty()) {
+      stale.forEach(dirty::delete);
+      PlanInputs in = loadInputs();
+      Pass pass = new Pass(in, stale);
+      metrics.pass().record(pass::run);
+      log.debug("Planned {} stale scopes: {} plan records changed", stale.size(), pass.changed);
+      if (settings.measure().enabled()) {
+        askHosts.addAll(pass.partitionHosts);
+      }
+    }
+    if (!askHosts.isEmpty()) {
+      ask(askHosts, now);
+    }
+  }
+
+  /** Hosts where a wanted measurement could not be asked for before and may be now. */
+  private Set<String> dueAskHosts(long now) {
+    Set<String> hosts = new TreeSet<>();
+    int[] outstanding = {0};
+    try (KeyValueIterator<String, byte[]> it = asks.all()) {
+      it.forEachRemaining(kv -> {
+        AskState state = AskState.decode(kv.value);
+        if (state.outstanding(now, settings.measure())) {
+          outstanding[0]++;
+        }
+        if (state.lookAgainAtMs() > 0 && state.lookAgainAtMs() <= now) {
+          hosts.add(kv.key.substring(0, kv.key.indexOf(Keys.SEP)));
+        }
+      });
+    }
+    metrics.outstanding(outstanding[0]);
+    return hosts;
+  }
+
+  /** Asks the profilers of these hosts for grouping-mode measurements of the live partition plans. */
+  private void ask(Set<String> hosts, long now) {
+    SortedMap<String, PartitionPlan> live = current(PlanTable.PARTITIONS, PartitionPlan.class);
+    for (String host : hosts) {
+      for (String pool : Plans.POOLS) {
+        List<PartitionPlan> plans = new ArrayList<>();
+        live.values().forEach(p -> {
+          if (p.getHost().equals(host) && p.getPool().equals(pool)) {
+            plans.add(p);
+          }
+        });
+        String hostPool = Keys.hostPool(host, pool);
+        AskState state = AskState.decode(asks.get(hostPool));
+        if (plans.isEmpty() && state == null) {
+          continue;
+        }
+        MeasurementAsks.Decision decision = MeasurementAsks.decide(host, pool, plans, state,
+            key -> askedRecently(key, now), now, settings.measure());
+        if (decision.request() != null) {
+          for (String key : decision.state().open()) {
+            asked.put(key, Long.toString(now).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          }
+          byte[] bytes = codec(ProfileRequest.class).encode(settings.topics().profileRequests(), decision.request());
+          context.forward(new Record<>(host, bytes, Math.max(0, context.currentStreamTimeMs())),
+              PlannerTopologyNames.PROFILE_REQUEST_SINK);
+          metrics.requested();
+          log.debug("Asked {} for grouping-mode measurements {} of {}/{} ({})", hostPool,
+              decision.request().getGroupings(), decision.request().getModel(), decision.request().getVersion(),
+              decision.request().getRequestId());
+        }
+        asks.put(hostPool, decision.state().encode());
+      }
+    }
+  }
+
+  /** The partition-plan metrics of one written record (null: the key's plan was removed). */
+  private void observeChoice(String key, PartitionPlan plan) {
+    if (plan == null) {
+      String[] parts = key.split(Keys.SEP, 4);
+      if (parts.length == 4) {
+        metrics.measuredOverPredicted(parts[0], parts[1], parts[2], parts[3], null);
+      }
+      return;
+    }
+    if (plan.getPlanned() && !plan.getDefaultPlan()) {
+      metrics.choice(plan.getBasis());
+    }
+    Double ratio = plan.getPlanned() && plan.getMeasuredThroughput() != null && plan.getPredictedThroughput() > 0
+        ? plan.getMeasuredThroughput() / plan.getPredictedThroughput() : null;
+    metrics.measuredOverPredicted(plan.getModel(), plan.getVersion(), plan.getHost(), plan.getPool(), ratio);
+  }
+
+  private boolean askedRecently(String groupingKey, long now) {
+    byte[] at = asked.get(groupingKey);
+    return at != null
+        && now - Long.parseLong(new String(at, java.nio.charset.StandardCharsets.UTF_8)) < settings.measure().retryMs();
   }
 
   private PlanInputs loadInputs() {
@@ -316,6 +418,10 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       }
       context.forward(new Record<>(key, bytes, Math.max(0, context.currentStreamTimeMs())), table.sink());
       changed++;
+      metrics.planRecord(table.id());
+      if (table == PlanTable.PARTITIONS) {
+        observeChoice(key, (PartitionPlan) value);
+      }
       return true;
     }
   }

@@ -6,7 +6,13 @@ public final class PlannerTopologyNames {
   public static final String DIRTY_STORE = "dirty-keys-store";
   /** The last emitted bytes of every plan record, key {@code <table>|<key>}: the live plan. */
   public static final String PLANS_STORE = "plans-store";
+  /** Per host/pool, what the planner asked its profiler last ({@link io.partita.planner.plan.AskState}). */
+  public static final String ASKS_STORE = "measure-asks-store";
+  /** Per grouping key, when the planner last asked for it (removed once it is measured). */
+  public static final String ASKED_STORE = "measure-asked-store";
   public static final String PLAN_PROCESSOR = "plan-changes";
+  /** Grouping-mode measurements the planner asks for, on {@code <p>.profile.requests}. */
+  public static final String PROFILE_REQUEST_SINK = "write-profile-requests";
   public static final String DEAD_LETTER_SINK = "write-dead-letters";
 
   private PlannerTopologyNames() {}

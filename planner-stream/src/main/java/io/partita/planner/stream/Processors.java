@@ -1,6 +1,7 @@
 package io.partita.planner.stream;
 
 import io.partita.common.serde.Codecs;
+import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.PlanSettings;
 import java.time.Duration;
 import org.apache.kafka.streams.processor.api.ProcessorSupplier;
@@ -9,11 +10,13 @@ import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 public final class Processors {
   private Processors() {}
 
-  public static ProcessorSupplier<String, byte[], String, byte[]> fold(InputKind kind, Codecs codecs, String deadLetterTopic) {
-    return () -> new FoldProcessor(kind, codecs, deadLetterTopic);
+  public static ProcessorSupplier<String, byte[], String, byte[]> fold(InputKind kind, Codecs codecs, String deadLetterTopic,
+      PlannerMetrics metrics) {
+    return () -> new FoldProcessor(kind, codecs, deadLetterTopic, metrics);
   }
 
-  public static ProcessorSupplier<String, byte[], String, byte[]> plan(PlanSettings settings, Codecs codecs, Duration debounce) {
-    return () -> new PlanProcessor(settings, codecs, debounce);
+  public static ProcessorSupplier<String, byte[], String, byte[]> plan(PlanSettings settings, Codecs codecs, Duration debounce,
+      PlannerMetrics metrics) {
+    return () -> new PlanProcessor(settings, codecs, debounce, metrics);
   }
 }

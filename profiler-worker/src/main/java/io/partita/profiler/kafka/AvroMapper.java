@@ -7,6 +7,7 @@ import io.partita.avro.ProfileRequest;
 import io.partita.avro.ProfileStatus;
 import io.partita.avro.TimingEvent;
 import io.partita.profiler.env.ProbedHost;
+import io.partita.profiler.env.ProviderProbe.Provider;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.TimingResult;
 import io.partita.profiler.run.ProfileSpec;
@@ -180,8 +181,17 @@ public final class AvroMapper {
       throw new IllegalArgumentException("budgetMs: " + r.getBudgetMs() + " is negative; use 0 for the default");
     }
     String version = r.getVersion() == null || r.getVersion().isBlank() ? null : r.getVersion();
+    List<Provider> providers = new ArrayList<>();
+    for (String name : r.getProviders()) {
+      try {
+        providers.add(Provider.valueOf(name));
+      } catch (IllegalArgumentException unknown) {
+        throw new IllegalArgumentException("providers: unknown provider '" + name + "'; known: "
+            + java.util.Arrays.toString(Provider.values()) + ", or none for every provider that loads");
+      }
+    }
     return new ProfileSpec(r.getRequestId(), r.getModel(), version, r.getSizes(), r.getBatches(), r.getGroupings(),
-        List.of(), r.getBudgetMs() == 0 ? defaultBudgetMillis : r.getBudgetMs());
+        providers, r.getBudgetMs() == 0 ? defaultBudgetMillis : r.getBudgetMs());
   }
 
   private static void checkPositive(String field, List<Integer> values) {

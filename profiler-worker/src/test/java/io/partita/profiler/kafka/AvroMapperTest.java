@@ -121,6 +121,17 @@ class AvroMapperTest {
     assertThatThrownBy(() -> AvroMapper.spec(request().setGroupings(List.of(List.of(1), List.of())).build(), 1))
         .hasMessageStartingWith("groupings[1]:");
     assertThatThrownBy(() -> AvroMapper.spec(request().setBudgetMs(-1).build(), 1)).hasMessageStartingWith("budgetMs:");
+    assertThatThrownBy(() -> AvroMapper.spec(request().setProviders(List.of("TPU")).build(), 1))
+        .hasMessageStartingWith("providers: unknown provider 'TPU'");
+  }
+
+  @Test
+  void shouldMeasureOnlyTheProvidersARequestNames() {
+    ProfileSpec spec = AvroMapper.spec(request().setProviders(List.of("CPU")).setGroupings(List.of(List.of(1, 1)))
+        .setBatches(List.of(1)).build(), 100);
+
+    assertThat(spec.providers()).containsExactly(io.partita.profiler.env.ProviderProbe.Provider.CPU);
+    assertThat(AvroMapper.spec(request().build(), 100).providers()).isEmpty();
   }
 
   @Test

@@ -1,0 +1,69 @@
+package io.partita.planner.plan;
+
+import io.partita.avro.TimingEvent;
+import io.partita.planning.GroupingMeasurement;
+import io.partita.planning.Interference;
+import io.partita.planning.InterferenceSample;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the grouping-mode measurements in the input tables say, for {@link
+ * io.partita.planning.MeasuredGroupings}: the measured groupings of one model version, batch and
+ * provider on one pool, and the interference factor of a host's pool learnt from every model
+ * measured there. Pure.
+ */
+public final class GroupingEvidence {
+  private GroupingEvidence() {}
+
+  /** The grouping-mode measurements of one model version on one pool at one batch and provider, by sizes (descending). */
+  public static Map<List<Integer>, GroupingMeasurement> measured(PlanInputs in, String model, String version,
+      String host, String pool, int batch, String provider) {
+    String prefix = Keys.partition(model, version, host, pool) + Keys.SEP + batch + Keys.SEP + provider + Keys.SEP;
+    Map<List<Integer>, GroupingMeasurement> out = new HashMap<>();
+    for (TimingEvent e : in.groupings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
+      GroupingMeasurement m = new GroupingMeasurement(e.getGrouping(), e.getThroughput(), e.getP50Ms());
+      out.put(m.sizes(), m);
+    }
+    return out;
+  }
+
+  /**
+   * One sample per grouping-mode measurement on the host's pool (any model) whose every size has a
+   * single-size point of the same model version, batch and provider: measured throughput against
+   * {@code sum_i b * 1000 / T(k_i)}.
+   */
+  public static List<InterferenceSample> samples(PlanInputs in, String host, String pool) {
+    List<InterferenceSample> out = new ArrayList<>();
+    for (TimingEvent e : in.groupings().values()) {
+      if (!e.getHost().equals(host) || !e.getPool().equals(pool) || !(e.getThroughput() > 0)) {
+        continue;
+      }
+      Double predicted = predicted(in, e);
+      if (predicted != null) {
+        out.add(new InterferenceSample(e.getGrouping().size(), e.getThroughput(), predicted));
+      }
+    }
+    return out;
+  }
+
+  public static Interference interference(PlanInputs in, String host, String pool) {
+    return Interference.of(samples(in, host, pool));
+  }
+
+  /** The single-point prediction of a measured grouping, or null when a size has no point. */
+  static Double predicted(PlanInputs in, TimingEvent grouping) {
+    double sum = 0;
+    for (int k : grouping.getGrouping()) {
+      TimingEvent point = in.timings().get(Keys.timing(grouping.getModel(), grouping.getVersion(), grouping.getHost(),
+          grouping.getPool(), k, grouping.getBatch(), grouping.getProvider()));
+      if (point == null || !(point.getP50Ms() > 0)) {
+        return null;
+      }
+      sum += grouping.getBatch() * 1000.0 / point.getP50Ms();
+    }
+    return sum;
+  }
+}
