@@ -15,8 +15,11 @@ import io.partita.worker.WorkerConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -131,11 +134,17 @@ final class LocalCommand implements Callable<Integer> {
       // the catalog yet is dead-lettered.
       PlannerConfig plannerConfig = PlannerConfig.from(settings);
       startInBackground(services, new PlannerService(plannerConfig));
-      services.start(new InferenceWorker(WorkerConfig.from(settings)));
-      int published = PlannerCommand.publishCatalog(plannerConfig, repo, plannerConfig.codecs());
-      log.info("Published the catalog of {} ({} records) for the planner", repo, published);
+      Path catalogRepo = repo;
+      CompletableFuture<Integer> catalog = CompletableFuture.supplyAsync(
+          () -> PlannerCommand.publishCatalog(plannerConfig, catalogRepo, plannerConfig.codecs()));
+      // The worker and the gateway start side by side: neither needs the other to start, and each
+      // spends most of its start waiting on the broker (group joins, reading topics to their end),
+      // so after a crash the first 200 comes when the slower of the two is up, not after both.
       GatewayConfig gatewayConfig = GatewayConfig.from(settings);
-      Gateway gateway = services.start(new Gateway(gatewayConfig));
+      Gateway gateway = new Gateway(gatewayConfig);
+      services.startTogether(List.of(new InferenceWorker(WorkerConfig.from(settings)), gateway));
+      int published = joinCatalog(catalog);
+      log.info("Published the catalog of {} ({} records) for the planner", repo, published);
       if (!noProfile) {
         // Profile what is served, with a short budget, so the planner has measurements to plan
         // from. It runs in the background on the same cores as the worker, so early requests may
@@ -171,6 +180,14 @@ final class LocalCommand implements Callable<Integer> {
       throw e;
     }
     return services.awaitShutdown();
+  }
+
+  private static int joinCatalog(CompletableFuture<Integer> catalog) throws Exception {
+    try {
+      return catalog.join();
+    } catch (CompletionException e) {
+      throw e.getCause() instanceof Exception cause ? cause : e; // the producer's own error, not a wrapper
+    }
   }
 
   /**
