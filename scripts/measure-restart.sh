@@ -72,11 +72,17 @@ cpu_threads() {
 
 # Polls infer until it answers 200; prints the wall-clock time (HH:MM:SS.nnn) of that answer.
 await_200() { # $1: log file
-  local deadline=$((SECONDS + LIMIT_S)) code
+  local deadline=$((SECONDS + LIMIT_S)) code took
+  : >"$1.calls"
   while [ $SECONDS -lt $deadline ]; do
     kill -0 "$PID" 2>/dev/null || { echo "partita local exited; see $1" >&2; tail -20 "$1" >&2; return 1; }
-    code=$(curl -s -o /dev/null -w '%{http_code}' -m 10 "localhost:$HTTP_PORT/v2/models/demo-a/infer" \
-      -H 'Content-Type: application/json' -d "$BODY" || true)
+    read -r code took < <(curl -s -o /dev/null -w '%{http_code} %{time_total}\n' -m 10 \
+      "localhost:$HTTP_PORT/v2/models/demo-a/infer" -H 'Content-Type: application/json' -d "$BODY" || true)
+    # every answer but "connection refused" (000 in no time), with its time: what the gateway said
+    # between opening its port and the first 200
+    if [ "$code" != 000 ] || awk -v t="${took:-0}" 'BEGIN { exit !(t > 0.5) }'; then
+      echo "$(date +%H:%M:%S.%N | cut -c1-12) $code ${took}s" >>"$1.calls"
+    fi
     if [ "$code" = 200 ]; then date +%H:%M:%S.%N; return 0; fi
     sleep 0.1
   done
@@ -134,5 +140,6 @@ for i in $(seq 1 "$RESTARTS"); do
     "$total" \
     "$(phase "$r" "$log" 'Planner .* running on')" "$cpu" "$load"
   echo "         CPU seconds by thread up to the first 200: $threads"
+  echo "         answers before the first 200 (time, code, seconds taken): $(head -n -1 "$log.calls" | tr '\n' ';' | cut -c1-300)"
 done
 echo "seconds from restart to the first 200: ${totals[*]} (load average now $(cut -d' ' -f1-3 /proc/loadavg))"

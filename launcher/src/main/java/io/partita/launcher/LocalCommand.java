@@ -175,11 +175,28 @@ final class LocalCommand implements Callable<Integer> {
           bootstrap, gateway.port(), gateway.grpcPort() < 0 ? "off (--grpc-port -1)" : "localhost:" + gateway.grpcPort()
               + " (inference.GRPCInferenceService)", gateway.port(), repo, plannerConfig.topicPrefix(),
           routingLine(gatewayConfig.routing()), gateway.port());
+      markServed();
     } catch (Exception e) {
       services.close();
       throw e;
     }
     return services.awaitShutdown();
+  }
+
+  /**
+   * Tells {@code ./partita} that this run started everything: it keeps the class-data-sharing
+   * archive the JVM writes at exit only then, so a run that failed early leaves no archive that
+   * lacks most classes. Set by the script ({@code -Dpartita.cds.served=FILE}); without it, nothing.
+   */
+  private static void markServed() {
+    String marker = System.getProperty("partita.cds.served");
+    if (marker != null) {
+      try {
+        Files.writeString(Path.of(marker), "started\n");
+      } catch (java.io.IOException e) {
+        log.debug("Cannot write {} (the next start makes its class-data-sharing archive again): {}", marker, e.getMessage());
+      }
+    }
   }
 
   private static int joinCatalog(CompletableFuture<Integer> catalog) throws Exception {
