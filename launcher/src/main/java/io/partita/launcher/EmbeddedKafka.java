@@ -94,7 +94,29 @@ public final class EmbeddedKafka implements AutoCloseable {
     p.put("auto.create.topics.enable", "true");
     // Its default, 128 MiB, would sit on the heap for a demo that compacts a few records (FACTS.md).
     p.put("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024));
+    fastRestart(p);
     return p;
+  }
+
+  /**
+   * Settings that shorten a start after a crash ({@code kill -9}) without weakening what the broker
+   * keeps: it still recovers every log that was not shut down cleanly, byte for byte, and with one
+   * broker there is no other replica whose data an election could prefer or lose.
+   */
+  static void fastRestart(Properties p) {
+    // After a crash the restarted controller still holds the dead broker's registration and counts
+    // its session from its own start; a new incarnation of broker 1 is refused
+    // (DUPLICATE_BROKER_REGISTRATION) until that session expires: broker.session.timeout.ms, 9 s by
+    // default, all of it on the restart's path once the logs load quickly. Controller and broker
+    // share this JVM, so a heartbeat is never lost on a network: 3 s still allows six missed
+    // heartbeats (one every 500 ms) before the live broker would be fenced by a stall.
+    p.put("broker.heartbeat.interval.ms", "500");
+    p.put("broker.session.timeout.ms", "3000");
+    // Without a clean-shutdown marker every log (about 40 here, most of them nearly empty) is
+    // recovered: its unflushed segment re-read and checked, its indexes and producer snapshot
+    // rewritten, each with an fsync. The default, 2 threads, leaves the disk idle while a thread
+    // waits on fsync; 8 overlap those waits. The work done per log is unchanged.
+    p.put("num.recovery.threads.per.data.dir", "8");
   }
 
   @Override

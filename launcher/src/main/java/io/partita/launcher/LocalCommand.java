@@ -15,8 +15,11 @@ import io.partita.worker.WorkerConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -134,11 +137,17 @@ final class LocalCommand implements Callable<Integer> {
       // the catalog yet is dead-lettered.
       PlannerConfig plannerConfig = PlannerConfig.from(settings);
       startInBackground(services, new PlannerService(plannerConfig));
-      services.start(new InferenceWorker(WorkerConfig.from(settings)));
-      int published = PlannerCommand.publishCatalog(plannerConfig, repo, plannerConfig.codecs());
-      log.info("Published the catalog of {} ({} records) for the planner", repo, published);
+      Path catalogRepo = repo;
+      CompletableFuture<Integer> catalog = CompletableFuture.supplyAsync(
+          () -> PlannerCommand.publishCatalog(plannerConfig, catalogRepo, plannerConfig.codecs()));
+      // The worker and the gateway start side by side: neither needs the other to start, and each
+      // spends most of its start waiting on the broker (group joins, reading topics to their end),
+      // so after a crash the first 200 comes when the slower of the two is up, not after both.
       GatewayConfig gatewayConfig = GatewayConfig.from(settings);
-      Gateway gateway = services.start(new Gateway(gatewayConfig));
+      Gateway gateway = new Gateway(gatewayConfig);
+      services.startTogether(List.of(new InferenceWorker(WorkerConfig.from(settings)), gateway));
+      int published = joinCatalog(catalog);
+      log.info("Published the catalog of {} ({} records) for the planner", repo, published);
       if (!noProfile) {
         // Profile what is served, with a short budget, so the planner has measurements to plan
         // from. It runs in the background on the same cores as the worker, so early requests may
@@ -169,11 +178,36 @@ final class LocalCommand implements Callable<Integer> {
           bootstrap, gateway.port(), gateway.grpcPort() < 0 ? "off (--grpc-port -1)" : "localhost:" + gateway.grpcPort()
               + " (inference.GRPCInferenceService)", gateway.port(), repo, plannerConfig.topicPrefix(),
           routingLine(gatewayConfig.routing()), gateway.port());
+      markServed();
     } catch (Exception e) {
       services.close();
       throw e;
     }
     return services.awaitShutdown();
+  }
+
+  /**
+   * Tells {@code ./partita} that this run started everything: it keeps the class-data-sharing
+   * archive the JVM writes at exit only then, so a run that failed early leaves no archive that
+   * lacks most classes. Set by the script ({@code -Dpartita.cds.served=FILE}); without it, nothing.
+   */
+  private static void markServed() {
+    String marker = System.getProperty("partita.cds.served");
+    if (marker != null) {
+      try {
+        Files.writeString(Path.of(marker), "started\n");
+      } catch (java.io.IOException e) {
+        log.debug("Cannot write {} (the next start makes its class-data-sharing archive again): {}", marker, e.getMessage());
+      }
+    }
+  }
+
+  private static int joinCatalog(CompletableFuture<Integer> catalog) throws Exception {
+    try {
+      return catalog.join();
+    } catch (CompletionException e) {
+      throw e.getCause() instanceof Exception cause ? cause : e; // the producer's own error, not a wrapper
+    }
   }
 
   /**

@@ -3,7 +3,9 @@ package io.partita.launcher;
 import io.partita.common.Service;
 import io.partita.common.config.Settings;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,12 +32,61 @@ final class Services implements AutoCloseable {
       close();
       throw e;
     }
-    started.push(service);
+    add(service);
     return service;
   }
 
+  /**
+   * Starts the services at once, each on its own thread (the first on the caller's), and returns
+   * when all are started; they are registered in the given order, so they stop in reverse order as
+   * if started one after another. For services that do not need each other to start (the worker
+   * and the gateway: a request produced before the worker consumes waits in its topic). If any
+   * start fails, everything started so far is stopped and the first failure is thrown.
+   */
+  void startTogether(List<? extends Service> services) throws Exception {
+    Throwable[] failures = new Throwable[services.size()];
+    List<Thread> threads = new ArrayList<>();
+    for (int i = 1; i < services.size(); i++) {
+      int index = i;
+      Service service = services.get(i);
+      Thread thread = new Thread(() -> failures[index] = startOrFailure(service),
+          "partita-start-" + service.getClass().getSimpleName());
+      thread.setDaemon(true);
+      thread.start();
+      threads.add(thread);
+    }
+    failures[0] = startOrFailure(services.get(0));
+    for (Thread thread : threads) {
+      thread.join(); // join() also makes each thread's write to failures visible here
+    }
+    Throwable first = null;
+    for (int i = 0; i < services.size(); i++) {
+      if (failures[i] == null) {
+        add(services.get(i));
+      } else if (first == null) {
+        first = failures[i];
+      }
+    }
+    if (first != null) {
+      close();
+      if (first instanceof Exception e) {
+        throw e;
+      }
+      throw new IllegalStateException(first);
+    }
+  }
+
+  private static Throwable startOrFailure(Service service) {
+    try {
+      service.start();
+      return null;
+    } catch (Exception | Error e) {
+      return e;
+    }
+  }
+
   /** Registers something already started (the embedded broker) to be closed in order. */
-  void add(AutoCloseable resource) {
+  synchronized void add(AutoCloseable resource) {
     started.push(resource);
   }
 

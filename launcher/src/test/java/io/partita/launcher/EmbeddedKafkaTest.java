@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 class EmbeddedKafkaTest {
   @TempDir Path data;
 
-  private static int freePort() throws Exception {
+  static int freePort() throws Exception {
     // Two adjacent free ports: the broker's and the controller's.
     for (int i = 0; i < 20; i++) {
       int port;
