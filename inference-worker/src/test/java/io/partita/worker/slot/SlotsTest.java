@@ -341,6 +341,29 @@ class SlotsTest {
         .singleElement().satisfies(m -> assertThat(m.getInstanceId()).isEqualTo("host-1/s/demo-b"));
   }
 
+  @Test
+  void shouldRunTheRestOfAMixedBatchAfterwardsWhenItsWeightFilesDoNotFitTheBudgetTogether() throws Exception {
+    long oneAdapter = java.nio.file.Files.size(repo.resolve(io.partita.models.demo.DemoRepository.adapterPath("a")));
+    start(Assignments.read(writeList("[{\"slot\": \"s\", \"model\": \"demo-mlp\", \"version\": \"1\", \"memoryBudgetBytes\": "
+        + (oneAdapter + oneAdapter / 2) + ", \"serviceModels\": [\"demo\"]}]"), index, "host-1"), 300, true);
+    List<String> order = List.of("demo-a", "demo-b", "demo", "demo-c", "demo-a", "demo-b");
+    for (int i = 0; i < order.size(); i++) {
+      submit(request("mix-" + i, order.get(i), null, DemoMlp.sampleInput(1, 50 + i)), Long.MAX_VALUE);
+    }
+    awaitReplies(order.size());
+    for (int i = 0; i < order.size(); i++) {
+      InferenceReply reply = replies.get("mix-" + i);
+      assertThat(reply.getError()).as("mix-%d", i).isNull();
+      float[][] expected = DemoMlp.reference(DemoMlp.sampleInput(1, 50 + i), DemoMlp.adapterForServiceModel(order.get(i)).orElse(null), "1");
+      float[][] got = toRows(reply.getOutputs().get(0));
+      for (int c = 0; c < expected[0].length; c++) {
+        assertThat(got[0][c]).as("mix-%d", i).isCloseTo(expected[0][c], within(1e-4f));
+      }
+    }
+    assertThat(answers.values()).containsOnly(1);
+    assertThat(slots.statuses().get(0).getMountedBytes()).isLessThanOrEqualTo(oneAdapter + oneAdapter / 2);
+  }
+
   private Path writeList(String json) throws Exception {
     Path file = dir.resolve("slots-" + System.nanoTime() + ".json");
     java.nio.file.Files.writeString(file, json);
