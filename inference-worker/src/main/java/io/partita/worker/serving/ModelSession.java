@@ -15,7 +15,6 @@ import io.partita.models.repo.VersionEntry;
 import io.partita.runtime.LoraAdapters;
 import io.partita.runtime.SessionOpener;
 import io.partita.runtime.SlotConfig;
-import java.nio.FloatBuffer;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -40,6 +39,8 @@ public final class ModelSession implements AutoCloseable {
   private final SessionOpener.Opened opened;
   private final WeightFileMounts mounts;
   private final PerRowLora.Rewritten perRow;
+  // Each thread (slot runner) reuses its stack buffers: its run ends, and its tensors close, before it builds the next.
+  private final ThreadLocal<PerRowLoraFeeds.Buffers> buffers = ThreadLocal.withInitial(PerRowLoraFeeds.Buffers::reused);
 
   public ModelSession(String id, VersionEntry version, OrtEnvironment env, SessionOpener.Opened opened, WeightFileMounts mounts) {
     this(id, version, env, opened, mounts, null);
@@ -146,8 +147,8 @@ public final class ModelSession implements AutoCloseable {
         long[] index = PerRowLoraFeeds.rowIndex(lead, adapterOf);
         extra.put(e.getValue(), OnnxTensor.createTensor(env, LongBuffer.wrap(index), new long[] {index.length}));
       }
-      for (PerRowLoraFeeds.Stacked s : PerRowLoraFeeds.stacks(perRow, distinct)) {
-        extra.put(s.name(), OnnxTensor.createTensor(env, FloatBuffer.wrap(s.data()), s.shape()));
+      for (PerRowLoraFeeds.Stacked s : PerRowLoraFeeds.stacks(perRow, distinct, buffers.get())) {
+        extra.put(s.name(), OnnxTensor.createTensor(env, s.data(), s.shape()));
       }
       try (OrtSession.RunOptions options = new OrtSession.RunOptions()) {
         return run(requests, rows, options, extra);

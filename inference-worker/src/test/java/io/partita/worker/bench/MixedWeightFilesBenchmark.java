@@ -9,6 +9,7 @@ import io.partita.models.lora.LoraAdapter;
 import io.partita.models.lora.LoraAdapterWriter;
 import io.partita.models.lora.LoraTensor;
 import io.partita.models.lora.PerRowLora;
+import io.partita.models.lora.PerRowLoraFeeds;
 import io.partita.models.onnx.OnnxGraphBuilder;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Precision;
@@ -35,8 +36,10 @@ import java.util.SplittableRandom;
  * run path, feeds built per batch included). Prints Markdown rows.
  *
  * <pre>
- * ./mvnw -B -q -o -pl inference-worker test-compile exec:java -Dexec.classpathScope=test \
- *   -Dexec.mainClass=io.partita.worker.bench.MixedWeightFilesBenchmark [-Dexec.args="WIDTH RANK ADAPTERS BATCH SECONDS"]
+ * ./mvnw -B -q -o -pl inference-worker -am test-compile dependency:build-classpath \
+ *   -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
+ * CLASSPATH=inference-worker/target/test-classes:inference-worker/target/classes:$(cat /tmp/cp.txt) \
+ *   java io.partita.worker.bench.MixedWeightFilesBenchmark [WIDTH RANK ADAPTERS BATCH SECONDS ROUNDS]
  * </pre>
  */
 public final class MixedWeightFilesBenchmark {
@@ -79,40 +82,61 @@ public final class MixedWeightFilesBenchmark {
     int[] rows = new int[batch];
     java.util.Arrays.fill(rows, 1);
 
+    int rounds = args.length > 5 ? Integer.parseInt(args[5]) : 3;
     System.out.printf("model relu(x·W + (x·A)·B), width %d, adapters of rank %d, %d adapters, batches of %d one-row requests,"
-        + " 1 thread, %.0f s per row%n", width, rank, adapters, batch, seconds);
-    System.out.println("| requests | run as | requests/s | vs all on one weight file |");
-    System.out.println("| --- | --- | ---: | ---: |");
+        + " 1 thread, %.0f s per figure, median of %d rounds%n", width, rank, adapters, batch, seconds, rounds);
     try (ModelSession plain = new ModelSession("plain", version, env, opener.open(file, slot),
              new WeightFileMounts(dir, signature, 0, System::currentTimeMillis, () -> { }));
          ModelSession rows1 = new ModelSession("per-row", version, env, opener.open(perRow.toBytes(), slot),
              new WeightFileMounts(dir, signature, 0, true, System::currentTimeMillis, () -> { }), perRow)) {
       int[] next = {0};
-      double one = measure(seconds, batch, () -> plain.run(requests, rows, ort.get(0)));
-      row("all on one weight file", "one batch, adapter API", one, one);
-      double perFile = measure(seconds, batch, () -> {
-        for (int i = 0; i < batch; i++) {
-          plain.run(List.of(requests.get(i)), new int[] {1}, ort.get(next[0]++ % adapters));
-        }
-      });
-      row("spread over " + adapters + " weight files", "one batch per weight file", perFile, one);
       List<LoraAdapter> sameAdapter = new ArrayList<>();
       for (int i = 0; i < batch; i++) {
         sameAdapter.add(params.get(0));
       }
-      double perRowOne = measure(seconds, batch, () -> rows1.runPerRow(requests, rows, sameAdapter));
-      row("all on one weight file", "one per-row batch", perRowOne, one);
-      double mixed = measure(seconds, batch, () -> {
-        List<LoraAdapter> each = new ArrayList<>(batch);
-        for (int i = 0; i < batch; i++) {
-          each.add(params.get(next[0]++ % adapters));
+      PerRowLoraFeeds.Buffers buffers = PerRowLoraFeeds.Buffers.reused();
+      Batch[] cases = {
+          () -> plain.run(requests, rows, ort.get(0)),
+          () -> {
+            for (int i = 0; i < batch; i++) {
+              plain.run(List.of(requests.get(i)), new int[] {1}, ort.get(next[0]++ % adapters));
+            }
+          },
+          () -> rows1.runPerRow(requests, rows, sameAdapter),
+          () -> rows1.runPerRow(requests, rows, spread(params, batch, next)),
+          () -> PerRowLoraFeeds.stacks(perRow, spread(params, batch, next), buffers)};
+      double[][] figures = new double[cases.length][rounds];
+      for (int round = 0; round < rounds; round++) {
+        for (int c = 0; c < cases.length; c++) {
+          figures[c][round] = measure(seconds, batch, cases[c]);
         }
-        rows1.runPerRow(requests, rows, each);
-      });
-      row("spread over " + adapters + " weight files", "one per-row batch", mixed, one);
+      }
+      double one = median(figures[0]);
+      System.out.println("| requests | run as | requests/s | vs all on one weight file |");
+      System.out.println("| --- | --- | ---: | ---: |");
+      row("all on one weight file", "one batch, adapter API", median(figures[0]), one);
+      row("spread over " + adapters + " weight files", "one batch per weight file", median(figures[1]), one);
+      row("all on one weight file", "one per-row batch", median(figures[2]), one);
+      row("spread over " + adapters + " weight files", "one per-row batch", median(figures[3]), one);
+      System.out.printf("building the stacked adapter inputs alone for a spread batch: %.0f us per batch%n",
+          1e6 * batch / median(figures[4]));
     } finally {
       ort.forEach(OrtLoraAdapter::close);
     }
+  }
+
+  private static List<LoraAdapter> spread(List<LoraAdapter> params, int batch, int[] next) {
+    List<LoraAdapter> each = new ArrayList<>(batch);
+    for (int i = 0; i < batch; i++) {
+      each.add(params.get(next[0]++ % params.size()));
+    }
+    return each;
+  }
+
+  private static double median(double[] v) {
+    double[] s = v.clone();
+    java.util.Arrays.sort(s);
+    return s[s.length / 2];
   }
 
   @FunctionalInterface
@@ -122,7 +146,7 @@ public final class MixedWeightFilesBenchmark {
 
   /** Requests per second over {@code seconds}, after a warm-up. */
   private static double measure(double seconds, int batch, Batch body) throws OrtException {
-    long warmEnd = System.nanoTime() + 500_000_000L;
+    long warmEnd = System.nanoTime() + 300_000_000L;
     while (System.nanoTime() < warmEnd) {
       body.run();
     }

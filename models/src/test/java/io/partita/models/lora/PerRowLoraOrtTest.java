@@ -161,11 +161,20 @@ class PerRowLoraOrtTest {
     PerRowLoraFeeds.Stacked a = stacks.get(0);
     assertThat(a.shape()).containsExactly(3, FEATURES, 3);
     float[] a2 = r2.parameter("lora_A").data();
+    FloatBuffer stacked = a.data();
+    assertThat(stacked.remaining()).isEqualTo(3 * FEATURES * 3);
     for (int i = 0; i < FEATURES; i++) {
-      assertThat(a.data()[(0 * FEATURES + i) * 3]).isZero(); // the base row: the rank-0 default, padded
-      assertThat(a.data()[(FEATURES + i) * 3]).isEqualTo(a2[i * 2]);
-      assertThat(a.data()[(FEATURES + i) * 3 + 1]).isEqualTo(a2[i * 2 + 1]);
-      assertThat(a.data()[(FEATURES + i) * 3 + 2]).isZero();
+      assertThat(stacked.get((0 * FEATURES + i) * 3)).isZero(); // the base row: the rank-0 default, padded
+      assertThat(stacked.get((FEATURES + i) * 3)).isEqualTo(a2[i * 2]);
+      assertThat(stacked.get((FEATURES + i) * 3 + 1)).isEqualTo(a2[i * 2 + 1]);
+      assertThat(stacked.get((FEATURES + i) * 3 + 2)).isZero();
+    }
+    PerRowLoraFeeds.Stacked b = stacks.get(1);
+    assertThat(b.shape()).containsExactly(3, 3, HIDDEN);
+    float[] b2 = r2.parameter("lora_B").data();
+    for (int o = 0; o < HIDDEN; o++) {
+      assertThat(b.data().get((3 + 0) * HIDDEN + o)).isEqualTo(b2[o]);
+      assertThat(b.data().get((3 + 2) * HIDDEN + o)).isZero(); // rank 2 padded to 3
     }
     assertThat(PerRowLoraFeeds.rowIndex(new int[] {2, 1, 3}, new int[] {1, 0, 2})).containsExactly(1, 1, 0, 2, 2, 2);
   }
@@ -241,7 +250,7 @@ class PerRowLoraOrtTest {
       long[] index = PerRowLoraFeeds.rowIndex(rows, adapterOf);
       feeds.put(model.rowsInputs().get(input), OnnxTensor.createTensor(ENV, LongBuffer.wrap(index), new long[] {index.length}));
       for (PerRowLoraFeeds.Stacked s : PerRowLoraFeeds.stacks(model, distinct)) {
-        feeds.put(s.name(), OnnxTensor.createTensor(ENV, FloatBuffer.wrap(s.data()), s.shape()));
+        feeds.put(s.name(), OnnxTensor.createTensor(ENV, s.data(), s.shape()));
       }
       try (OrtSession.Result result = session.run(feeds)) {
         float[] y = flat((OnnxTensor) result.get(output).orElseThrow());
