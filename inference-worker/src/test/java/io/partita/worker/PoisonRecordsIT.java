@@ -95,7 +95,7 @@ class PoisonRecordsIT {
 
   @Test
   void shouldDeadLetterA32ByteRecordWithATwoBillionCountAndServeTheNextRequest() {
-    String topic = topics.requests(DemoMlp.BASE_SERVICE_MODEL);
+    String topic = topics.requests(DemoMlp.MODEL_NAME);
     byte[] poison = twoBillionInputs();
     assertThat(poison).hasSize(32);
     try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
@@ -123,7 +123,7 @@ class PoisonRecordsIT {
     try (var admin = KafkaFixture.admin()) {
       admin.createTopics(List.of(new NewTopic(tiny, 1, (short) 1).configs(Map.of("max.message.bytes", "64")))).all().get();
     }
-    String topic = topics.requests(DemoMlp.BASE_SERVICE_MODEL);
+    String topic = topics.requests(DemoMlp.MODEL_NAME);
     try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
       producer.send(withPartition(record(topic, request("to-tiny", "demo", DemoMlp.sampleInput(1, 2)), tiny), 0));
       producer.send(withPartition(record(topic, request("after-tiny", "demo", DemoMlp.sampleInput(1, 3)), replyTopic), 0));
@@ -142,7 +142,7 @@ class PoisonRecordsIT {
 
   @Test
   void shouldAnswerBadInputToANonNumericDeadline() {
-    String topic = topics.requests(DemoMlp.BASE_SERVICE_MODEL);
+    String topic = topics.requests(DemoMlp.MODEL_NAME);
     ProducerRecord<String, byte[]> bad = record(topic, request("bad-deadline", "demo", DemoMlp.sampleInput(1, 4)), replyTopic);
     KafkaHeaders.put(bad.headers(), KafkaHeaders.DEADLINE, "tomorrow");
     try (KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {

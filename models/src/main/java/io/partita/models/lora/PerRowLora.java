@@ -44,12 +44,13 @@ import java.util.Set;
  * the original graph computes for that row with that adapter active. {@code A.stack} and {@code
  * B.stack} are new graph inputs without defaults (the worker feeds them from the adapters it has
  * mounted, see {@link PerRowLoraFeeds}); {@code rows} is one INT64 input per graph input that
- * carries LoRA inputs, naming for each of its leading rows the adapter that applies.
+ * carries the rows of LoRA inputs, naming for each of its leading rows the adapter that applies.
  *
  * <p>A graph <b>qualifies</b> when it has at least one LoRA pair, every overridable FLOAT
  * parameter belongs to a pair (any other could be set by an adapter and would not be per row),
- * every pair's {@code x} is a client-fed graph input of rank 2 or more whose leading dimension is
- * dynamic (the batch axis the worker stacks requests along), the defaults of {@code A} and {@code
+ * every pair's {@code x} has rank 2 or more and keeps the rows of a client-fed graph input with a
+ * dynamic leading dimension (the batch axis the worker stacks requests along) as its leading axis:
+ * the input itself, or row-wise operators on it (see {@code rowAligned}), the defaults of {@code A} and {@code
  * B} are rank-2 initializers of shapes [d, r0] and [r0, k], no initializer is stored as external
  * data, and the default-domain opset is 13 or newer. Otherwise {@link #rewrite} says why and the caller keeps one batch per weight file. Pure:
  * protobuf in, protobuf out; nothing is run.
@@ -168,8 +169,10 @@ public final class PerRowLora {
       graphOutputs.add(v.getName());
     }
 
+    Map<String, Aligned> aligned = rowAligned(graph, clientInputs, initializers, parameters);
+
     // Find the pairs: MatMul(x, A) whose only consumer is MatMul(down, B).
-    record Found(int first, int second, String x, String a, String b, String down, String delta, int rank) {}
+    record Found(int first, int second, String x, String source, String a, String b, String down, String delta, int rank) {}
     List<Found> found = new ArrayList<>();
     Set<String> paired = new HashSet<>();
     for (int i = 0; i < graph.getNodeCount(); i++) {
@@ -195,22 +198,25 @@ public final class PerRowLora {
         }
       }
       ValueInfoProto xInfo = clientInputs.get(x);
-      if (xInfo == null) {
-        return no("LoRA parameter '" + a + "' multiplies '" + x + "', which is computed in the graph; only a client"
-            + " input (whose leading rows are the requests' rows) can take per-row adapters");
+      if (xInfo != null) {
+        if (!isFloat(xInfo) || !xInfo.getType().getTensorType().hasShape()) {
+          return no("input '" + x + "' of the LoRA pair '" + a + "' is not a FLOAT tensor of declared rank");
+        }
+        TensorShapeProto shape = xInfo.getType().getTensorType().getShape();
+        if (shape.getDimCount() >= 1 && shape.getDim(0).hasDimValue()) {
+          return no("input '" + x + "' of the LoRA pair '" + a + "' has a fixed leading dimension (" + shape.getDim(0).getDimValue()
+              + "), so requests cannot be stacked along it");
+        }
       }
-      if (!isFloat(xInfo) || !xInfo.getType().getTensorType().hasShape()) {
-        return no("input '" + x + "' of the LoRA pair '" + a + "' is not a FLOAT tensor of declared rank");
+      Aligned xa = aligned.get(x);
+      if (xa == null) {
+        return no("LoRA parameter '" + a + "' multiplies '" + x + "', which is not known to keep the requests' rows as its"
+            + " leading axis (a client input, or row-wise operators on one: see docs/models.md)");
       }
-      TensorShapeProto shape = xInfo.getType().getTensorType().getShape();
-      if (shape.getDimCount() < 2) {
-        return no("input '" + x + "' of the LoRA pair '" + a + "' has rank " + shape.getDimCount() + "; it needs 2 or more");
+      if (xa.rank() < 2) {
+        return no("'" + x + "' of the LoRA pair '" + a + "' has rank " + xa.rank() + "; it needs 2 or more");
       }
-      if (shape.getDim(0).hasDimValue()) {
-        return no("input '" + x + "' of the LoRA pair '" + a + "' has a fixed leading dimension (" + shape.getDim(0).getDimValue()
-            + "), so requests cannot be stacked along it");
-      }
-      found.add(new Found(i, downUsers.get(0), x, a, b, down, second.getOutput(0), shape.getDimCount()));
+      found.add(new Found(i, downUsers.get(0), x, xa.source(), a, b, down, second.getOutput(0), xa.rank()));
       paired.add(a);
       paired.add(b);
     }
@@ -246,11 +252,11 @@ public final class PerRowLora {
       if (as.length != 2 || bs.length != 2 || as[1] != bs[0]) {
         return no("the defaults of LoRA pair '" + f.a() + "' / '" + f.b() + "' are not [d, r] and [r, k]");
       }
-      String rows = rowsInputs.get(f.x());
+      String rows = rowsInputs.get(f.source());
       if (rows == null) {
-        rows = fresh(names, f.x() + ROWS_SUFFIX);
-        rowsInputs.put(f.x(), rows);
-        newInputs.add(tensorInput(rows, TensorProto.DataType.INT64, dynamic(f.x() + "_rows")));
+        rows = fresh(names, f.source() + ROWS_SUFFIX);
+        rowsInputs.put(f.source(), rows);
+        newInputs.add(tensorInput(rows, TensorProto.DataType.INT64, dynamic(f.source() + "_rows")));
       }
       String aStack = fresh(names, f.a() + STACK_SUFFIX);
       String bStack = fresh(names, f.b() + STACK_SUFFIX);
@@ -329,6 +335,122 @@ public final class PerRowLora {
     }
     ModelProto rewritten = model.toBuilder().setGraph(g).build();
     return new Result(Optional.of(new Rewritten(rewritten, pairs, rowsInputs)), null);
+  }
+
+  /** Where a value's leading rows come from: the client input whose rows they are, and the value's rank. */
+  private record Aligned(String source, int rank) {}
+
+  private static final Set<String> ROWWISE_UNARY = Set.of("Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Identity", "Cast", "Neg",
+      "Exp", "Log", "Sqrt", "Abs", "LeakyRelu", "Softplus", "Elu", "Selu", "HardSigmoid", "HardSwish", "Mish", "Reciprocal",
+      "Dropout");
+  private static final Set<String> ELEMENTWISE_BINARY = Set.of("Add", "Sub", "Mul", "Div", "Pow");
+
+  /**
+   * The values whose leading axis is still the rows of a client input: the inputs themselves (FLOAT
+   * or not, dynamic leading dimension), then, node by node, row-wise unary operators, element-wise
+   * binary operators with a constant of lower rank (or another value of the same rows), MatMul and
+   * Gemm by a rank-2 constant or parameter, Gather of a constant table by row-aligned indices on
+   * axis 0 (an embedding lookup), and Softmax, LogSoftmax and LayerNormalization over an axis
+   * other than the first. Anything else (Reshape, Transpose, Concat, ...) may move rows, so
+   * its output is not row-aligned.
+   */
+  private static Map<String, Aligned> rowAligned(GraphProto graph, Map<String, ValueInfoProto> clientInputs,
+                                                 Map<String, TensorProto> initializers, Map<String, ValueInfoProto> parameters) {
+    Map<String, Aligned> aligned = new HashMap<>();
+    for (ValueInfoProto v : clientInputs.values()) {
+      if (v.getType().hasTensorType() && v.getType().getTensorType().hasShape()) {
+        TensorShapeProto shape = v.getType().getTensorType().getShape();
+        if (shape.getDimCount() >= 1 && !shape.getDim(0).hasDimValue()) {
+          aligned.put(v.getName(), new Aligned(v.getName(), shape.getDimCount()));
+        }
+      }
+    }
+    Map<String, Integer> constantRank = new HashMap<>();
+    for (TensorProto t : initializers.values()) {
+      if (!parameters.containsKey(t.getName())) {
+        constantRank.put(t.getName(), t.getDimsCount());
+      }
+    }
+    for (ValueInfoProto p : parameters.values()) {
+      if (p.getType().hasTensorType() && p.getType().getTensorType().hasShape()) {
+        constantRank.put(p.getName(), p.getType().getTensorType().getShape().getDimCount()); // fixed weights, or per row
+      }
+    }
+    for (NodeProto n : graph.getNodeList()) {
+      if (n.getOutputCount() == 0 || !(n.getDomain().isEmpty() || n.getDomain().equals("ai.onnx"))) {
+        continue;
+      }
+      String op = n.getOpType();
+      String out = n.getOutput(0);
+      if (op.equals("Constant")) {
+        for (AttributeProto a : n.getAttributeList()) {
+          if (a.getName().equals("value") && a.hasT()) {
+            constantRank.put(out, a.getT().getDimsCount());
+          }
+        }
+        continue;
+      }
+      if ((op.equals("Cast") || op.equals("Identity")) && constantRank.containsKey(n.getInput(0))) {
+        constantRank.put(out, constantRank.get(n.getInput(0)));
+        continue;
+      }
+      Aligned first = n.getInputCount() > 0 ? aligned.get(n.getInput(0)) : null;
+      Aligned result = null;
+      if (ROWWISE_UNARY.contains(op)) {
+        result = first;
+      } else if (ELEMENTWISE_BINARY.contains(op) && n.getInputCount() == 2) {
+        Aligned second = aligned.get(n.getInput(1));
+        Integer c0 = constantRank.get(n.getInput(0));
+        Integer c1 = constantRank.get(n.getInput(1));
+        if (first != null && second != null) {
+          result = first.equals(second) ? first : null;
+        } else if (first != null && c1 != null && c1 < first.rank()) {
+          result = first;
+        } else if (second != null && c0 != null && c0 < second.rank()) {
+          result = second;
+        }
+      } else if (op.equals("MatMul") && n.getInputCount() == 2) {
+        Integer c1 = constantRank.get(n.getInput(1));
+        if (first != null && first.rank() >= 2 && c1 != null && c1 == 2) {
+          result = first;
+        }
+      } else if (op.equals("Gemm")) {
+        boolean constants = true;
+        for (int i = 1; i < n.getInputCount(); i++) {
+          constants &= n.getInput(i).isEmpty() || constantRank.containsKey(n.getInput(i));
+        }
+        if (first != null && first.rank() == 2 && constants && intAttribute(n, "transA", 0) == 0) {
+          result = first;
+        }
+      } else if (op.equals("Gather") && n.getInputCount() == 2 && intAttribute(n, "axis", 0) == 0) {
+        // An embedding lookup: table [V, D...] by row-aligned ids [N, ...] gives [N, ..., D...].
+        Aligned ids = aligned.get(n.getInput(1));
+        Integer table = constantRank.get(n.getInput(0));
+        if (ids != null && table != null && table >= 1) {
+          result = new Aligned(ids.source(), ids.rank() + table - 1);
+        }
+      } else if (op.equals("Softmax") || op.equals("LogSoftmax") || op.equals("LayerNormalization")) {
+        if (first != null) {
+          long axis = intAttribute(n, "axis", -1);
+          if (axis != 0 && axis != -first.rank()) {
+            result = first;
+          }
+        }
+      }
+      if (result != null) {
+        aligned.put(out, result);
+      }
+    }
+    return aligned;
+  }
+
+  private static long intAttribute(NodeProto n, String name, long fallback) {
+    for (AttributeProto a : n.getAttributeList()) {
+      if (a.getName().equals(name)) {
+        return a.getI();
+      }
+    }
+    return fallback;
   }
 
   private static Result no(String reason) {

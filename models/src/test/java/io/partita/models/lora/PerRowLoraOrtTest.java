@@ -110,20 +110,39 @@ class PerRowLoraOrtTest {
   }
 
   @Test
-  void shouldRefuseGraphWhoseLoraMultipliesComputedValue() {
-    OnnxGraphBuilder g = new OnnxGraphBuilder("hidden_lora", "test");
-    g.input("x", DataType.FLOAT, "batch", 4);
-    g.initializer("w", uniform(new Random(1), 16), 4, 4);
-    g.inputWithDefault("A", new float[0], new long[] {4, 0}, 4, "r");
-    g.inputWithDefault("B", new float[0], new long[] {0, 4}, "r", 4);
-    g.matMul("x", "w", "h");
-    g.matMul("h", "A", "down");
-    g.matMul("down", "B", "delta");
-    g.add("h", "delta", "y");
-    g.output("y", DataType.FLOAT, "batch", 4);
-    PerRowLora.Result result = PerRowLora.rewrite(g.toBytes());
+  void shouldAnswerMixedAdapterBatchOfLoraOnHiddenLayersAsEachAdapterAlone() throws OrtException {
+    // Token ids -> embedding -> LayerNorm -> layer 1 with LoRA -> relu -> layer 2 with LoRA: the LoRA inputs are computed.
+    byte[] model = hiddenLoraModel(false);
+    PerRowLora.Result result = PerRowLora.rewrite(model);
+    assertThat(result.qualifies()).as(result.reason()).isTrue();
+    PerRowLora.Rewritten rewritten = result.rewritten().orElseThrow();
+    assertThat(rewritten.pairs()).hasSize(2);
+    assertThat(rewritten.rowsInputs()).containsOnlyKeys("ids");
+
+    Random random = new Random(21);
+    LoraAdapter p = hiddenAdapter(random, 2, true, true);
+    LoraAdapter q = hiddenAdapter(random, 3, true, false); // sets the first layer only: the second keeps its default
+    LoraAdapter[] order = {p, q, null, q, p};
+    List<long[]> ids = new ArrayList<>();
+    for (int i = 0; i < order.length; i++) {
+      long[] row = new long[(1 + i % 2) * TOKENS];
+      for (int t = 0; t < row.length; t++) {
+        row[t] = random.nextInt(VOCAB);
+      }
+      ids.add(row);
+    }
+    List<float[]> mixed = new ArrayList<>();
+    List<float[]> alone = new ArrayList<>();
+    runIds(rewritten, model, ids, order, mixed, alone);
+    assertEqualWithin(mixed, alone);
+    assertThat(maxAbsDiff(alone.get(0), alone.get(1))).isGreaterThan(0.01f);
+  }
+
+  @Test
+  void shouldRefuseGraphWhoseLoraInputMayMoveRows() {
+    PerRowLora.Result result = PerRowLora.rewrite(hiddenLoraModel(true));
     assertThat(result.qualifies()).isFalse();
-    assertThat(result.reason()).contains("'h'").contains("computed in the graph");
+    assertThat(result.reason()).contains("'moved'").contains("not known to keep the requests' rows");
   }
 
   @Test
@@ -204,6 +223,129 @@ class PerRowLoraOrtTest {
     g.add("sum", "bias", "hidden");
     g.output("hidden", DataType.FLOAT, outDims);
     return g.toBytes();
+  }
+
+  private static final int VOCAB = 11;
+
+  /**
+   * ids [batch, tokens] INT64 -> Gather(embedding [11, 6]) -> LayerNormalization -> x·W1 + (x·A1)·B1 + b1 -> relu ->
+   * h·W2 + (h·A2)·B2 -> out [batch, tokens, 5]. With {@code transpose}, layer 1's LoRA input is transposed twice first
+   * (the same values, but through an operator that may move rows, so the graph no longer qualifies).
+   */
+  private static byte[] hiddenLoraModel(boolean transpose) {
+    Random r = new Random(77);
+    OnnxGraphBuilder g = new OnnxGraphBuilder("hidden_lora", "test");
+    g.input("ids", DataType.INT64, "batch", "tokens");
+    g.initializer("embedding", uniform(r, VOCAB * FEATURES), VOCAB, FEATURES);
+    g.initializer("ln.scale", uniform(r, FEATURES), FEATURES);
+    g.initializer("ln.bias", uniform(r, FEATURES), FEATURES);
+    g.inputWithDefault("l1.lora_A", new float[0], new long[] {FEATURES, 0}, FEATURES, "r1");
+    g.inputWithDefault("l1.lora_B", new float[0], new long[] {0, HIDDEN}, "r1", HIDDEN);
+    g.inputWithDefault("l2.lora_A", new float[0], new long[] {HIDDEN, 0}, HIDDEN, "r2");
+    g.inputWithDefault("l2.lora_B", new float[0], new long[] {0, HIDDEN}, "r2", HIDDEN);
+    g.initializer("w1", uniform(r, FEATURES * HIDDEN), FEATURES, HIDDEN);
+    g.initializer("b1", uniform(r, HIDDEN), HIDDEN);
+    g.initializer("w2", uniform(r, HIDDEN * HIDDEN), HIDDEN, HIDDEN);
+    ai.onnx.proto.OnnxMl.ModelProto.Builder m = ai.onnx.proto.OnnxMl.ModelProto.newBuilder(g.build());
+    ai.onnx.proto.OnnxMl.GraphProto.Builder graph = m.getGraphBuilder();
+    graph.addNode(node("Gather", List.of("embedding", "ids"), "emb"));
+    graph.addNode(node("LayerNormalization", List.of("emb", "ln.scale", "ln.bias"), "x"));
+    String loraIn = "x";
+    if (transpose) {
+      graph.addNode(node("Transpose", List.of("x"), "t"));
+      graph.addNode(node("Transpose", List.of("t"), "moved"));
+      loraIn = "moved";
+    }
+    graph.addNode(node("MatMul", List.of("x", "w1"), "base1"));
+    graph.addNode(node("MatMul", List.of(loraIn, "l1.lora_A"), "down1"));
+    graph.addNode(node("MatMul", List.of("down1", "l1.lora_B"), "delta1"));
+    graph.addNode(node("Add", List.of("base1", "delta1"), "sum1"));
+    graph.addNode(node("Add", List.of("sum1", "b1"), "pre1"));
+    graph.addNode(node("Relu", List.of("pre1"), "h"));
+    graph.addNode(node("MatMul", List.of("h", "w2"), "base2"));
+    graph.addNode(node("MatMul", List.of("h", "l2.lora_A"), "down2"));
+    graph.addNode(node("MatMul", List.of("down2", "l2.lora_B"), "delta2"));
+    graph.addNode(node("Add", List.of("base2", "delta2"), "out"));
+    g.output("out", DataType.FLOAT, "batch", "tokens", HIDDEN);
+    graph.clearOutput().addAllOutput(g.build().getGraph().getOutputList());
+    return m.build().toByteArray();
+  }
+
+  private static ai.onnx.proto.OnnxMl.NodeProto node(String op, List<String> inputs, String output) {
+    return ai.onnx.proto.OnnxMl.NodeProto.newBuilder().setOpType(op).setName(output + "_" + op).addAllInput(inputs)
+        .addOutput(output).build();
+  }
+
+  private static LoraAdapter hiddenAdapter(Random r, int rank, boolean first, boolean second) {
+    Map<String, LoraTensor> p = new HashMap<>();
+    if (first) {
+      p.put("l1.lora_A", new LoraTensor(uniform(r, FEATURES * rank), FEATURES, rank));
+      p.put("l1.lora_B", new LoraTensor(uniform(r, rank * HIDDEN), rank, HIDDEN));
+    }
+    if (second) {
+      p.put("l2.lora_A", new LoraTensor(uniform(r, HIDDEN * rank), HIDDEN, rank));
+      p.put("l2.lora_B", new LoraTensor(uniform(r, rank * HIDDEN), rank, HIDDEN));
+    }
+    return LoraAdapter.of(p);
+  }
+
+  /** Token-id requests: all in one per-row run ({@code mixed}), and each alone with its adapter activated ({@code alone}). */
+  private static void runIds(PerRowLora.Rewritten rewritten, byte[] model, List<long[]> ids, LoraAdapter[] adapters,
+                             List<float[]> mixed, List<float[]> alone) throws OrtException {
+    List<LoraAdapter> distinct = new ArrayList<>();
+    int[] rows = new int[ids.size()];
+    int[] adapterOf = new int[ids.size()];
+    int total = 0;
+    for (int i = 0; i < ids.size(); i++) {
+      int j = distinct.indexOf(adapters[i]);
+      if (j < 0) {
+        j = distinct.size();
+        distinct.add(adapters[i]);
+      }
+      adapterOf[i] = j;
+      rows[i] = ids.get(i).length / TOKENS;
+      total += rows[i];
+    }
+    long[] all = new long[total * TOKENS];
+    int at = 0;
+    for (long[] row : ids) {
+      System.arraycopy(row, 0, all, at, row.length);
+      at += row.length;
+    }
+    Map<String, OnnxTensor> feeds = new HashMap<>();
+    try (OrtSession session = ENV.createSession(rewritten.toBytes(), options)) {
+      feeds.put("ids", OnnxTensor.createTensor(ENV, LongBuffer.wrap(all), new long[] {total, TOKENS}));
+      long[] index = PerRowLoraFeeds.rowIndex(rows, adapterOf);
+      feeds.put(rewritten.rowsInputs().get("ids"), OnnxTensor.createTensor(ENV, LongBuffer.wrap(index), new long[] {index.length}));
+      for (PerRowLoraFeeds.Stacked s : PerRowLoraFeeds.stacks(rewritten, distinct)) {
+        feeds.put(s.name(), OnnxTensor.createTensor(ENV, s.data(), s.shape()));
+      }
+      try (OrtSession.Result result = session.run(feeds)) {
+        float[] y = flat((OnnxTensor) result.get("out").orElseThrow());
+        int perRow = y.length / total;
+        int row = 0;
+        for (int r : rows) {
+          mixed.add(Arrays.copyOfRange(y, row * perRow, (row + r) * perRow));
+          row += r;
+        }
+      }
+    } finally {
+      feeds.values().forEach(OnnxTensor::close);
+    }
+    try (OrtSession session = ENV.createSession(model, options)) {
+      for (int i = 0; i < ids.size(); i++) {
+        try (OnnxTensor x = OnnxTensor.createTensor(ENV, LongBuffer.wrap(ids.get(i)), new long[] {rows[i], TOKENS});
+             OrtLoraAdapter adapter = adapters[i] == null ? null : OrtLoraAdapter.create(LoraAdapterWriter.toBytes(adapters[i]));
+             OrtSession.RunOptions run = new OrtSession.RunOptions()) {
+          if (adapter != null) {
+            run.addActiveLoraAdapter(adapter);
+          }
+          try (OrtSession.Result result = session.run(Map.of("ids", x), run)) {
+            alone.add(flat((OnnxTensor) result.get("out").orElseThrow()));
+          }
+        }
+      }
+    }
   }
 
   private static LoraAdapter tokenAdapter(Random r, int rank) {
