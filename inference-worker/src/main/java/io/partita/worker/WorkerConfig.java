@@ -51,8 +51,10 @@ public record WorkerConfig(
    * @param maxBatch largest batch in rows, unless an assignment says otherwise ({@code worker.batch.max}, default 32)
    * @param maxDelayMs how long a batch may wait for more requests ({@code worker.batch.delay.ms}, default 2)
    * @param maxOpen requests read but not yet answered before the worker stops fetching ({@code worker.open.max}, default 1024)
+   * @param acrossWeightFiles requests of different weight files of one base model share a batch when the model's graph
+   *     qualifies for the per-row LoRA form ({@code worker.batch.across-weight-files}, default on; see docs/models.md)
    */
-  public record BatchSettings(int maxBatch, long maxDelayMs, int maxOpen) {}
+  public record BatchSettings(int maxBatch, long maxDelayMs, int maxOpen, boolean acrossWeightFiles) {}
 
   /**
    * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code worker.metrics.port})
@@ -102,7 +104,8 @@ public record WorkerConfig(
         new BatchSettings(
             settings.integer("worker.batch.max", 32, 1, 1 << 20),
             settings.longValue("worker.batch.delay.ms", 2, 0, 60_000),
-            settings.integer("worker.open.max", 1024, 1, 1 << 20)),
+            settings.integer("worker.open.max", 1024, 1, 1 << 20),
+            settings.bool("worker.batch.across-weight-files", true)),
         new Operation(
             settings.integer("worker.metrics.port", 0, 0, 65535),
             settings.longValue("worker.status.interval.ms", 10_000, 100, 3_600_000),

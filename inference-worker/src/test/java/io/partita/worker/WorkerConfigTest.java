@@ -28,6 +28,12 @@ class WorkerConfigTest {
   }
 
   @Test
+  void shouldBatchAcrossWeightFilesUnlessTurnedOff() {
+    assertThat(config(Map.of()).batching().acrossWeightFiles()).isTrue();
+    assertThat(config(Map.of("worker.batch.across-weight-files", "false")).batching().acrossWeightFiles()).isFalse();
+  }
+
+  @Test
   void shouldReadPartitionSizes() {
     assertThat(config(Map.of("worker.partitions", "1, 1,2")).slots().partitions()).containsExactly(1, 1, 2);
   }

@@ -3,6 +3,7 @@ package io.partita.worker.serving;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtLoraAdapter;
 import io.partita.avro.ErrorCode;
+import io.partita.models.lora.LoraAdapter;
 import io.partita.models.lora.LoraAdapterReader;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Sha256;
@@ -34,6 +35,10 @@ import java.util.function.LongSupplier;
  * next request that needs them). A weight file in use by a running batch is never unmounted; when
  * the budget cannot be met without one, the mount fails (OVERLOADED for a request, NOT_READY for an
  * assignment). Thread-safe; one instance per session.
+ *
+ * <p>A session in the per-row LoRA form ({@code perRow}) runs adapters as inputs, not through ONNX
+ * Runtime's adapter API: its mounts hold each adapter's parameters as arrays ({@link
+ * Lease#parameters()}) and no {@link OrtLoraAdapter}; the budget counts the file's bytes either way.
  */
 public final class WeightFileMounts implements AutoCloseable {
   public enum State { READY, EVICTED, NOT_READY }
@@ -50,8 +55,11 @@ public final class WeightFileMounts implements AutoCloseable {
 
   /** A weight file held for one run; closing it lets the file be unmounted again. */
   public interface Lease extends AutoCloseable {
-    /** The adapter to activate, or null for the base model. */
+    /** The adapter to activate, or null for the base model (and for every mount of a per-row session). */
     OrtLoraAdapter adapter();
+
+    /** The adapter's parameters for a per-row session, or null for the base model (and for other sessions). */
+    LoraAdapter parameters();
 
     @Override
     void close();
@@ -64,6 +72,7 @@ public final class WeightFileMounts implements AutoCloseable {
     State state = State.READY;
     String reason;
     OrtLoraAdapter adapter;
+    LoraAdapter parameters;
     long bytes;
     long lastUsedMs;
     long lastUseSeq;
@@ -81,6 +90,7 @@ public final class WeightFileMounts implements AutoCloseable {
   private final ModelSignature signature;
   private final LongSupplier clock;
   private final Runnable onChange;
+  private final boolean perRow;
   private final Map<String, Entry> entries = new TreeMap<>();
   private long budgetBytes;
   private long mountedBytes;
@@ -95,6 +105,15 @@ public final class WeightFileMounts implements AutoCloseable {
    * @param onChange called (outside any lock is not guaranteed) whenever a mount changes state
    */
   public WeightFileMounts(Path root, ModelSignature signature, long budgetBytes, LongSupplier clock, Runnable onChange) {
+    this(root, signature, budgetBytes, false, clock, onChange);
+  }
+
+  /**
+   * @param perRow the session runs the per-row LoRA form: keep adapters as parameters, not as ONNX Runtime adapters
+   */
+  public WeightFileMounts(Path root, ModelSignature signature, long budgetBytes, boolean perRow, LongSupplier clock,
+                          Runnable onChange) {
+    this.perRow = perRow;
     this.root = root;
     this.signature = signature;
     this.budgetBytes = budgetBytes;
@@ -221,6 +240,11 @@ public final class WeightFileMounts implements AutoCloseable {
       }
 
       @Override
+      public LoraAdapter parameters() {
+        return held.parameters;
+      }
+
+      @Override
       public void close() {
         synchronized (WeightFileMounts.this) {
           if (closed) {
@@ -272,8 +296,10 @@ public final class WeightFileMounts implements AutoCloseable {
     if (!actual.equalsIgnoreCase(file.sha256())) {
       throw refused(file, "its sha256 is " + actual + " but the catalog says " + file.sha256());
     }
+    LoraAdapter parsed;
     try {
-      Optional<String> misfit = signature.checkAdapter(LoraAdapterReader.fromBytes(bytes));
+      parsed = LoraAdapterReader.fromBytes(bytes);
+      Optional<String> misfit = signature.checkAdapter(parsed);
       if (misfit.isPresent()) {
         throw refused(file, misfit.get());
       }
@@ -288,10 +314,14 @@ public final class WeightFileMounts implements AutoCloseable {
           + " bytes) does not fit the memory budget of " + budgetBytes + " bytes: " + mountedBytes
           + " bytes are held by weight files in use; retry later");
     }
-    try {
-      entry.adapter = LoraAdapters.load(bytes);
-    } catch (OrtException | RuntimeException e) {
-      throw refused(file, "ONNX Runtime refused it: " + e.getMessage());
+    if (perRow) {
+      entry.parameters = parsed;
+    } else {
+      try {
+        entry.adapter = LoraAdapters.load(bytes);
+      } catch (OrtException | RuntimeException e) {
+        throw refused(file, "ONNX Runtime refused it: " + e.getMessage());
+      }
     }
     entry.bytes = bytes.length;
     mountedBytes += bytes.length;
@@ -311,7 +341,7 @@ public final class WeightFileMounts implements AutoCloseable {
     while (mountedBytes + need > budgetBytes) {
       Entry victim = null;
       for (Entry e : entries.values()) {
-        if (e != except && e.state == State.READY && e.adapter != null && e.inUse == 0
+        if (e != except && e.state == State.READY && e.bytes > 0 && e.inUse == 0
             && (victim == null || e.lastUseSeq < victim.lastUseSeq)) {
           victim = e;
         }
@@ -338,9 +368,10 @@ public final class WeightFileMounts implements AutoCloseable {
     if (entry.adapter != null) {
       entry.adapter.close();
       entry.adapter = null;
-      mountedBytes -= entry.bytes;
-      entry.bytes = 0;
     }
+    entry.parameters = null;
+    mountedBytes -= entry.bytes;
+    entry.bytes = 0;
   }
 
   private void touch(Entry entry) {

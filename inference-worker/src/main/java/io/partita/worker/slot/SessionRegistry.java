@@ -1,25 +1,37 @@
 package io.partita.worker.slot;
 
 import ai.onnxruntime.OrtException;
+import io.partita.models.lora.PerRowLora;
 import io.partita.runtime.SessionOpener;
 import io.partita.worker.serving.ModelSession;
 import io.partita.worker.serving.WeightFileMounts;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Opens the slots' sessions and owns them. With sharing on, slots on one-core CPU partitions of the
  * same model version get one session (one thread, called from each slot's own pinned thread) and
  * one set of mounted weight files, instead of one copy of the weights each.
+ *
+ * <p>With batching across weight files on, a model whose graph qualifies ({@link PerRowLora}) is
+ * opened in its per-row LoRA form, so one run serves rows of different weight files; any other
+ * model is opened as it is and keeps one batch per weight file.
  */
 final class SessionRegistry implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(SessionRegistry.class);
   private final SessionOpener opener;
   private final Path root;
   private final boolean share;
+  private final boolean acrossWeightFiles;
   private final LongSupplier clock;
   private final Runnable onChange;
   private final Map<String, ModelSession> shared = new HashMap<>();
@@ -27,10 +39,11 @@ final class SessionRegistry implements AutoCloseable {
   private final Map<ModelSession, Integer> users = new HashMap<>();
   private int opened;
 
-  SessionRegistry(SessionOpener opener, Path root, boolean share, LongSupplier clock, Runnable onChange) {
+  SessionRegistry(SessionOpener opener, Path root, boolean share, boolean acrossWeightFiles, LongSupplier clock, Runnable onChange) {
     this.opener = opener;
     this.root = root;
     this.share = share;
+    this.acrossWeightFiles = acrossWeightFiles;
     this.clock = clock;
     this.onChange = onChange;
   }
@@ -57,14 +70,42 @@ final class SessionRegistry implements AutoCloseable {
   }
 
   private ModelSession open(String key, SlotSpec spec) throws OrtException {
-    SessionOpener.Opened session = opener.open(spec.version().modelFile(), spec.session());
-    WeightFileMounts mounts = new WeightFileMounts(root, spec.version().signature(), spec.budgetBytes(), clock, onChange);
+    Optional<PerRowLora.Rewritten> perRow = acrossWeightFiles ? perRow(key, spec) : Optional.empty();
+    SessionOpener.Opened session = perRow.isPresent()
+        ? opener.open(perRow.get().toBytes(), spec.session())
+        : opener.open(spec.version().modelFile(), spec.session());
+    WeightFileMounts mounts = new WeightFileMounts(root, spec.version().signature(), spec.budgetBytes(), perRow.isPresent(), clock, onChange);
     synchronized (all) {
-      ModelSession s = new ModelSession(key + "#" + opened++, spec.version(), opener.env(), session, mounts);
+      ModelSession s = new ModelSession(key + "#" + opened++, spec.version(), opener.env(), session, mounts, perRow.orElse(null));
       all.add(s);
       users.put(s, 1);
       return s;
     }
+  }
+
+  /** The per-row form of the slot's model, or empty (with the reason logged) when it does not qualify. */
+  private static Optional<PerRowLora.Rewritten> perRow(String key, SlotSpec spec) {
+    if (spec.version().signature().parameters().isEmpty()) {
+      return Optional.empty(); // no weight file can apply to it: nothing to batch across
+    }
+    Path file = spec.version().modelFile();
+    PerRowLora.Result result;
+    try {
+      if (Files.size(file) > Integer.MAX_VALUE - 64) {
+        log.info("Model {} keeps one batch per weight file: its file is too large to rewrite in memory", key);
+        return Optional.empty();
+      }
+      result = PerRowLora.rewrite(Files.readAllBytes(file));
+    } catch (IOException e) {
+      log.warn("Model {} keeps one batch per weight file: reading {} failed: {}", key, file, e.getMessage());
+      return Optional.empty();
+    }
+    if (result.qualifies()) {
+      log.info("Model {} batches across weight files: {} LoRA pairs run per row", key, result.rewritten().orElseThrow().pairs().size());
+    } else {
+      log.info("Model {} keeps one batch per weight file: {}", key, result.reason());
+    }
+    return result.rewritten();
   }
 
   /**

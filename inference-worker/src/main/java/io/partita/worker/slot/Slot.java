@@ -21,9 +21,13 @@ import io.partita.worker.serving.WeightFileMounts;
 import io.partita.worker.serving.WeightFileRef;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -39,7 +43,8 @@ import org.slf4j.MDC;
  * A slot: one partition (pinned CPUs, or a GPU) running one model version through one ONNX Runtime
  * session, with its own queue and its own runner thread. Requests wait in the queue until the
  * {@link Batcher} makes them due, then run as one batch with their weight file active, and each
- * gets its own reply.
+ * gets its own reply. When the session runs the per-row LoRA form, requests of every service model
+ * of the base model share a batch and each row runs with its own weight file.
  *
  * <p>Guarantees: every job handed to {@link #enqueue} is answered exactly once (result,
  * DEADLINE_EXCEEDED without running, NOT_READY/OVERLOADED when its weight file cannot be held,
@@ -207,7 +212,11 @@ public final class Slot implements AutoCloseable {
    */
   public boolean offer(Job job, RequestCheck.Batching batching) {
     String layout = batching.layout() != null ? batching.layout() : "alone#" + solo.incrementAndGet();
-    BatchKey key = new BatchKey(job.request().getServiceModel(), spec.version().version(), layout);
+    ModelSession s = session;
+    // A per-row session runs rows of different weight files in one call: one batch for the base model.
+    BatchKey key = s != null && s.perRow()
+        ? BatchKey.acrossWeightFiles(spec.model(), spec.version().version(), layout)
+        : BatchKey.oneWeightFile(job.request().getServiceModel(), spec.version().version(), layout);
     lock.lock();
     try {
       if (!stopping && !stopped && !failed) {
@@ -376,56 +385,119 @@ public final class Slot implements AutoCloseable {
   }
 
   private void run(List<Pending<Job>> batch) {
-    String serviceModel = batch.get(0).key().serviceModel();
     long startNanos = System.nanoTime();
     long startMs = clock.getAsLong();
-    List<InferenceRequest> requests = new ArrayList<>(batch.size());
-    int[] rows = new int[batch.size()];
-    for (int i = 0; i < batch.size(); i++) {
-      Job job = batch.get(i).item();
-      requests.add(job.request());
-      rows[i] = batch.get(i).rows();
-      metrics.queueWait(serviceModel, spec.slot(), startNanos - job.arrivedAtNanos());
+    for (Pending<Job> p : batch) {
+      metrics.queueWait(p.item().request().getServiceModel(), spec.slot(), startNanos - p.item().arrivedAtNanos());
     }
-    WeightFileMounts.Lease lease;
+    runHeld(batch, startMs);
+  }
+
+  /**
+   * Holds the weight file of every service model in the batch and runs it. A request whose weight
+   * file is not ready is answered with the reason; one whose file does not fit the budget while the
+   * batch holds others runs after them, when they are released (alone it gets OVERLOADED).
+   */
+  private void runHeld(List<Pending<Job>> batch, long startMs) {
+    Map<String, WeightFileMounts.Lease> leases = new LinkedHashMap<>();
+    Map<String, NotRunnableException> refused = new HashMap<>();
+    Set<String> deferred = new HashSet<>();
+    List<Pending<Job>> runnable = new ArrayList<>(batch.size());
+    List<Pending<Job>> later = new ArrayList<>();
     try {
-      lease = session.mounts().acquire(serviceModel);
-    } catch (NotRunnableException e) {
       for (Pending<Job> p : batch) {
-        answer(p.item(), error(p.item().request(), e.code(), e.getMessage()));
-      }
-      return;
-    }
-    try (lease) {
-      metrics.batch(serviceModel, spec.slot(), batch.size());
-      List<List<Tensor>> outputs;
-      long t0 = System.nanoTime();
-      try {
-        outputs = session.run(requests, rows, lease.adapter());
-      } catch (OrtException | RuntimeException e) {
-        if (batch.size() > 1) {
-          log.debug("Slot {}: a batch of {} failed ({}); running its requests one by one", spec.name(), batch.size(), e.getMessage());
-          for (int i = 0; i < batch.size(); i++) {
-            runAlone(batch.get(i), lease, startMs);
-          }
-        } else {
-          answer(batch.get(0).item(), error(requests.get(0), ErrorCode.MODEL_ERROR, "the model failed: " + e.getMessage()));
+        String serviceModel = p.item().request().getServiceModel();
+        if (deferred.contains(serviceModel)) {
+          later.add(p);
+          continue;
         }
-        return;
+        if (!leases.containsKey(serviceModel) && !refused.containsKey(serviceModel)) {
+          try {
+            leases.put(serviceModel, session.mounts().acquire(serviceModel));
+          } catch (NotRunnableException e) {
+            if (e.code() == ErrorCode.OVERLOADED && !leases.isEmpty()) {
+              deferred.add(serviceModel);
+              later.add(p);
+              continue;
+            }
+            refused.put(serviceModel, e);
+          }
+        }
+        NotRunnableException no = refused.get(serviceModel);
+        if (no != null) {
+          answer(p.item(), error(p.item().request(), no.code(), no.getMessage()));
+        } else {
+          runnable.add(p);
+        }
       }
-      long took = System.nanoTime() - t0;
-      metrics.inference(serviceModel, spec.slot(), took);
-      for (int i = 0; i < batch.size(); i++) {
-        answer(batch.get(i).item(), result(batch.get(i).item(), outputs.get(i), startMs, took));
+      if (!runnable.isEmpty()) {
+        execute(runnable, leases, startMs);
       }
+    } finally {
+      leases.values().forEach(WeightFileMounts.Lease::close);
+    }
+    if (!later.isEmpty()) {
+      runHeld(later, startMs);
     }
   }
 
-  private void runAlone(Pending<Job> pending, WeightFileMounts.Lease lease, long startMs) {
+  private void execute(List<Pending<Job>> batch, Map<String, WeightFileMounts.Lease> leases, long startMs) {
+    String tag = leases.size() == 1 ? leases.keySet().iterator().next() : spec.model();
+    metrics.batch(tag, spec.slot(), batch.size());
+    List<List<Tensor>> outputs;
+    long t0 = System.nanoTime();
+    try {
+      outputs = invoke(batch, leases);
+    } catch (OrtException | RuntimeException e) {
+      if (batch.size() > 1) {
+        log.debug("Slot {}: a batch of {} failed ({}); running its requests one by one", spec.name(), batch.size(), e.getMessage());
+        for (Pending<Job> p : batch) {
+          runAlone(p, leases, startMs);
+        }
+      } else {
+        answer(batch.get(0).item(), error(batch.get(0).item().request(), ErrorCode.MODEL_ERROR, "the model failed: " + e.getMessage()));
+      }
+      return;
+    }
+    long took = System.nanoTime() - t0;
+    metrics.inference(tag, spec.slot(), took);
+    for (int i = 0; i < batch.size(); i++) {
+      answer(batch.get(i).item(), result(batch.get(i).item(), outputs.get(i), startMs, took));
+    }
+  }
+
+  /**
+   * One run: on a per-row session every request brings its own adapter; otherwise the batch holds one
+   * service model and its adapter is activated for the run.
+   */
+  private List<List<Tensor>> invoke(List<Pending<Job>> batch, Map<String, WeightFileMounts.Lease> leases) throws OrtException {
+    List<InferenceRequest> requests = new ArrayList<>(batch.size());
+    int[] rows = new int[batch.size()];
+    for (int i = 0; i < batch.size(); i++) {
+      requests.add(batch.get(i).item().request());
+      rows[i] = batch.get(i).rows();
+    }
+    if (session.perRow()) {
+      List<io.partita.models.lora.LoraAdapter> adapters = new ArrayList<>(requests.size());
+      for (InferenceRequest r : requests) {
+        adapters.add(leases.get(r.getServiceModel()).parameters());
+      }
+      return session.runPerRow(requests, rows, adapters);
+    }
+    String serviceModel = requests.get(0).getServiceModel();
+    for (InferenceRequest r : requests) {
+      if (!r.getServiceModel().equals(serviceModel)) {
+        throw new IllegalStateException("a batch of " + spec.name() + " mixes service models but its session runs one adapter per run");
+      }
+    }
+    return session.run(requests, rows, leases.get(serviceModel).adapter());
+  }
+
+  private void runAlone(Pending<Job> pending, Map<String, WeightFileMounts.Lease> leases, long startMs) {
     Job job = pending.item();
     long t0 = System.nanoTime();
     try {
-      List<List<Tensor>> out = session.run(List.of(job.request()), new int[] {pending.rows()}, lease.adapter());
+      List<List<Tensor>> out = invoke(List.of(pending), leases);
       long took = System.nanoTime() - t0;
       metrics.inference(job.request().getServiceModel(), spec.slot(), took);
       answer(job, result(job, out.get(0), startMs, took));

@@ -52,7 +52,13 @@ public final class Slots implements AutoCloseable {
    * @param maxDelayMs the batching queue delay
    * @param shareSessions whether one-core slots of one version share a session
    */
-  public record Settings(long maxDelayMs, boolean shareSessions) {}
+  /**
+   * @param maxDelayMs how long a batch may wait for more requests
+   * @param shareSessions one-core slots of one model version share one session
+   * @param acrossWeightFiles open a qualifying model in its per-row LoRA form, so requests of different weight files
+   *     share a batch (docs/models.md says which graphs qualify)
+   */
+  public record Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles) {}
 
   public Slots(RepositoryIndex index, List<SlotSpec> specs, Settings settings, SessionOpener opener,
                WorkerMetrics metrics, LongSupplier clock, Runnable onChange) {
@@ -61,7 +67,7 @@ public final class Slots implements AutoCloseable {
     this.settings = settings;
     this.metrics = metrics;
     this.onChange = onChange;
-    this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), clock, onChange);
+    this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), settings.acrossWeightFiles(), clock, onChange);
     List<Slot> list = new ArrayList<>();
     for (SlotSpec spec : specs) {
       list.add(newSlot(spec));

@@ -9,9 +9,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class BatcherTest {
-  private static final BatchKey A = new BatchKey("demo-a", "1", "input:FP32:[8]");
-  private static final BatchKey B = new BatchKey("demo-b", "1", "input:FP32:[8]");
-  private static final BatchKey A_V2 = new BatchKey("demo-a", "2", "input:FP32:[8]");
+  private static final BatchKey A = BatchKey.oneWeightFile("demo-a", "1", "input:FP32:[8]");
+  private static final BatchKey B = BatchKey.oneWeightFile("demo-b", "1", "input:FP32:[8]");
+  private static final BatchKey A_V2 = BatchKey.oneWeightFile("demo-a", "2", "input:FP32:[8]");
 
   private static Pending<String> p(String id, BatchKey key, int rows, long at) {
     return new Pending<>(id, key, rows, at, Pending.NO_DEADLINE);
@@ -34,6 +34,20 @@ class BatcherTest {
     Batcher.Decision<String> due = batcher.next(105, false);
     assertThat(ids(due.batch())).containsExactly("lone");
     assertThat(batcher.isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldPutServiceModelsOfOneBaseModelInOneBatchWhenKeyedAcrossWeightFiles() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(32, 0));
+    BatchKey base = BatchKey.acrossWeightFiles("demo-mlp", "1", "input:FP32:[8]");
+    batcher.add(p("a1", base, 1, 100));
+    batcher.add(p("b1", base, 2, 100));
+    batcher.add(p("a2", base, 1, 100));
+    batcher.add(p("other-layout", BatchKey.acrossWeightFiles("demo-mlp", "1", "input:FP32:[9]"), 1, 100));
+    assertThat(ids(batcher.next(100, false).batch())).containsExactly("a1", "b1", "a2");
+    assertThat(ids(batcher.next(100, false).batch())).containsExactly("other-layout");
+    // A service model's own key never shares a batch with the base model's.
+    assertThat(BatchKey.oneWeightFile("demo-mlp", "1", "x")).isNotEqualTo(BatchKey.acrossWeightFiles("demo-mlp", "1", "x"));
   }
 
   @Test

@@ -67,6 +67,28 @@ class WeightFileMountsTest {
   }
 
   @Test
+  void shouldHoldParametersInsteadOfOrtAdaptersForAPerRowSessionAndCountTheirBytes() throws Exception {
+    long budget = size("a") + size("b");
+    try (WeightFileMounts mounts = new WeightFileMounts(repo, signature, budget, true, System::currentTimeMillis, changes::incrementAndGet)) {
+      mounts.mount("demo-a", "i-a", adapter("a"));
+      mounts.mount("demo-b", "i-b", adapter("b"));
+      mounts.mount("demo", "i-base", null);
+      try (WeightFileMounts.Lease a = mounts.acquire("demo-a"); WeightFileMounts.Lease base = mounts.acquire("demo")) {
+        assertThat(a.adapter()).isNull();
+        assertThat(a.parameters()).isEqualTo(DemoMlp.adapter("a"));
+        assertThat(base.parameters()).isNull();
+      }
+      assertThat(mounts.mountedBytes()).isEqualTo(budget);
+      mounts.mount("demo-c", "i-c", adapter("c")); // over the budget: the least recently used (b) goes
+      assertThat(mounts.mount("demo-b").orElseThrow().state()).isEqualTo(State.EVICTED);
+      assertThat(mounts.mountedBytes()).isEqualTo(size("a") + size("c"));
+      try (WeightFileMounts.Lease b = mounts.acquire("demo-b")) {
+        assertThat(b.parameters()).isEqualTo(DemoMlp.adapter("b"));
+      }
+    }
+  }
+
+  @Test
   void shouldRefuseAWrongSha256AndKeepServingTheOthers() throws Exception {
     try (WeightFileMounts mounts = mounts(0)) {
       mounts.mount("demo-a", "i-a", adapter("a"));

@@ -60,8 +60,12 @@ class SlotsTest {
   }
 
   private Slots start(List<SlotAssignment> assignments, long delayMs, boolean share) throws Exception {
+    return start(assignments, delayMs, share, true);
+  }
+
+  private Slots start(List<SlotAssignment> assignments, long delayMs, boolean share, boolean acrossWeightFiles) throws Exception {
     List<SlotSpec> specs = Assignments.resolve(assignments, index, DEFAULTS, Pinning.usableCpus(), "test");
-    slots = new Slots(index, specs, new Slots.Settings(delayMs, share), new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), new WorkerMetrics(registry),
+    slots = new Slots(index, specs, new Slots.Settings(delayMs, share, acrossWeightFiles), new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), new WorkerMetrics(registry),
         System::currentTimeMillis, () -> { });
     slots.start(Duration.ofMinutes(1));
     return slots;
@@ -124,7 +128,8 @@ class SlotsTest {
 
   @Test
   void shouldAnswerInterleavedServiceModelsEachWithItsOwnAdapterInBatchesOfOneWeightFile() throws Exception {
-    startDefault(300); // long enough that the interleaved requests queue up together
+    // Batching across weight files off: long enough a delay that the interleaved requests queue up together.
+    start(Assignments.fromSettings(index, DEFAULTS, List.of(), -1, Pinning.usableCpus()), 300, true, false);
     Map<String, float[][]> inputs = new ConcurrentHashMap<>();
     for (int i = 0; i < 40; i++) {
       String model = DemoMlp.SERVICE_MODELS.get(i % DemoMlp.SERVICE_MODELS.size());
@@ -151,6 +156,40 @@ class SlotsTest {
         .containsExactlyInAnyOrderElementsOf(DemoMlp.SERVICE_MODELS);
     assertThat(batches.stream().mapToDouble(DistributionSummary::totalAmount).sum()).isEqualTo(40);
     assertThat(batches.stream().mapToDouble(DistributionSummary::max).max().orElse(0)).isGreaterThan(1);
+    assertThat(answers.values()).containsOnly(1);
+  }
+
+  @Test
+  void shouldAnswerInterleavedServiceModelsInBatchesMixingWeightFilesWhenTheModelQualifies() throws Exception {
+    startDefault(300); // the demo model qualifies for the per-row LoRA form
+    assertThat(slots.slots()).allSatisfy(s -> assertThat(s.session().perRow()).isTrue());
+    Map<String, float[][]> inputs = new ConcurrentHashMap<>();
+    for (int i = 0; i < 40; i++) {
+      String model = DemoMlp.SERVICE_MODELS.get(i % DemoMlp.SERVICE_MODELS.size());
+      float[][] x = DemoMlp.sampleInput(1 + i % 3, 100 + i);
+      inputs.put("m" + i, x);
+      submit(request("m" + i, model, "1", x), Long.MAX_VALUE);
+    }
+    awaitReplies(40);
+    for (int i = 0; i < 40; i++) {
+      InferenceReply reply = replies.get("m" + i);
+      assertThat(reply.getError()).as("m%d", i).isNull();
+      assertThat(reply.getServiceModel()).isEqualTo(DemoMlp.SERVICE_MODELS.get(i % DemoMlp.SERVICE_MODELS.size()));
+      float[][] expected = DemoMlp.reference(inputs.get("m" + i), DemoMlp.adapterForServiceModel(reply.getServiceModel()).orElse(null), "1");
+      float[][] actual = toRows(reply.getOutputs().get(0));
+      assertThat(actual.length).isEqualTo(expected.length);
+      for (int r = 0; r < expected.length; r++) {
+        for (int c = 0; c < expected[r].length; c++) {
+          assertThat(actual[r][c]).as("m%d %s [%d][%d]", i, reply.getServiceModel(), r, c).isCloseTo(expected[r][c], within(1e-4f));
+        }
+      }
+    }
+    // Batches mixing service models ran (tagged with the base model), larger than one request.
+    List<DistributionSummary> batches = new ArrayList<>(registry.find(WorkerMetrics.BATCH_SIZE).summaries());
+    assertThat(batches).extracting(s -> s.getId().getTag(WorkerMetrics.TAG_SERVICE_MODEL)).contains(DemoMlp.MODEL_NAME);
+    assertThat(batches.stream().filter(s -> DemoMlp.MODEL_NAME.equals(s.getId().getTag(WorkerMetrics.TAG_SERVICE_MODEL)))
+        .mapToDouble(DistributionSummary::max).max().orElse(0)).isGreaterThan(DemoMlp.SERVICE_MODELS.size());
+    assertThat(batches.stream().mapToDouble(DistributionSummary::totalAmount).sum()).isEqualTo(40);
     assertThat(answers.values()).containsOnly(1);
   }
 
@@ -300,6 +339,29 @@ class SlotsTest {
         .containsExactly("demo=READY", "demo-a=READY", "demo-b=EVICTED", "demo-c=EVICTED");
     assertThat(status.getServiceModels()).filteredOn(m -> m.getServiceModel().equals("demo-b"))
         .singleElement().satisfies(m -> assertThat(m.getInstanceId()).isEqualTo("host-1/s/demo-b"));
+  }
+
+  @Test
+  void shouldRunTheRestOfAMixedBatchAfterwardsWhenItsWeightFilesDoNotFitTheBudgetTogether() throws Exception {
+    long oneAdapter = java.nio.file.Files.size(repo.resolve(io.partita.models.demo.DemoRepository.adapterPath("a")));
+    start(Assignments.read(writeList("[{\"slot\": \"s\", \"model\": \"demo-mlp\", \"version\": \"1\", \"memoryBudgetBytes\": "
+        + (oneAdapter + oneAdapter / 2) + ", \"serviceModels\": [\"demo\"]}]"), index, "host-1"), 300, true);
+    List<String> order = List.of("demo-a", "demo-b", "demo", "demo-c", "demo-a", "demo-b");
+    for (int i = 0; i < order.size(); i++) {
+      submit(request("mix-" + i, order.get(i), null, DemoMlp.sampleInput(1, 50 + i)), Long.MAX_VALUE);
+    }
+    awaitReplies(order.size());
+    for (int i = 0; i < order.size(); i++) {
+      InferenceReply reply = replies.get("mix-" + i);
+      assertThat(reply.getError()).as("mix-%d", i).isNull();
+      float[][] expected = DemoMlp.reference(DemoMlp.sampleInput(1, 50 + i), DemoMlp.adapterForServiceModel(order.get(i)).orElse(null), "1");
+      float[][] got = toRows(reply.getOutputs().get(0));
+      for (int c = 0; c < expected[0].length; c++) {
+        assertThat(got[0][c]).as("mix-%d", i).isCloseTo(expected[0][c], within(1e-4f));
+      }
+    }
+    assertThat(answers.values()).containsOnly(1);
+    assertThat(slots.statuses().get(0).getMountedBytes()).isLessThanOrEqualTo(oneAdapter + oneAdapter / 2);
   }
 
   private Path writeList(String json) throws Exception {

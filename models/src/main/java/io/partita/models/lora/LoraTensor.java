@@ -44,6 +44,11 @@ public final class LoraTensor {
     return data.length;
   }
 
+  /** Puts {@code length} values from flat index {@code from} into {@code dst}, without copying the tensor first. */
+  public void copyTo(java.nio.FloatBuffer dst, int from, int length) {
+    dst.put(data, from, length);
+  }
+
   /** Value at a flat row-major index, without copying. */
   public float at(int flatIndex) {
     return data[flatIndex];
