@@ -163,7 +163,8 @@ class ThousandServiceModelsIT {
       }
       senders.shutdown();
       assertThat(senders.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
-      await().atMost(Duration.ofMinutes(3)).until(() -> replies.byId.size() >= all.size());
+      // A bound, not a speed goal: one batch per weight file makes this slow on a loaded 2-core machine (190 s seen)
+      await().atMost(Duration.ofMinutes(8)).until(() -> replies.byId.size() >= all.size());
       Map<String, InferenceReply> together = Map.copyOf(replies.byId);
 
       // Alone: each request again, one at a time, so it runs in a batch of its own.
