@@ -145,7 +145,9 @@ class ColdStartIT {
 
     assertThat(wrong).as("200 answers carrying another model's output").isEmpty();
     assertThat(firstAnswerMs.values()).as("first 200 of each model, ms after launch").allMatch(ms -> ms <= FIRST_ANSWER.toMillis());
-    assertThat(notReadyRounds[0]).as("rounds in which /v2/health/ready was 503 (before the first plan)").isPositive();
+    // How many rounds saw 503 before the first plan is printed, not asserted: on an idle machine the
+    // stack can be ready before the first round. What matters is never 200 too early (below).
+    System.out.printf("ColdStartIT: /v2/health/ready was 503 in %d round(s) before every model was ready%n", notReadyRounds[0]);
     assertThat(readyTooEarly).as("/v2/health/ready 200 while a model did not answer 200 right after").isEmpty();
     assertThat(codesAfterAllAnswered.keySet()).as("answers once every model had answered").containsOnly(200);
     assertThat(get(http, url + "/v2/health/ready")).isEqualTo(200);
