@@ -116,7 +116,9 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
             break;
           }
           guard.faulted("reading " + topic, e);
-          pause(1000);
+          if (!guard.backOff()) {
+            running = false;
+          }
           continue;
         }
         guard.ready();
@@ -174,16 +176,6 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
         .setError(new InferenceError(ErrorCode.UNKNOWN, "the reply to this request could not be read ("
             + e.getClass().getSimpleName() + "); the request may have run"))
         .build();
-  }
-
-  // A fixed back-off after a failed poll: the broker gives no signal to wait for, and retrying at once would spin.
-  private void pause(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      running = false;
-    }
   }
 
   @Override
