@@ -138,7 +138,9 @@ public final class JobRunner implements Runnable, AutoCloseable {
             break;
           }
           guard.faulted("taking part in the job leader election", e);
-          pause(1000);
+          if (!guard.backOff()) {
+            open = false;
+          }
           continue;
         }
         guard.ready();
@@ -161,15 +163,6 @@ public final class JobRunner implements Runnable, AutoCloseable {
   }
 
   private boolean died;
-
-  private void pause(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      open = false;
-    }
-  }
 
   private void startLeading() {
     synchronized (lock) {
