@@ -23,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -31,11 +32,14 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -123,6 +127,24 @@ class ThousandServiceModelsIT {
     }
   }
 
+  /**
+   * One answered request on each partition of the request topic before the burst. A topic created a
+   * moment ago can still be settling its leaders on a loaded broker: once, the burst's first produce
+   * was answered NOT_LEADER_OR_FOLLOWER while later batches of the same idempotent producer were
+   * appended, so its retry was refused OUT_OF_ORDER_SEQUENCE_NUMBER until it expired, and the
+   * requests it held never reached the worker.
+   */
+  private static void warmUp(KafkaProducer<String, byte[]> producer, String topic, String replyTopic, Replies replies)
+      throws Exception {
+    int partitions = producer.partitionsFor(topic).size();
+    for (int p = 0; p < partitions; p++) {
+      InferenceRequest warm = request("warm-" + p, "demo", DemoMlp.sampleInput(1, p));
+      ProducerRecord<String, byte[]> r = record(topic, warm, replyTopic);
+      producer.send(new ProducerRecord<>(topic, p, r.key(), r.value(), r.headers())).get(2, TimeUnit.MINUTES);
+      await().atMost(Duration.ofMinutes(1)).until(() -> replies.byId.containsKey(warm.getId()));
+    }
+  }
+
   @Test
   void shouldAnswerEveryOneOfAThousandServiceModelsOnOneTopicAsItAnswersEachAlone() throws Exception {
     writeRepository();
@@ -151,20 +173,27 @@ class ThousandServiceModelsIT {
       all.add(request("own-" + i, name(i), DemoMlp.sampleInput(1 + i % 3, i)));
     }
     try (Replies replies = new Replies(replyTopic); KafkaProducer<String, byte[]> producer = KafkaFixture.producer()) {
+      warmUp(producer, topic, replyTopic, replies);
       // Interleaved: THREADS senders, each taking every THREADS-th request, so neighbours differ in adapter.
       ExecutorService senders = Executors.newFixedThreadPool(THREADS);
+      List<Future<RecordMetadata>> sent = Collections.synchronizedList(new ArrayList<>());
       for (int t = 0; t < THREADS; t++) {
         int first = t;
         senders.submit(() -> {
           for (int k = first; k < all.size(); k += THREADS) {
-            producer.send(record(topic, all.get(k), replyTopic));
+            sent.add(producer.send(record(topic, all.get(k), replyTopic)));
           }
         });
       }
       senders.shutdown();
       assertThat(senders.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+      // Every request is on the broker, or the test fails here naming why, not minutes later for want of replies.
+      for (Future<RecordMetadata> f : sent) {
+        f.get(2, TimeUnit.MINUTES);
+      }
+      assertThat(sent).hasSize(all.size());
       // A bound, not a speed goal: one batch per weight file makes this slow on a loaded 2-core machine (190 s seen)
-      await().atMost(Duration.ofMinutes(8)).until(() -> replies.byId.size() >= all.size());
+      await().atMost(Duration.ofMinutes(8)).until(() -> all.stream().allMatch(r -> replies.byId.containsKey(r.getId())));
       Map<String, InferenceReply> together = Map.copyOf(replies.byId);
 
       // Alone: each request again, one at a time, so it runs in a batch of its own.

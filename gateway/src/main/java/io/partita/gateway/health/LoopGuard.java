@@ -81,6 +81,24 @@ public final class LoopGuard {
         name(), doing, describe(cause));
   }
 
+  /** How long a loop waits after a failed poll before polling again. */
+  static final long BACK_OFF_MS = 1000;
+
+  /**
+   * Waits {@link #BACK_OFF_MS} after {@link #faulted}. A fixed wait is right here: a failing
+   * broker gives no signal to wait for, and polling again at once would spin. Returns false when
+   * the thread was interrupted (the interrupt is kept): the loop should stop.
+   */
+  public boolean backOff() {
+    try {
+      Thread.sleep(BACK_OFF_MS);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
   /**
    * A piece of the loop's work failed and will be tried again, but the loop still serves (a job
    * runner that pauses, a demand report not written): counted and summarised, state unchanged.

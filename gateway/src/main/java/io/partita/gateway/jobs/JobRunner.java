@@ -149,7 +149,9 @@ public final class JobRunner implements Runnable, AutoCloseable {
             break;
           }
           guard.faulted("taking part in the job leader election", e);
-          pause(1000);
+          if (!guard.backOff()) {
+            open = false;
+          }
           continue;
         }
         guard.ready();
@@ -172,15 +174,6 @@ public final class JobRunner implements Runnable, AutoCloseable {
   }
 
   private boolean died;
-
-  private void pause(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      open = false;
-    }
-  }
 
   private void startLeading() {
     synchronized (lock) {

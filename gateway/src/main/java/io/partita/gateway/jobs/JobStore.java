@@ -116,7 +116,9 @@ public final class JobStore implements Runnable, AutoCloseable {
             break;
           }
           guard.faulted("reading " + topics.jobStatus(), e);
-          pause(1000);
+          if (!guard.backOff()) {
+            running = false;
+          }
           continue;
         }
         for (ConsumerRecord<String, byte[]> record : records) {
@@ -153,16 +155,6 @@ public final class JobStore implements Runnable, AutoCloseable {
         guard.stopped();
       }
       follower.close(Duration.ofSeconds(2));
-    }
-  }
-
-  // A fixed back-off after a failed poll: the broker gives no signal to wait for, and retrying at once would spin.
-  private void pause(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      running = false;
     }
   }
 

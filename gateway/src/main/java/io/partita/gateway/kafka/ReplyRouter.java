@@ -101,7 +101,9 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
             break;
           }
           guard.faulted("reading " + topic, e);
-          pause(1000);
+          if (!guard.backOff()) {
+            running = false;
+          }
           continue;
         }
         guard.ready();
@@ -127,16 +129,6 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
       }
       calls.failAll("the gateway is closing");
       consumer.close(Duration.ofSeconds(2));
-    }
-  }
-
-  // A fixed back-off after a failed poll: the broker gives no signal to wait for, and retrying at once would spin.
-  private void pause(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      running = false;
     }
   }
 
