@@ -245,9 +245,18 @@ public final class JobRunner implements Runnable, AutoCloseable {
     }
   }
 
-  /** One job being run. Counters are guarded by {@link #lock}. */
+  /**
+   * One job being run. Counters are guarded by {@link #lock}.
+   *
+   * <p>Every row runs on one version: the job's pinned one, or else the version that answers its
+   * first row. Until that reply, one row at a time is sent without a version (a row answered with an
+   * error leaves the choice open, the next row asks again); from then on every row is sent pinned,
+   * so a plan that moves the service model to another version mid-job does not mix versions in its
+   * results. A job taken up again by another gateway pins the version its written results name.
+   */
   private final class Run {
     private final JobStatus initial;
+    private String version; // guarded by lock; null until chosen
     private final String jobId;
     private final int total;
     private final BitSet done;
@@ -264,6 +273,13 @@ public final class JobRunner implements Runnable, AutoCloseable {
       this.jobId = status.getJobId();
       this.total = status.getTotal();
       this.done = new BitSet(total);
+      this.version = status.getVersion();
+    }
+
+    private String version() {
+      synchronized (lock) {
+        return version;
+      }
     }
 
     void execute() throws InterruptedException {
@@ -344,6 +360,9 @@ public final class JobRunner implements Runnable, AutoCloseable {
       ctx.store().read(ctx.topics().jobItems(), jobId, initial.getResultsOffset(), record -> {
         try {
           JobItemResult r = ctx.store().decodeResult(record);
+          if (version == null && r.getError() == null && r.getModelVersion() != null) {
+            version = r.getModelVersion(); // the version its first answered rows ran on
+          }
           if (r.getIndex() >= 0 && r.getIndex() < total && !done.get(r.getIndex())) {
             done.set(r.getIndex());
             doneCount++;
@@ -392,17 +411,32 @@ public final class JobRunner implements Runnable, AutoCloseable {
         synchronized (lock) {
           inFlight++;
         }
+        boolean choosing = version() == null;
         send(chunk, item, index, 1);
+        if (choosing && !awaitAnswer(index)) {
+          return false;
+        }
         progress();
       }
       return true;
+    }
+
+    /** Waits until row {@code index} has its result (so the version is chosen, or the next row asks again); false to stop. */
+    private boolean awaitAnswer(int index) throws InterruptedException {
+      synchronized (lock) {
+        while (!done.get(index) && leading) {
+          lock.wait(200);
+          progressLocked();
+        }
+      }
+      return leading && !cancelled();
     }
 
     private void send(BatchJob chunk, JobItem item, int index, int attempt) {
       InferenceRequest request = InferenceRequest.newBuilder()
           .setId(jobId + "-" + index)
           .setServiceModel(chunk.getServiceModel())
-          .setVersion(chunk.getVersion())
+          .setVersion(version())
           .setInputs(item.getInputs())
           .setOutputs(item.getOutputs())
           .build();
@@ -448,6 +482,11 @@ public final class JobRunner implements Runnable, AutoCloseable {
       synchronized (lock) {
         if (!leading || done.get(index)) {
           return; // lost the lead: the next leader sends it again
+        }
+        if (version == null && error == null && reply != null && reply.getModelVersion() != null) {
+          version = reply.getModelVersion(); // the job's version from now on
+          log.info("Job {} runs on version {} of {} (the version that answered its first row)", jobId, version,
+              initial.getServiceModel());
         }
         ctx.producer().send(new ProducerRecord<>(topic, 0, jobId, ctx.store().resultCodec().encode(topic, result)), (md, e) -> {
           if (e != null) {
@@ -503,6 +542,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
             .setRatePerSecond(running ? rate.rate() : 0)
             .setRunner(ctx.gatewayId())
             .setMessage(message)
+            .setVersion(version)
             .build();
       }
     }
