@@ -122,7 +122,10 @@ final class LocalCommand implements Callable<Integer> {
     flags.put("topics.replication", "1");
     // The worker starts with one slot per model version and moves to the planned slots once the
     // planner has assigned this host any (--set worker.follow-plan=false keeps the start-up slots).
-    Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true"), flags);
+    // The gateway offers what the catalog holds and follows it, so a model added to or removed from
+    // the repository while local runs is offered or withdrawn at the gateway once the catalog says so.
+    Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true",
+        "gateway.models", "catalog"), flags);
     Services.logSettings("local", settings);
     try {
       // The planner's Streams group starts in the background: the worker and the gateway serve from
@@ -132,8 +135,10 @@ final class LocalCommand implements Callable<Integer> {
       PlannerConfig plannerConfig = PlannerConfig.from(settings);
       startInBackground(services, new PlannerService(plannerConfig));
       services.start(new InferenceWorker(WorkerConfig.from(settings)));
-      int published = PlannerCommand.publishCatalog(plannerConfig, repo, plannerConfig.codecs());
-      log.info("Published the catalog of {} ({} records) for the planner", repo, published);
+      CatalogSync sync = services.start(new CatalogSync(plannerConfig, repo,
+          settings.longValue(CatalogSync.INTERVAL_KEY, CatalogSync.DEFAULT_INTERVAL_MS, 0, 3_600_000)));
+      log.info("Published the catalog of {} ({} records) for the planner{}", repo, sync.firstPublished(),
+          sync.intervalMs() > 0 ? "; rescanned every " + sync.intervalMs() + " ms (" + CatalogSync.INTERVAL_KEY + ")" : "");
       GatewayConfig gatewayConfig = GatewayConfig.from(settings);
       Gateway gateway = services.start(new Gateway(gatewayConfig));
       if (!noProfile) {

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
 public final class Slots implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Slots.class);
 
-  private final RepositoryIndex index;
+  private volatile RepositoryIndex index; // replaced by refresh() when the repository gained models
   /** The slots that take requests; replaced as a whole when the plan changes (read without a lock). */
   private volatile List<Slot> slots = List.of();
   private final SessionRegistry sessions;
@@ -205,6 +205,18 @@ public final class Slots implements AutoCloseable {
   /** The base model of a service model of the repository, if it has one. */
   public Optional<String> baseModelOf(String serviceModel) {
     return index.serviceModel(serviceModel).map(e -> e.baseModel());
+  }
+
+  /**
+   * Takes a newer scan of the same repository (a model was added while the worker runs), so that
+   * the next {@link #apply} can place its versions and requests find its service models. Slots
+   * already running keep the entries they were opened with.
+   */
+  public void refresh(RepositoryIndex newer) {
+    if (!newer.root().equals(index.root())) {
+      throw new IllegalArgumentException("a scan of " + newer.root() + " cannot replace one of " + index.root());
+    }
+    index = newer;
   }
 
   /** Service models with at least one slot here. */
