@@ -114,7 +114,7 @@ public final class InferenceWorker implements Service {
       log.warn("No slot is assigned to host {} ({}); the worker serves nothing", config.hostId(), source);
     }
     WorkerMetrics metrics = new WorkerMetrics(registry);
-    slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions()),
+    slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions(), s.modelCache()),
         new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), metrics, System::currentTimeMillis, this::statusChanged);
 
     Set<String> served = new TreeSet<>(slots.serviceModels());

@@ -26,8 +26,16 @@ final class SessionRegistry implements AutoCloseable {
   private final List<ModelSession> all = new ArrayList<>();
   private final Map<ModelSession, Integer> users = new HashMap<>();
   private int opened;
+  private final java.util.Optional<io.partita.worker.fetch.ModelFetcher> fetcher;
 
   SessionRegistry(SessionOpener opener, Path root, boolean share, LongSupplier clock, Runnable onChange) {
+    this(opener, root, share, clock, onChange, java.util.Optional.empty());
+  }
+
+  /** @param fetcher when present, a model file is fetched into its cache and its sha256 checked before it is opened */
+  SessionRegistry(SessionOpener opener, Path root, boolean share, LongSupplier clock, Runnable onChange,
+      java.util.Optional<io.partita.worker.fetch.ModelFetcher> fetcher) {
+    this.fetcher = fetcher;
     this.opener = opener;
     this.root = root;
     this.share = share;
@@ -57,7 +65,15 @@ final class SessionRegistry implements AutoCloseable {
   }
 
   private ModelSession open(String key, SlotSpec spec) throws OrtException {
-    SessionOpener.Opened session = opener.open(spec.version().modelFile(), spec.session());
+    Path file = spec.version().modelFile();
+    if (fetcher.isPresent()) {
+      try { // never open a file whose bytes are not the ones the scan (and the catalog) named
+        file = fetcher.get().fetch(spec.version().relativePath(), spec.version().sha256());
+      } catch (io.partita.worker.fetch.ModelFetcher.FetchException e) {
+        throw new IllegalStateException(e.getMessage(), e);
+      }
+    }
+    SessionOpener.Opened session = opener.open(file, spec.session());
     WeightFileMounts mounts = new WeightFileMounts(root, spec.version().signature(), spec.budgetBytes(), clock, onChange);
     synchronized (all) {
       ModelSession s = new ModelSession(key + "#" + opened++, spec.version(), opener.env(), session, mounts);

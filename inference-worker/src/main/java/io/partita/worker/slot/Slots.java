@@ -52,7 +52,15 @@ public final class Slots implements AutoCloseable {
    * @param maxDelayMs the batching queue delay
    * @param shareSessions whether one-core slots of one version share a session
    */
-  public record Settings(long maxDelayMs, boolean shareSessions) {}
+  /**
+   * @param modelCache where model files are copied, their sha256 checked against the scan, before a
+   *     session opens them ({@code worker.model.cache.dir}); empty: opened in the repository
+   */
+  public record Settings(long maxDelayMs, boolean shareSessions, java.util.Optional<java.nio.file.Path> modelCache) {
+    public Settings(long maxDelayMs, boolean shareSessions) {
+      this(maxDelayMs, shareSessions, java.util.Optional.empty());
+    }
+  }
 
   public Slots(RepositoryIndex index, List<SlotSpec> specs, Settings settings, SessionOpener opener,
                WorkerMetrics metrics, LongSupplier clock, Runnable onChange) {
@@ -61,7 +69,9 @@ public final class Slots implements AutoCloseable {
     this.settings = settings;
     this.metrics = metrics;
     this.onChange = onChange;
-    this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), clock, onChange);
+    this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), clock, onChange,
+        settings.modelCache().map(dir -> new io.partita.worker.fetch.ModelFetcher(java.util.Optional.of(index.root()), dir,
+            java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofMinutes(10))));
     List<Slot> list = new ArrayList<>();
     for (SlotSpec spec : specs) {
       list.add(newSlot(spec));
