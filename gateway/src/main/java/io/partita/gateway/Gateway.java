@@ -5,6 +5,9 @@ import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.gateway.catalog.CatalogReader;
+import io.partita.gateway.catalog.CatalogView;
+import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.gateway.health.CatalogReadiness;
 import io.partita.gateway.health.GatewayLoops;
 import io.partita.gateway.health.Readiness;
@@ -59,6 +62,11 @@ import org.slf4j.LoggerFactory;
  * anything is produced, and readiness follows the routes. With {@code any} requests go to the
  * request topic without a plan and readiness means: the model is in this gateway's model repository
  * and the gateway reads its reply topic.
+ *
+ * <p>The models it offers come from {@code model.repo}, scanned once at start, or, without one
+ * (or with {@code gateway.models=catalog}), from the catalog topics, followed while it runs
+ * ({@link CatalogReader}): such a gateway needs no model files and never loads ONNX Runtime; it
+ * validates bodies and answers metadata from the signatures the catalog's version records carry.
  */
 public final class Gateway implements Service {
   private static final Logger log = LoggerFactory.getLogger(Gateway.class);
@@ -74,6 +82,8 @@ public final class Gateway implements Service {
   private Admin admin;
   private ReplyRouter router;
   private Thread routerThread;
+  private CatalogReader catalogReader;
+  private Thread catalogThread;
   private RouteTable routeTable;
   private Thread routeTableThread;
   private JobStore jobStore;
@@ -100,17 +110,19 @@ public final class Gateway implements Service {
   }
 
   private void startAll() throws Exception {
-    RepositoryIndex index = ModelRepository.scan(config.modelRepository());
     String replyTopic = topics.replies(config.gatewayId());
     List<TopicSpec> specs = new ArrayList<>(topics.infrastructure());
     specs.add(TopicSpec.stream(replyTopic, 1));
-    Map<String, String> baseModels = new java.util.TreeMap<>();
-    index.serviceModels().values().forEach(m -> baseModels.put(m.name(), m.baseModel()));
-    // one request topic per base model (created here when missing; the planner grows it with the instances)
-    new java.util.TreeSet<>(baseModels.values()).forEach(b -> specs.add(TopicSpec.stream(topics.requests(b),
-        io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS)));
     admin = Admin.create(base());
     TopicAdmin.ensure(admin, specs, (short) 3);
+    ModelCatalog catalog = catalog();
+    RepositoryIndex index = catalog.current();
+    // one request topic per base model offered at start (created here when missing; the planner
+    // grows it with the instances, and creates those of models published later)
+    List<TopicSpec> requestTopics = new ArrayList<>();
+    new java.util.TreeSet<>(index.models().keySet()).forEach(b -> requestTopics.add(TopicSpec.stream(topics.requests(b),
+        io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS)));
+    TopicAdmin.ensure(admin, requestTopics, (short) 3);
     producer = new KafkaProducer<>(producerProps());
     router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), replyTopic, config.codecs(), loops.register(GatewayLoops.REPLIES));
     routerThread = new Thread(router, "partita-gateway-replies");
@@ -127,13 +139,13 @@ public final class Gateway implements Service {
       routeTableThread.start();
       routeTable.caughtUp().get(60, TimeUnit.SECONDS);
       RouteTable table = routeTable;
-      routing = new PlanRouting(table::route, table::routes, m -> topics.requests(baseModels.getOrDefault(m, m)), table::reading);
+      routing = new PlanRouting(table::route, table::routes, m -> topics.requests(catalog.baseModelOf(m)), table::reading);
     }
-    RequestProducer requests = new RequestProducer(producer, router, topics, routing, m -> baseModels.getOrDefault(m, m));
+    RequestProducer requests = new RequestProducer(producer, router, topics, routing, catalog::baseModelOf);
     capacity = new Capacity(config.maxInFlight(), config.jobs().share());
-    GatewayMetrics metrics = new GatewayMetrics(index.serviceModels().keySet(), capacity);
+    GatewayMetrics metrics = new GatewayMetrics(() -> catalog.current().serviceModels().keySet(), capacity);
     if (config.demandIntervalMs() > 0) {
-      DemandReporter demand = new DemandReporter(baseModels, topics, producer, admin,
+      DemandReporter demand = new DemandReporter(() -> baseModels(catalog), topics, producer, admin,
           config.codecs().codec(io.partita.avro.Demand.class), System::currentTimeMillis, loops.register(GatewayLoops.DEMAND));
       metrics.countDemandWith(demand::record);
       demandTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("partita-demand"));
@@ -149,19 +161,19 @@ public final class Gateway implements Service {
       jobStoreThread.start();
       jobStore.caughtUp().get(60, TimeUnit.SECONDS);
       jobRunner = new JobRunner(new JobRunner.Context(topics, config.gatewayId(), jobStore, requests, producer, capacity, metrics,
-          config.jobs().itemTimeoutMs(), config.jobs().retries(), System::currentTimeMillis, packing(index)), new KafkaConsumer<>(leaderProps()),
+          config.jobs().itemTimeoutMs(), config.jobs().retries(), System::currentTimeMillis, packing(catalog)), new KafkaConsumer<>(leaderProps()),
           loops.register(GatewayLoops.JOB_LEADER));
       jobRunnerThread = new Thread(jobRunner, "partita-jobs-leader");
       jobRunnerThread.start();
-      jobsApi = new JobsApi(index, jobStore, jobRunner, config.apiKeys(), config.jobs(), jobsExecutor, config.json());
+      jobsApi = new JobsApi(catalog, jobStore, jobRunner, config.apiKeys(), config.jobs(), jobsExecutor, config.json());
     }
 
     GatewayConfig.Server server = config.server();
     executor = Executors.newFixedThreadPool(server.handlerThreads(), daemon("partita-handler"));
     metrics.watch(loops);
-    Readiness readiness = new Readiness(loops.loops(), routing, index.serviceModels().keySet())
-        .withServerCheck(new CatalogReadiness(config.readiness(), () -> index.serviceModels().keySet(), routing::ready));
-    HttpApi.Deps deps = new HttpApi.Deps(index, requests, capacity, config.apiKeys(), metrics, jobsApi, readiness,
+    Readiness readiness = new Readiness(loops.loops(), routing, () -> catalog.current().serviceModels().keySet())
+        .withServerCheck(new CatalogReadiness(config.readiness(), () -> catalog.current().serviceModels().keySet(), routing::ready));
+    HttpApi.Deps deps = new HttpApi.Deps(catalog, requests, capacity, config.apiKeys(), metrics, jobsApi, readiness,
         config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds(), config.json());
     long jobsBody = config.jobs().maxBodyBytes();
     long inferBody = config.maxBodyBytes();
@@ -186,9 +198,10 @@ public final class Gateway implements Service {
     } else {
       log.info("Gateway {} requires an API key ({} configured)", config.gatewayId(), config.apiKeys().size());
     }
-    log.info("Gateway {} listening on http://localhost:{}/v2 and gRPC {} for {} (in-flight limit {}, jobs {}, routing {})", config.gatewayId(), port(),
+    log.info("Gateway {} listening on http://localhost:{}/v2 and gRPC {} for {} from {} (in-flight limit {}, jobs {}, routing {})", config.gatewayId(), port(),
         grpc == null ? "off (gateway.grpc-port=-1)" : "localhost:" + grpc.port(),
-        index.serviceModels().keySet(), config.maxInFlight(), config.jobs().enabled() ? "up to " + capacity.jobLimit() + " in flight" : "off",
+        index.serviceModels().keySet(), config.modelRepository().map(r -> "model repository " + r)
+            .orElse("the catalog (" + topics.catalogModels() + ", followed)"), config.maxInFlight(), config.jobs().enabled() ? "up to " + capacity.jobLimit() + " in flight" : "off",
         config.routing() == Routing.Mode.PLAN ? "by " + topics.planRoutes() + " (gateway.routing=plan)"
             : "to any partition, no plan (gateway.routing=any)");
   }
@@ -199,13 +212,36 @@ public final class Gateway implements Service {
    * {@code gateway.max.body.bytes} and the producer's {@code max.request.size} (room for the record's
    * own fields and for a reply larger than its request).
    */
-  private java.util.function.Function<String, io.partita.gateway.jobs.PackRule> packing(RepositoryIndex index) {
+  private java.util.function.Function<String, io.partita.gateway.jobs.PackRule> packing(ModelCatalog catalog) {
     long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
     long maxBytes = Math.max(1, Math.min(config.maxBodyBytes(), maxRequest) / 2);
-    return serviceModel -> index.serviceModel(serviceModel)
-        .flatMap(s -> index.model(s.baseModel()))
+    return serviceModel -> catalog.current().serviceModel(serviceModel)
+        .flatMap(s -> catalog.current().model(s.baseModel()))
         .map(m -> new io.partita.gateway.jobs.PackRule(m.signature(), config.jobs().packRows(), maxBytes))
         .orElse(io.partita.gateway.jobs.PackRule.alone());
+  }
+
+  /** The repository scanned once, or the catalog topics read up to their ends and then followed. */
+  private ModelCatalog catalog() throws Exception {
+    if (config.modelRepository().isPresent()) {
+      return ModelCatalog.fixed(ModelRepository.scan(config.modelRepository().get()));
+    }
+    CatalogView view = new CatalogView();
+    Properties props = consumerProps();
+    props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
+    catalogReader = new CatalogReader(new KafkaConsumer<>(props), topics.catalogModels(), topics.catalogServices(), config.codecs(),
+        view, loops.register(GatewayLoops.CATALOG));
+    catalogThread = new Thread(catalogReader, "partita-gateway-catalog");
+    catalogThread.setDaemon(true);
+    catalogThread.start();
+    catalogReader.caughtUp().get(60, TimeUnit.SECONDS);
+    return view;
+  }
+
+  private static Map<String, String> baseModels(ModelCatalog catalog) {
+    Map<String, String> out = new java.util.TreeMap<>();
+    catalog.current().serviceModels().values().forEach(m -> out.put(m.name(), m.baseModel()));
+    return out;
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -301,6 +337,11 @@ public final class Gateway implements Service {
       jobStore.close();
       join(jobStoreThread, 5000);
       jobStore = null;
+    }
+    if (catalogReader != null) {
+      catalogReader.close();
+      join(catalogThread, 5000);
+      catalogReader = null;
     }
     if (routeTable != null) {
       routeTable.close();

@@ -19,7 +19,10 @@ import java.util.UUID;
  * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers})
  * @param topicPrefix prefix of every topic ({@code topic.prefix})
  * @param gatewayId names this gateway's reply topic ({@code gateway.id}, default random)
- * @param modelRepository the model repository whose service models it offers ({@code model.repo})
+ * @param modelRepository the model repository whose service models it offers ({@code model.repo}),
+ *     scanned once at start; empty: the gateway offers what the catalog topics hold and follows
+ *     them while it runs (no files, no ONNX Runtime; {@code gateway.models=catalog} chooses this
+ *     even when {@code model.repo} is set)
  * @param httpPort HTTP port; 0 picks a free one ({@code http.port}, default 8080)
  * @param timeoutMs how long an infer call waits for its reply by default ({@code gateway.timeout.ms})
  * @param maxBodyBytes largest infer request body accepted ({@code gateway.max.body.bytes})
@@ -44,7 +47,7 @@ import java.util.UUID;
  * @param dashboard the live dashboard's settings
  */
 public record GatewayConfig(
-    String bootstrapServers, String topicPrefix, String gatewayId, Path modelRepository, int httpPort,
+    String bootstrapServers, String topicPrefix, String gatewayId, Optional<Path> modelRepository, int httpPort,
     long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
     Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs, JsonLimits json,
     CatalogReadiness.Mode readiness, Server server, Dashboard dashboard) {
@@ -116,10 +119,7 @@ public record GatewayConfig(
     if (bootstrap == null) {
       throw new ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker");
     }
-    String repo = settings.string("model.repo", null);
-    if (repo == null) {
-      throw new ConfigException("model.repo: missing; set it to the model repository directory");
-    }
+    Optional<Path> repo = modelsFrom(settings);
     long timeoutMs = settings.longValue("gateway.timeout.ms", 30_000, 1, 3_600_000);
     String share = settings.string("gateway.jobs.share", "0.5");
     double jobShare;
@@ -150,7 +150,7 @@ public record GatewayConfig(
         bootstrap,
         settings.string("topic.prefix", "partita"),
         settings.string("gateway.id", "gateway-" + UUID.randomUUID().toString().substring(0, 8)),
-        Path.of(repo),
+        repo,
         settings.integer("http.port", 8080, 0, 65535),
         timeoutMs,
         settings.longValue("gateway.max.body.bytes", 16L << 20, 1024, 1L << 30),
@@ -166,6 +166,28 @@ public record GatewayConfig(
         CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting())),
         server(settings),
         Dashboard.from(settings));
+  }
+
+  /**
+   * Where the offered models come from ({@code gateway.models}): {@code repository} (the default
+   * when {@code model.repo} is set) scans {@code model.repo} at start; {@code catalog} (the default
+   * without it) follows the catalog topics.
+   */
+  static Optional<Path> modelsFrom(Settings settings) {
+    String repo = settings.string("model.repo", null);
+    String from = settings.string("gateway.models", repo == null ? "catalog" : "repository").strip();
+    return switch (from) {
+      case "catalog" -> Optional.empty();
+      case "repository" -> {
+        if (repo == null) {
+          throw new ConfigException("gateway.models=repository: model.repo is missing; set model.repo to the model repository"
+              + " directory, or use gateway.models=catalog to serve what the catalog topics hold");
+        }
+        yield Optional.of(Path.of(repo));
+      }
+      default -> throw new ConfigException("gateway.models=" + from + ": must be 'repository' (scan model.repo at start)"
+          + " or 'catalog' (follow the catalog topics, no model files needed)");
+    };
   }
 
   static JsonLimits jsonLimits(Settings settings) {

@@ -114,6 +114,24 @@ class JobsIT {
   }
 
   @Test
+  void shouldRunEveryRowOfAJobWithoutAPinnedVersionOnTheVersionThatAnsweredItsFirstRow() throws Exception {
+    // The worker has a slot per demo version and queues an unpinned request on the least loaded one,
+    // so rows sent unpinned while others are in flight land on both versions.
+    float[][] rows = DemoMlp.sampleInput(60, 9);
+    HttpResponse<String> created = post(gateway, "/v2/jobs?model=demo", JobLinesFixture.lines(rows));
+    assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+    String id = JSON.readTree(created.body()).get("id").asText();
+
+    JsonNode done = awaitState(id, "DONE");
+
+    List<JsonNode> out = JobLinesFixture.parseLines(get(gateway, "/v2/jobs/" + id + "/results").body());
+    assertThat(out).hasSize(60);
+    String first = out.get(0).get("model_version").asText();
+    assertThat(out).allSatisfy(r -> assertThat(r.get("model_version").asText()).as("row %s", r.get("index")).isEqualTo(first));
+    assertThat(done.get("version").asText()).isEqualTo(first);
+  }
+
+  @Test
   void shouldRunAJobFromAFileInTheInputDirectory() throws Exception {
     HttpResponse<String> created = post(gateway, "/v2/jobs?model=demo&version=1&file=five.jsonl", "");
     assertThat(created.statusCode()).as(created.body()).isEqualTo(201);

@@ -115,7 +115,7 @@ public final class InferenceWorker implements Service {
     }
     WorkerMetrics metrics = new WorkerMetrics(registry);
     slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions(),
-        config.batching().acrossWeightFiles()),
+        config.batching().acrossWeightFiles(), s.modelCache()),
         new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), metrics, System::currentTimeMillis, this::statusChanged);
 
     Set<String> served = new TreeSet<>(slots.serviceModels());
@@ -175,6 +175,7 @@ public final class InferenceWorker implements Service {
       log.warn("The plan assigns no slot to host {} now; the worker keeps serving from its current slots", config.hostId());
     } else {
       try {
+        refreshIfPlannedModelIsNew(planned);
         List<SlotSpec> specs = Assignments.resolve(planned, index, defaults, usable, source);
         log.info("Applying the plan's assignments for host {}: {}", config.hostId(), specs.stream().map(SlotSpec::slot).toList());
         Slots.Change change = slots.apply(specs, SLOT_START, Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
@@ -300,6 +301,40 @@ public final class InferenceWorker implements Service {
 
   private Properties base() {
     return KafkaClients.base(config.bootstrapServers(), config.kafka());
+  }
+
+  /**
+   * A plan that places a model this worker's scan does not know (one copied into the repository
+   * while it runs) makes it scan again, take the new entries and read the new base model's request
+   * topic. A scan that fails leaves everything as it was (the plan is then refused, naming the model).
+   */
+  private void refreshIfPlannedModelIsNew(List<SlotAssignment> planned) {
+    RepositoryIndex known = index;
+    if (planned.stream().allMatch(a -> known.models().containsKey(a.getModel()))) {
+      return;
+    }
+    RepositoryIndex newer;
+    try {
+      newer = ModelRepository.scan(config.modelRepository());
+    } catch (io.partita.models.repo.RepositoryException e) {
+      log.warn("The plan names a model this worker does not know, and {} cannot be scanned again: {}", config.modelRepository(),
+          e.getMessage());
+      return;
+    }
+    slots.refresh(newer);
+    index = newer;
+    Set<String> requestTopics = new TreeSet<>();
+    newer.serviceModels().values().forEach(e -> requestTopics.add(topics.requests(e.baseModel())));
+    try (Admin admin = Admin.create(adminProps())) {
+      TopicAdmin.ensure(admin, requestTopics.stream().map(t -> TopicSpec.stream(t, config.operation().requestPartitions())).toList(),
+          (short) 3);
+    } catch (RuntimeException e) { // the planner creates request topics too; reading waits until they exist
+      log.warn("Could not create the request topics {}: {}", requestTopics, e.toString());
+    }
+    if (loop != null) {
+      loop.readAlso(requestTopics);
+    }
+    log.info("Scanned {} again for a planned model it did not know: now {}", config.modelRepository(), newer.models().keySet());
   }
 
   private Properties adminProps() {

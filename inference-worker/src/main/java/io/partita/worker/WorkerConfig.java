@@ -41,7 +41,7 @@ public record WorkerConfig(
    *     was measured ({@code profiler.spin}): see {@code io.partita.runtime.SlotConfig#pinned}
    */
   public record SlotSettings(List<Integer> partitions, Path assignmentFile, int gpu, boolean shareSessions, long weightBudgetBytes,
-                             boolean followPlan, boolean spin) {
+                             boolean followPlan, boolean spin, java.util.Optional<Path> modelCache) {
     public SlotSettings {
       partitions = List.copyOf(partitions);
     }
@@ -100,7 +100,8 @@ public record WorkerConfig(
             settings.bool("worker.sessions.shared", true),
             settings.longValue("worker.weights.budget.bytes", 0, 0, Long.MAX_VALUE),
             settings.bool("worker.follow-plan", false),
-            settings.bool("worker.spin", true)),
+            settings.bool("worker.spin", true),
+            java.util.Optional.ofNullable(settings.string("worker.model.cache.dir", null)).map(Path::of)),
         new BatchSettings(
             settings.integer("worker.batch.max", 32, 1, 1 << 20),
             settings.longValue("worker.batch.delay.ms", 2, 0, 60_000),

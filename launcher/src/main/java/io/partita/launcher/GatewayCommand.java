@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
 final class GatewayCommand implements Callable<Integer> {
   @Mixin CommonOptions common;
 
-  @Option(names = "--model-repo", paramLabel = "DIR", description = "The model repository whose service models it offers.")
+  @Option(names = "--model-repo", paramLabel = "DIR", description = "Offer this model repository's service models (scanned at start). Without it the gateway offers what the catalog topics hold and follows them: no model files, no ONNX Runtime.")
   Path modelRepo;
 
   @Option(names = "--http-port", description = "HTTP port (default: 8080).")

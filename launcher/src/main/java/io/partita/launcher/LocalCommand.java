@@ -18,8 +18,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -127,8 +125,10 @@ final class LocalCommand implements Callable<Integer> {
     // planner has assigned this host any (--set worker.follow-plan=false keeps the start-up slots).
     // The grouping-mode measurements the planner asks for use the start-up profiling budget, so
     // that measuring leaves the served models their cores (--set planner.measure.budget.ms=N).
+    // The gateway offers what the catalog holds and follows it, so a model added to or removed from
+    // the repository while local runs is offered or withdrawn at the gateway once the catalog says so.
     Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true",
-        "planner.measure.budget.ms", Long.toString(profileBudgetMs)), flags);
+        "planner.measure.budget.ms", Long.toString(profileBudgetMs), "gateway.models", "catalog"), flags);
     Services.logSettings("local", settings);
     try {
       // The planner's Streams group starts in the background: the worker and the gateway serve from
@@ -137,17 +137,18 @@ final class LocalCommand implements Callable<Integer> {
       // the catalog yet is dead-lettered.
       PlannerConfig plannerConfig = PlannerConfig.from(settings);
       startInBackground(services, new PlannerService(plannerConfig));
-      Path catalogRepo = repo;
-      CompletableFuture<Integer> catalog = CompletableFuture.supplyAsync(
-          () -> PlannerCommand.publishCatalog(plannerConfig, catalogRepo, plannerConfig.codecs()));
+      // The catalog is published first (a few hundred ms): the gateway offers what it holds, and
+      // would otherwise start on an empty catalog.
+      CatalogSync sync = services.start(new CatalogSync(plannerConfig, repo,
+          settings.longValue(CatalogSync.INTERVAL_KEY, CatalogSync.DEFAULT_INTERVAL_MS, 0, 3_600_000)));
+      log.info("Published the catalog of {} ({} records) for the planner{}", repo, sync.firstPublished(),
+          sync.intervalMs() > 0 ? "; rescanned every " + sync.intervalMs() + " ms (" + CatalogSync.INTERVAL_KEY + ")" : "");
       // The worker and the gateway start side by side: neither needs the other to start, and each
       // spends most of its start waiting on the broker (group joins, reading topics to their end),
       // so after a crash the first 200 comes when the slower of the two is up, not after both.
       GatewayConfig gatewayConfig = GatewayConfig.from(settings);
       Gateway gateway = new Gateway(gatewayConfig);
       services.startTogether(List.of(new InferenceWorker(WorkerConfig.from(settings)), gateway));
-      int published = joinCatalog(catalog);
-      log.info("Published the catalog of {} ({} records) for the planner", repo, published);
       if (!noProfile) {
         // Profile what is served, with a short budget, so the planner has measurements to plan
         // from. It runs in the background on the same cores as the worker, so early requests may
@@ -199,14 +200,6 @@ final class LocalCommand implements Callable<Integer> {
       } catch (java.io.IOException e) {
         log.debug("Cannot write {} (the next start makes its class-data-sharing archive again): {}", marker, e.getMessage());
       }
-    }
-  }
-
-  private static int joinCatalog(CompletableFuture<Integer> catalog) throws Exception {
-    try {
-      return catalog.join();
-    } catch (CompletionException e) {
-      throw e.getCause() instanceof Exception cause ? cause : e; // the producer's own error, not a wrapper
     }
   }
 

@@ -155,7 +155,7 @@ class ColdStartIT {
   }
 
   /** Model {@code m<i>}: {@code y<i> = (i + 1) * x<i> + 100 * i}, width {@code 2 + i}, rows dynamic. */
-  private static void writeModel(Path repo, int i) throws Exception {
+  static void writeModel(Path repo, int i) throws Exception {
     int width = 2 + i;
     float[] w = new float[width * width];
     float[] b = new float[width];
@@ -175,7 +175,7 @@ class ColdStartIT {
         .toBytes());
   }
 
-  private static HttpResponse<String> infer(HttpClient http, String url, int i) throws Exception {
+  static HttpResponse<String> infer(HttpClient http, String url, int i) throws Exception {
     StringBuilder data = new StringBuilder();
     for (int k = 0; k < 2 + i; k++) {
       data.append(k == 0 ? "" : ",").append(k + 1);
@@ -188,7 +188,7 @@ class ColdStartIT {
   }
 
   /** Null when the body is model {@code m<i>}'s answer to {@code 1..width}, else what is wrong. */
-  private static String check(int i, String body) throws Exception {
+  static String check(int i, String body) throws Exception {
     JsonNode root = JSON.readTree(body);
     JsonNode out = root.path("outputs").path(0);
     List<Double> expected = new ArrayList<>();
@@ -203,7 +203,7 @@ class ColdStartIT {
     return null;
   }
 
-  private static int get(HttpClient http, String url) throws Exception {
+  static int get(HttpClient http, String url) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30)).GET().build(),
         HttpResponse.BodyHandlers.ofString()).statusCode();
   }

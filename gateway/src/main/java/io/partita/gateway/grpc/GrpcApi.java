@@ -134,6 +134,9 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
       infer.authorize(KEY.get(), request.getName());
       InferService.Resolved model = infer.resolve(request.getName(), request.getVersion());
       ModelEntry base = infer.index().models().get(model.service().baseModel());
+      if (base == null) { // withdrawn since the call was resolved
+        throw io.partita.gateway.http.HttpError.notFound("model '" + model.service().name() + "' is no longer offered");
+      }
       ModelMetadataResponse.Builder b = ModelMetadataResponse.newBuilder().setName(model.service().name()).setPlatform("onnxruntime_onnx");
       if (model.pinned() == null) {
         b.addAllVersions(base.versions().keySet());

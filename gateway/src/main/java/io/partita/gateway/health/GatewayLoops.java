@@ -21,6 +21,8 @@ public final class GatewayLoops {
   public static final String JOB_STATUS = "gateway-jobs-status";
   /** Takes part in the job leader election and runs jobs when leading (jobs on only). */
   public static final String JOB_LEADER = "gateway-jobs-leader";
+  /** Follows {@code <p>.catalog.models} and {@code <p>.catalog.services} (a gateway without a model repository only). */
+  public static final String CATALOG = "gateway-catalog";
   /** Reports demand to {@code <p>.demand} ({@code gateway.demand.interval.ms} > 0 only). */
   public static final String DEMAND = "gateway-demand";
 

@@ -44,7 +44,7 @@ public final class Readiness {
 
   private final Loops loops;
   private final Routing routing;
-  private final Set<String> offered;
+  private final java.util.function.Supplier<? extends Collection<String>> offered;
   private final List<Check> extra;
   private final List<Check> serverChecks;
 
@@ -54,10 +54,22 @@ public final class Readiness {
    * @param offered the service models this gateway offers
    */
   public Readiness(Loops loops, Routing routing, Collection<String> offered) {
-    this(loops, routing, Set.copyOf(offered), List.of());
+    this(loops, routing, fixed(Set.copyOf(offered)), List.of());
   }
 
-  private Readiness(Loops loops, Routing routing, Set<String> offered, List<Check> extra) {
+  /**
+   * @param offered the service models this gateway offers now (read on every check: a gateway
+   *     following the catalog offers what it holds at that moment)
+   */
+  public Readiness(Loops loops, Routing routing, java.util.function.Supplier<? extends Collection<String>> offered) {
+    this(loops, routing, offered, List.of());
+  }
+
+  private static java.util.function.Supplier<Set<String>> fixed(Set<String> offered) {
+    return () -> offered;
+  }
+
+  private Readiness(Loops loops, Routing routing, java.util.function.Supplier<? extends Collection<String>> offered, List<Check> extra) {
     this.loops = loops;
     this.routing = routing;
     this.offered = offered;
@@ -66,8 +78,8 @@ public final class Readiness {
     checks.add(loops::notReady);
     checks.add(() -> routing.ready() ? Optional.empty()
         : Optional.of("the route table has not been read up to its end yet (" + routing.mode().setting() + " routing)"));
-    checks.add(() -> offered.stream().anyMatch(routing::ready) ? Optional.empty()
-        : Optional.of(offered.isEmpty() ? "the model repository offers no service model"
+    checks.add(() -> offered.get().stream().anyMatch(routing::ready) ? Optional.empty()
+        : Optional.of(offered.get().isEmpty() ? "no service model is offered (the model repository or the catalog holds none)"
             : "no offered model has a ready instance in its route (is the planner running, are workers up?)"));
     checks.addAll(extra);
     this.serverChecks = List.copyOf(checks);

@@ -15,6 +15,7 @@ import io.partita.gateway.server.Exchange;
 import io.partita.gateway.server.HttpFrontDoor;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.TensorSpec;
 import io.partita.models.repo.VersionEntry;
@@ -44,13 +45,13 @@ public final class HttpApi implements HttpFrontDoor.Handler {
    * @param jobs the batch job endpoints, or null when jobs are off
    * @param json the limits infer bodies are read within ({@code gateway.json.*})
    */
-  public record Deps(RepositoryIndex index, RequestProducer requests, Capacity capacity, ApiKeys keys,
+  public record Deps(ModelCatalog catalog, RequestProducer requests, Capacity capacity, ApiKeys keys,
       GatewayMetrics metrics, JobsApi jobs, Readiness readiness, long defaultTimeoutMs, long maxBodyBytes,
       int retryAfterSeconds, JsonLimits json) {
 
     /** The transport-free infer path over the same parts, shared with the gRPC front door. */
     public InferService inferService() {
-      return new InferService(new InferService.Deps(index, requests, capacity, keys, readiness, defaultTimeoutMs));
+      return new InferService(new InferService.Deps(catalog, requests, capacity, keys, readiness, defaultTimeoutMs));
     }
   }
 
@@ -145,11 +146,12 @@ public final class HttpApi implements HttpFrontDoor.Handler {
       authorize(key, null);
       ObjectNode out = InferBody.JSON.createObjectNode();
       ArrayNode models = out.putArray("models");
-      deps.index().serviceModels().values().forEach(s -> {
+      RepositoryIndex index = deps.catalog().current();
+      index.serviceModels().values().forEach(s -> {
         if (deps.keys().check(key, s.name()).allowed()) {
           ObjectNode m = models.addObject().put("name", s.name()).put("base_model", s.baseModel());
           ArrayNode versions = m.putArray("versions");
-          deps.index().models().get(s.baseModel()).versions().keySet().forEach(versions::add);
+          index.models().get(s.baseModel()).versions().keySet().forEach(versions::add);
           m.put("ready", deps.readiness().model(s.name()).ready());
         }
       });
@@ -247,7 +249,10 @@ public final class HttpApi implements HttpFrontDoor.Handler {
   }
 
   private JsonNode modelMetadata(ServiceModelEntry service, VersionEntry version, boolean allVersions) {
-    ModelEntry model = deps.index().models().get(service.baseModel());
+    ModelEntry model = deps.catalog().current().models().get(service.baseModel());
+    if (model == null) { // withdrawn since the call was resolved
+      throw HttpError.notFound("model '" + SafeText.name(service.name()) + "' is no longer offered");
+    }
     ObjectNode out = InferBody.JSON.createObjectNode();
     out.put("name", service.name());
     ArrayNode versions = out.putArray("versions");

@@ -15,6 +15,7 @@ import io.partita.gateway.jobs.RateWindow;
 import io.partita.gateway.jobs.ResultOrder;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.UnsafePathException;
 import io.partita.models.repo.VersionEntry;
@@ -52,7 +53,7 @@ import org.slf4j.LoggerFactory;
 public final class JobsApi {
   private static final Logger log = LoggerFactory.getLogger(JobsApi.class);
 
-  private final RepositoryIndex index;
+  private final ModelCatalog catalog;
   private final JobStore store;
   private final ApiKeys keys;
   private final GatewayConfig.Jobs config;
@@ -61,19 +62,19 @@ public final class JobsApi {
   private final JsonLimits json;
 
   /** @param runner this gateway's job runner, for live counts of the job it runs */
-  public JobsApi(RepositoryIndex index, JobStore store, JobRunner runner, ApiKeys keys, GatewayConfig.Jobs config, ExecutorService executor) {
-    this(index, store, runner, keys, config, executor, JsonLimits.DEFAULTS);
+  public JobsApi(ModelCatalog catalog, JobStore store, JobRunner runner, ApiKeys keys, GatewayConfig.Jobs config, ExecutorService executor) {
+    this(catalog, store, runner, keys, config, executor, JsonLimits.DEFAULTS);
   }
 
   /**
    * @param runner this gateway's job runner, for live counts of the job it runs
    * @param json the limits each job line is read within ({@code gateway.json.*})
    */
-  public JobsApi(RepositoryIndex index, JobStore store, JobRunner runner, ApiKeys keys, GatewayConfig.Jobs config, ExecutorService executor,
+  public JobsApi(ModelCatalog catalog, JobStore store, JobRunner runner, ApiKeys keys, GatewayConfig.Jobs config, ExecutorService executor,
       JsonLimits json) {
     this.json = json;
     this.runner = runner;
-    this.index = index;
+    this.catalog = catalog;
     this.store = store;
     this.keys = keys;
     this.config = config;
@@ -136,6 +137,7 @@ public final class JobsApi {
     }
     authorize(key, model);
     call.model = model;
+    RepositoryIndex index = catalog.current();
     ServiceModelEntry service = index.serviceModels().get(model);
     if (service == null) {
       throw HttpError.notFound("model '" + SafeText.name(model) + "' is not known; known models: " + index.serviceModels().keySet());

@@ -14,6 +14,7 @@ import io.partita.gateway.routing.NotRoutableException;
 import io.partita.gateway.routing.Routing;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.VersionEntry;
 import java.util.List;
@@ -40,7 +41,7 @@ public final class InferService {
    * @param readiness whether the gateway and each model can serve, and why not: the one place
    *     readiness is decided, read by the HTTP and gRPC health endpoints alike
    */
-  public record Deps(RepositoryIndex index, RequestProducer requests, Capacity capacity, ApiKeys keys,
+  public record Deps(ModelCatalog catalog, RequestProducer requests, Capacity capacity, ApiKeys keys,
       Readiness readiness, long defaultTimeoutMs) {}
 
   /** A service model and the version a call asked for ({@code pinned} null: the latest). */
@@ -61,8 +62,9 @@ public final class InferService {
     this.deps = deps;
   }
 
+  /** The models offered now (it may change between two calls: see {@link ModelCatalog}). */
   public RepositoryIndex index() {
-    return deps.index();
+    return deps.catalog().current();
   }
 
   /** 401 or 403 unless {@code key} may call {@code model} (null: any model). */
@@ -80,11 +82,12 @@ public final class InferService {
 
   /** The service model and version, or 404 naming what exists. {@code version} null or empty: the latest. */
   public Resolved resolve(String name, String version) {
-    ServiceModelEntry service = deps.index().serviceModels().get(name);
+    RepositoryIndex index = deps.catalog().current(); // one snapshot for the whole lookup
+    ServiceModelEntry service = index.serviceModels().get(name);
     if (service == null) {
-      throw HttpError.notFound("model '" + SafeText.name(name) + "' is not known; known models: " + deps.index().serviceModels().keySet());
+      throw HttpError.notFound("model '" + SafeText.name(name) + "' is not known; known models: " + index.serviceModels().keySet());
     }
-    ModelEntry model = deps.index().models().get(service.baseModel());
+    ModelEntry model = index.models().get(service.baseModel());
     if (version == null || version.isEmpty()) {
       return new Resolved(service, model.latest(), null);
     }

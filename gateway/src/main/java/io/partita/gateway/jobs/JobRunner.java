@@ -249,9 +249,19 @@ public final class JobRunner implements Runnable, AutoCloseable {
     }
   }
 
-  /** One job being run. Counters are guarded by {@link #lock}. */
+  /**
+   * One job being run. Counters are guarded by {@link #lock}.
+   *
+   * <p>Every row runs on one version: the job's pinned one, or else the version that answers its
+   * first row. Until that reply, one row at a time is sent alone without a version (a row answered
+   * with an error leaves the choice open, the next row asks again); from then on rows are packed and
+   * sent pinned, so a plan that moves the service model to another version mid-job does not mix
+   * versions in its results. A job taken up again by another gateway pins the version its written
+   * results name.
+   */
   private final class Run {
     private final JobStatus initial;
+    private String version; // guarded by lock; null until chosen
     private final String jobId;
     private final int total;
     private final BitSet done;
@@ -274,6 +284,13 @@ public final class JobRunner implements Runnable, AutoCloseable {
       this.total = status.getTotal();
       this.done = new BitSet(total);
       this.rule = ctx.packing().apply(status.getServiceModel());
+      this.version = status.getVersion();
+    }
+
+    private String version() {
+      synchronized (lock) {
+        return version;
+      }
     }
 
     void execute() throws InterruptedException {
@@ -355,6 +372,9 @@ public final class JobRunner implements Runnable, AutoCloseable {
       ctx.store().read(ctx.topics().jobItems(), jobId, initial.getResultsOffset(), record -> {
         try {
           JobItemResult r = ctx.store().decodeResult(record);
+          if (version == null && r.getError() == null && r.getModelVersion() != null) {
+            version = r.getModelVersion(); // the version its first answered rows ran on
+          }
           if (r.getIndex() >= 0 && r.getIndex() < total && !done.get(r.getIndex())) {
             done.set(r.getIndex());
             doneCount++;
@@ -393,6 +413,12 @@ public final class JobRunner implements Runnable, AutoCloseable {
             return false;
           }
           write(index, item.getClientId(), null, List.of(), new InferenceError(ErrorCode.BAD_INPUT, item.getError()), 1);
+          continue;
+        }
+        if (version() == null) { // the job's version is not chosen yet: this row goes alone, and is awaited
+          if (!sendWhenFree(Pack.alone(index, item)) || !awaitAnswer(index)) {
+            return false;
+          }
           continue;
         }
         for (Pack pack : packer.add(index, item)) {
@@ -461,6 +487,17 @@ public final class JobRunner implements Runnable, AutoCloseable {
       return true;
     }
 
+    /** Waits until row {@code index} has its result (so the version is chosen, or the next row asks again); false to stop. */
+    private boolean awaitAnswer(int index) throws InterruptedException {
+      synchronized (lock) {
+        while (!done.get(index) && leading) {
+          lock.wait(200);
+          progressLocked();
+        }
+      }
+      return leading && !cancelled();
+    }
+
     private String requestId(Pack pack) {
       return pack.single() ? jobId + "-" + pack.firstIndex() : jobId + "-" + pack.firstIndex() + "x" + pack.members().size();
     }
@@ -474,7 +511,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
       InferenceRequest request = InferenceRequest.newBuilder()
           .setId(requestId(pack))
           .setServiceModel(initial.getServiceModel())
-          .setVersion(initial.getVersion())
+          .setVersion(version())
           .setInputs(pack.inputs())
           .setOutputs(pack.outputs())
           .build();
@@ -568,6 +605,11 @@ public final class JobRunner implements Runnable, AutoCloseable {
         if (!leading || done.get(index)) {
           return; // lost the lead: the next leader sends it again
         }
+        if (version == null && error == null && modelVersion != null) {
+          version = modelVersion; // the job's version from now on
+          log.info("Job {} runs on version {} of {} (the version that answered its first row)", jobId, version,
+              initial.getServiceModel());
+        }
         ctx.producer().send(new ProducerRecord<>(topic, 0, jobId, ctx.store().resultCodec().encode(topic, result)), (md, e) -> {
           if (e != null) {
             writeFailure.compareAndSet(null, e);
@@ -629,6 +671,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
             .setRatePerSecond(running ? rate.rate() : 0)
             .setRunner(ctx.gatewayId())
             .setMessage(message)
+            .setVersion(version)
             .build();
       }
     }

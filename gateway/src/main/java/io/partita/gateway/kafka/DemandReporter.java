@@ -41,8 +41,7 @@ import org.slf4j.LoggerFactory;
 public final class DemandReporter implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(DemandReporter.class);
 
-  private final Set<String> serviceModels;
-  private final Map<String, String> baseModels;
+  private final java.util.function.Supplier<Map<String, String>> baseModels;
   private final Topics topics;
   private final Producer<String, byte[]> producer;
   private final Admin admin;
@@ -55,25 +54,34 @@ public final class DemandReporter implements Runnable {
   /** @param baseModels service model to its base model */
   public DemandReporter(Map<String, String> baseModels, Topics topics, Producer<String, byte[]> producer, Admin admin,
       RecordCodec<Demand> codec, LongSupplier clock, LoopGuard guard) {
+    this(fixed(Map.copyOf(baseModels)), topics, producer, admin, codec, clock, guard);
+  }
+
+  private static java.util.function.Supplier<Map<String, String>> fixed(Map<String, String> baseModels) {
+    return () -> baseModels;
+  }
+
+  /**
+   * @param baseModels service model to its base model, as offered now (read on every report and
+   *     count: a model added to the catalog is reported from then on, one withdrawn no longer)
+   */
+  public DemandReporter(java.util.function.Supplier<Map<String, String>> baseModels, Topics topics, Producer<String, byte[]> producer,
+      Admin admin, RecordCodec<Demand> codec, LongSupplier clock, LoopGuard guard) {
     this.guard = guard;
-    this.baseModels = Map.copyOf(baseModels);
-    Set<String> serviceModels = new java.util.TreeSet<>(baseModels.keySet());
-    this.serviceModels = java.util.Collections.unmodifiableSet(serviceModels);
+    this.baseModels = baseModels;
     this.topics = topics;
     this.producer = producer;
     this.admin = admin;
     this.codec = codec;
     this.clock = clock;
     this.lastReport = clock.getAsLong();
-    serviceModels.forEach(m -> counts.put(m, new LongAdder()));
     guard.ready(); // it runs on a timer: alive from the start, and nothing it meets can end it
   }
 
   /** Counts one request (an infer call or a job item) for a service model; unknown names are ignored. */
   public void record(String serviceModel) {
-    LongAdder adder = serviceModel == null ? null : counts.get(serviceModel);
-    if (adder != null) {
-      adder.increment();
+    if (serviceModel != null && baseModels.get().containsKey(serviceModel)) {
+      counts.computeIfAbsent(serviceModel, m -> new LongAdder()).increment();
     }
   }
 
@@ -92,9 +100,12 @@ public final class DemandReporter implements Runnable {
     long now = clock.getAsLong();
     double seconds = Math.max(1e-3, (now - lastReport) / 1000.0);
     lastReport = now;
-    Map<String, Long> lag = lag();
-    for (String model : serviceModels) {
-      double rate = rounded(counts.get(model).sumThenReset() / seconds);
+    Map<String, String> offered = new java.util.TreeMap<>(baseModels.get());
+    counts.keySet().retainAll(offered.keySet());
+    Map<String, Long> lag = lag(offered);
+    for (String model : offered.keySet()) {
+      LongAdder count = counts.get(model);
+      double rate = rounded(count == null ? 0 : count.sumThenReset() / seconds);
       Demand demand = new Demand(model, rate, lag.getOrDefault(model, 0L), now);
       String topic = topics.demand();
       producer.send(new ProducerRecord<>(topic, model, codec.encode(topic, demand)), (md, e) -> {
@@ -105,13 +116,13 @@ public final class DemandReporter implements Runnable {
     }
   }
 
-  private Map<String, Long> lag() {
+  private Map<String, Long> lag(Map<String, String> baseModels) {
     Map<String, Long> lag = new HashMap<>();
     try {
       Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(topics.prefix() + ".workers")
           .partitionsToOffsetAndMetadata().get(5, TimeUnit.SECONDS);
       Map<String, String> topicToModel = new HashMap<>();
-      serviceModels.forEach(m -> topicToModel.putIfAbsent(topics.requests(baseModels.get(m)), m)); // sorted: the first name wins
+      baseModels.forEach((m, base) -> topicToModel.putIfAbsent(topics.requests(base), m)); // sorted: the first name wins
       Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
       for (var description : admin.describeTopics(List.copyOf(topicToModel.keySet())).allTopicNames().get(5, TimeUnit.SECONDS).values()) {
         description.partitions().forEach(p -> ask.put(new TopicPartition(description.name(), p.partition()), OffsetSpec.latest()));

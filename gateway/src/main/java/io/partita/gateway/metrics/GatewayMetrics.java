@@ -34,10 +34,19 @@ import java.util.Set;
  */
 public final class GatewayMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-  private final Set<String> models;
+  private final java.util.function.Supplier<? extends Set<String>> models;
 
   public GatewayMetrics(Set<String> serviceModels, Capacity capacity) {
-    this.models = Set.copyOf(serviceModels);
+    this(fixed(Set.copyOf(serviceModels)), capacity);
+  }
+
+  private static java.util.function.Supplier<Set<String>> fixed(Set<String> models) {
+    return () -> models;
+  }
+
+  /** @param serviceModels the service models offered now (a gateway following the catalog offers what it holds) */
+  public GatewayMetrics(java.util.function.Supplier<? extends Set<String>> serviceModels, Capacity capacity) {
+    this.models = serviceModels;
     Gauge.builder("partita.gateway.in.flight", capacity, Capacity::online).tag("kind", "online")
         .description("Requests waiting for a reply").register(registry);
     Gauge.builder("partita.gateway.in.flight", capacity, Capacity::jobs).tag("kind", "job")
@@ -104,7 +113,7 @@ public final class GatewayMetrics {
   }
 
   private String tagOf(String model) {
-    return model != null && models.contains(model) ? model : "none";
+    return model != null && models.get().contains(model) ? model : "none";
   }
 
   /** The outcome tag of an HTTP status. */

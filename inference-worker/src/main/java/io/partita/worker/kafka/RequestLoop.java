@@ -105,6 +105,9 @@ public final class RequestLoop implements Runnable {
   public record Settings(List<String> topics, int maxOpen, long drainTimeoutMs) {}
 
   private final Consumer<String, byte[]> consumer;
+  /** The request topics to read; grown by {@link #readAlso} from other threads, applied by the loop's thread. */
+  private volatile List<String> wanted;
+  private List<String> subscribed;
   private final Producer<String, byte[]> producer;
   private final Slots slots;
   private final Topics topics;
@@ -192,7 +195,8 @@ public final class RequestLoop implements Runnable {
   @Override
   public void run() {
     try {
-      consumer.subscribe(settings.topics(), new Rebalance());
+      subscribed = wanted == null ? settings.topics() : wanted;
+      consumer.subscribe(subscribed, new Rebalance());
       long backoffMs = FIRST_RETRY_MS;
       while (running) {
         try {
@@ -232,8 +236,25 @@ public final class RequestLoop implements Runnable {
     }
   }
 
+  /**
+   * Adds request topics to read (those of base models added to the repository while the worker
+   * runs); the loop subscribes to them before its next poll. Topics already read are kept.
+   */
+  public synchronized void readAlso(java.util.Collection<String> topics) {
+    java.util.Set<String> all = new java.util.TreeSet<>(wanted == null ? settings.topics() : wanted);
+    if (all.addAll(topics)) {
+      wanted = List.copyOf(all);
+    }
+  }
+
   /** One poll and what follows it. */
   private void pass() {
+    List<String> now = wanted;
+    if (now != null && !now.equals(subscribed)) {
+      consumer.subscribe(now, new Rebalance());
+      subscribed = now;
+      log.info("Reading request topics {}", now);
+    }
     ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
     for (ConsumerRecord<String, byte[]> record : records) {
       tracker.received(new TopicPartition(record.topic(), record.partition()), record.offset());

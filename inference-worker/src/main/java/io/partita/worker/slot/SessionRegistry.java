@@ -38,8 +38,16 @@ final class SessionRegistry implements AutoCloseable {
   private final List<ModelSession> all = new ArrayList<>();
   private final Map<ModelSession, Integer> users = new HashMap<>();
   private int opened;
+  private final java.util.Optional<io.partita.worker.fetch.ModelFetcher> fetcher;
 
   SessionRegistry(SessionOpener opener, Path root, boolean share, boolean acrossWeightFiles, LongSupplier clock, Runnable onChange) {
+    this(opener, root, share, acrossWeightFiles, clock, onChange, java.util.Optional.empty());
+  }
+
+  /** @param fetcher when present, a model file is fetched into its cache and its sha256 checked before it is opened */
+  SessionRegistry(SessionOpener opener, Path root, boolean share, boolean acrossWeightFiles, LongSupplier clock, Runnable onChange,
+      java.util.Optional<io.partita.worker.fetch.ModelFetcher> fetcher) {
+    this.fetcher = fetcher;
     this.opener = opener;
     this.root = root;
     this.share = share;
@@ -70,10 +78,18 @@ final class SessionRegistry implements AutoCloseable {
   }
 
   private ModelSession open(String key, SlotSpec spec) throws OrtException {
-    Optional<PerRowLora.Rewritten> perRow = acrossWeightFiles ? perRow(key, spec) : Optional.empty();
+    Path file = spec.version().modelFile();
+    if (fetcher.isPresent()) {
+      try { // never open a file whose bytes are not the ones the scan (and the catalog) named
+        file = fetcher.get().fetch(spec.version().relativePath(), spec.version().sha256());
+      } catch (io.partita.worker.fetch.ModelFetcher.FetchException e) {
+        throw new IllegalStateException(e.getMessage(), e);
+      }
+    }
+    Optional<PerRowLora.Rewritten> perRow = acrossWeightFiles ? perRow(key, spec, file) : Optional.empty();
     SessionOpener.Opened session = perRow.isPresent()
         ? opener.open(perRow.get().toBytes(), spec.session())
-        : opener.open(spec.version().modelFile(), spec.session());
+        : opener.open(file, spec.session());
     WeightFileMounts mounts = new WeightFileMounts(root, spec.version().signature(), spec.budgetBytes(), perRow.isPresent(), clock, onChange);
     synchronized (all) {
       ModelSession s = new ModelSession(key + "#" + opened++, spec.version(), opener.env(), session, mounts, perRow.orElse(null));
@@ -84,11 +100,11 @@ final class SessionRegistry implements AutoCloseable {
   }
 
   /** The per-row form of the slot's model, or empty (with the reason logged) when it does not qualify. */
-  private static Optional<PerRowLora.Rewritten> perRow(String key, SlotSpec spec) {
+  /** @param file the model file as it will be opened (the checked cache copy when there is a cache) */
+  private static Optional<PerRowLora.Rewritten> perRow(String key, SlotSpec spec, Path file) {
     if (spec.version().signature().parameters().isEmpty()) {
       return Optional.empty(); // no weight file can apply to it: nothing to batch across
     }
-    Path file = spec.version().modelFile();
     PerRowLora.Result result;
     try {
       if (Files.size(file) > Integer.MAX_VALUE - 64) {

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
 public final class Slots implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Slots.class);
 
-  private final RepositoryIndex index;
+  private volatile RepositoryIndex index; // replaced by refresh() when the repository gained models
   /** The slots that take requests; replaced as a whole when the plan changes (read without a lock). */
   private volatile List<Slot> slots = List.of();
   private final SessionRegistry sessions;
@@ -57,8 +57,14 @@ public final class Slots implements AutoCloseable {
    * @param shareSessions one-core slots of one model version share one session
    * @param acrossWeightFiles open a qualifying model in its per-row LoRA form, so requests of different weight files
    *     share a batch (docs/models.md says which graphs qualify)
+   * @param modelCache where model files are copied, their sha256 checked against the scan, before a
+   *     session opens them ({@code worker.model.cache.dir}); empty: opened in the repository
    */
-  public record Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles) {}
+  public record Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles, java.util.Optional<java.nio.file.Path> modelCache) {
+    public Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles) {
+      this(maxDelayMs, shareSessions, acrossWeightFiles, java.util.Optional.empty());
+    }
+  }
 
   public Slots(RepositoryIndex index, List<SlotSpec> specs, Settings settings, SessionOpener opener,
                WorkerMetrics metrics, LongSupplier clock, Runnable onChange) {
@@ -67,7 +73,9 @@ public final class Slots implements AutoCloseable {
     this.settings = settings;
     this.metrics = metrics;
     this.onChange = onChange;
-    this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), settings.acrossWeightFiles(), clock, onChange);
+    this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), settings.acrossWeightFiles(), clock, onChange,
+        settings.modelCache().map(dir -> new io.partita.worker.fetch.ModelFetcher(java.util.Optional.of(index.root()), dir,
+            java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofMinutes(10))));
     List<Slot> list = new ArrayList<>();
     for (SlotSpec spec : specs) {
       list.add(newSlot(spec));
@@ -211,6 +219,18 @@ public final class Slots implements AutoCloseable {
   /** The base model of a service model of the repository, if it has one. */
   public Optional<String> baseModelOf(String serviceModel) {
     return index.serviceModel(serviceModel).map(e -> e.baseModel());
+  }
+
+  /**
+   * Takes a newer scan of the same repository (a model was added while the worker runs), so that
+   * the next {@link #apply} can place its versions and requests find its service models. Slots
+   * already running keep the entries they were opened with.
+   */
+  public void refresh(RepositoryIndex newer) {
+    if (!newer.root().equals(index.root())) {
+      throw new IllegalArgumentException("a scan of " + newer.root() + " cannot replace one of " + index.root());
+    }
+    index = newer;
   }
 
   /** Service models with at least one slot here. */

@@ -88,6 +88,30 @@ class SlotsTest {
   }
 
   @Test
+  void shouldRefuseToOpenAModelFileWhoseSha256ChangedSinceTheScanAndNameItInTheSlotStatus() throws Exception {
+    Path cache = dir.resolve("cache");
+    var v1 = index.model(DemoMlp.MODEL_NAME).orElseThrow().version("1").orElseThrow();
+    byte[] bytes = java.nio.file.Files.readAllBytes(v1.modelFile());
+    bytes[bytes.length - 1] ^= 1; // the file on disk is no longer the one the catalog names
+    java.nio.file.Files.write(v1.modelFile(), bytes);
+    List<SlotAssignment> assignments = Assignments.fromSettings(index, DEFAULTS, List.of(), -1, Pinning.usableCpus());
+    List<SlotSpec> specs = Assignments.resolve(assignments, index, DEFAULTS, Pinning.usableCpus(), "test");
+
+    slots = new Slots(index, specs, new Slots.Settings(1, true, true, java.util.Optional.of(cache)),
+        new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), new WorkerMetrics(registry),
+        System::currentTimeMillis, () -> { });
+    slots.start(Duration.ofMinutes(1));
+
+    Slot broken = slots.slots().stream().filter(s -> s.spec().version().version().equals("1")).findFirst().orElseThrow();
+    Slot fine = slots.slots().stream().filter(s -> s.spec().version().version().equals("2")).findFirst().orElseThrow();
+    assertThat(broken.health()).isEqualTo(Slot.Health.FAILED);
+    assertThat(broken.message()).contains(v1.relativePath()).contains("but the catalog says " + v1.sha256());
+    assertThat(fine.health()).isEqualTo(Slot.Health.READY);
+    assertThat(java.nio.file.Files.list(cache).map(p -> p.getFileName().toString()).toList())
+        .containsExactly(index.model(DemoMlp.MODEL_NAME).orElseThrow().version("2").orElseThrow().sha256());
+  }
+
+  @Test
   void shouldTakeANewLargestBatchInPlaceAndReplaceSlotsWhoseAssignmentChanged() throws Exception {
     List<SlotAssignment> first = Assignments.fromSettings(index, DEFAULTS, List.of(1), -1, Pinning.usableCpus());
     startDefaultFrom(first);

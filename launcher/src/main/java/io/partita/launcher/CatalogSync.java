@@ -1,0 +1,96 @@
+package io.partita.launcher;
+
+import io.partita.common.Service;
+import io.partita.common.Topics;
+import io.partita.planner.PlannerConfig;
+import io.partita.planner.catalog.RepositorySync;
+import java.nio.file.Path;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The catalog of a local model repository, published at start and kept in step with the directory
+ * while {@code partita local} runs ({@link RepositorySync} every {@code catalog.rescan.interval.ms},
+ * default 2000; 0 publishes once). {@link #start()} returns once the first publish is acknowledged.
+ * A sync that fails is logged and tried again at the next tick; it never stops the timer.
+ */
+final class CatalogSync implements Service {
+  private static final Logger log = LoggerFactory.getLogger(CatalogSync.class);
+
+  static final String INTERVAL_KEY = "catalog.rescan.interval.ms";
+  static final long DEFAULT_INTERVAL_MS = 2000;
+
+  private final PlannerConfig config;
+  private final Path repo;
+  private final long intervalMs;
+  private KafkaProducer<String, byte[]> producer;
+  private ScheduledExecutorService timer;
+  private int firstPublished;
+
+  CatalogSync(PlannerConfig config, Path repo, long intervalMs) {
+    this.config = config;
+    this.repo = repo;
+    this.intervalMs = intervalMs;
+  }
+
+  @Override
+  public void start() {
+    Properties p = new Properties();
+    p.putAll(config.kafka());
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    producer = new KafkaProducer<>(p);
+    RepositorySync sync = new RepositorySync(producer, repo, new Topics(config.topicPrefix()), config.codecs());
+    // at start the repository must scan: a broken one is an error to fix, not something to wait out
+    io.partita.models.repo.ModelRepository.scan(repo);
+    firstPublished = sync.sync();
+    if (intervalMs > 0) {
+      timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "partita-catalog-sync");
+        t.setDaemon(true);
+        return t;
+      });
+      timer.scheduleWithFixedDelay(() -> {
+        try {
+          sync.sync();
+        } catch (Throwable e) { // a task that throws is never run again: log and try at the next tick
+          log.warn("Publishing the catalog of {} failed (tried again in {} ms): {}", repo, intervalMs, e.toString());
+        }
+      }, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** How many records the first sync published. */
+  int firstPublished() {
+    return firstPublished;
+  }
+
+  long intervalMs() {
+    return intervalMs;
+  }
+
+  @Override
+  public void close() {
+    if (timer != null) {
+      timer.shutdownNow();
+      try {
+        timer.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      timer = null;
+    }
+    if (producer != null) {
+      producer.close();
+      producer = null;
+    }
+  }
+}
