@@ -52,8 +52,8 @@ public final class HttpFrontDoor implements AutoCloseable {
    * @param maxConnections most connections open at once
    * @param eventLoops event-loop threads
    * @param maxStreams most requests in progress at once on one HTTP/2 connection, announced to the
-   *     client (SETTINGS_MAX_CONCURRENT_STREAMS); the gateway's in-flight limit, so that a client
-   *     multiplexing its calls on one connection meets that limit (429) before a protocol refusal
+   *     client (SETTINGS_MAX_CONCURRENT_STREAMS); above the gateway's in-flight limit, so that a
+   *     client multiplexing its calls on one connection meets that limit (429) before a protocol refusal
    */
   public record Settings(int port, long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, int maxConnections,
       int eventLoops, int maxStreams) {}
