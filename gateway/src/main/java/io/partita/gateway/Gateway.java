@@ -184,7 +184,8 @@ public final class Gateway implements Service {
       handler = new DashboardDoor(dashboard.api(), handler);
     }
     http = HttpFrontDoor.start(new HttpFrontDoor.Settings(config.httpPort(), server.headerTimeoutMs(), server.bodyTimeoutMs(),
-            server.idleTimeoutMs(), server.maxConnections(), Math.max(2, Runtime.getRuntime().availableProcessors())),
+            server.idleTimeoutMs(), server.maxConnections(), Math.max(2, Runtime.getRuntime().availableProcessors()),
+            Math.max(1024, config.maxInFlight() + 256)), // streams per connection: beyond the in-flight limit, so 429 comes first
         (method, path) -> path.startsWith("/v2/jobs") ? Math.max(jobsBody, inferBody) : inferBody,
         handler, executor);
     if (server.grpcPort() >= 0) {

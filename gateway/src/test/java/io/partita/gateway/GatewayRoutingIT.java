@@ -15,6 +15,7 @@ import io.partita.common.config.Settings;
 import io.partita.common.serde.Codecs;
 import io.partita.models.demo.DemoRepository;
 import io.partita.testkit.KafkaFixture;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -24,6 +25,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -204,5 +207,43 @@ class GatewayRoutingIT {
     publish("demo-c", route("demo-c", instance("demo-c#0", true, null, 0, 0, 2)));
     await().atMost(Duration.ofSeconds(30)).until(() -> get(gateway, "/v2/models/demo-b/ready").statusCode() == 200);
     await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(worker.partitionOf(infer("demo-b"))).isEqualTo(2));
+  }
+
+  @Test
+  @Order(6)
+  void shouldServeACallThatArrivesWhileAReplanMovesItsInstance() throws Exception {
+    // Every instance of the base model not ready: the plan has just moved them, the worker has not reported yet.
+    for (String model : List.of("demo", "demo-a", "demo-b", "demo-c")) {
+      publish(model, route(model, instance(model + "#0", false, "host-0/cpu-0 runs another model, the plan assigns demo-mlp/1", 0, 0, 1)));
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> get(gateway, "/v2/models/demo/ready").statusCode() == 503);
+
+    String id = "moving-r" + ids.incrementAndGet();
+    CompletableFuture<HttpResponse<String>> call = TestHttp.CLIENT.sendAsync(TestHttp.request(gateway, "/v2/models/demo/infer")
+        .header("X-Request-Id", id).POST(HttpRequest.BodyPublishers.ofString(ROW)).build(), HttpResponse.BodyHandlers.ofString());
+    // The call waits for the instance (refused at once, it would be done within milliseconds)...
+    await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(1)).until(() -> !call.isDone());
+    // ...and is served once the worker reports the instance in its new slot.
+    publish("demo", route("demo", instance("demo#0", true, null, 0, 0, 3)));
+
+    HttpResponse<String> response = call.get(30, TimeUnit.SECONDS);
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    assertThat(worker.partitionOf(id)).isEqualTo(3);
+  }
+
+  @Test
+  @Order(7)
+  void shouldAnswer503AfterABriefWaitWhenThePlacedInstanceNeverBecomesReady() throws Exception {
+    publish("demo", route("demo", instance("demo#0", false, "instance demo#0 is NOT_READY: sha256 mismatch", 0, 0, 1)));
+    await().atMost(Duration.ofSeconds(30)).until(() -> get(gateway, "/v2/models/demo/ready").statusCode() == 503);
+
+    long start = System.nanoTime();
+    HttpResponse<String> response = post(gateway, "/v2/models/demo/infer", ROW);
+    long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+    assertThat(response.statusCode()).isEqualTo(503);
+    assertThat(error(response)).isEqualTo("model 'demo' has no ready instance: demo#0 on host-0/cpu-0: instance demo#0 is NOT_READY: sha256 mismatch");
+    System.out.printf("GatewayRoutingIT: a call for a placed but unready model was answered 503 after %d ms (grace %d ms)%n",
+        tookMs, io.partita.gateway.infer.InferService.ROUTE_GRACE_MS);
   }
 }

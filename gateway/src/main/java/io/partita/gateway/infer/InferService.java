@@ -111,15 +111,71 @@ public final class InferService {
     return asked == null ? deps.defaultTimeoutMs() : Math.min(asked, deps.defaultTimeoutMs() * 10);
   }
 
-  /** Routes, takes an in-flight slot and produces; refusals before producing are thrown (503, 429, 409). */
+  /**
+   * Routes, takes an in-flight slot and produces; refusals before producing are thrown (503, 429,
+   * 409). A call for a model whose planned instances are all not ready yet (a re-plan moving them
+   * between slots: the route changes a moment before the worker reports the new slot) waits up to
+   * {@link #ROUTE_GRACE_MS}, within its deadline, for one to become ready, instead of failing a call
+   * that a moment later would be served; it is then answered 503 naming why, as before.
+   */
   public CompletableFuture<InferenceReply> submit(Submit s) {
     long timeoutMs = timeoutMs(s.timeoutMs());
-    Routing.Target target;
+    Routing routing = deps.requests().routing();
+    String name = s.model().service().name();
     try {
-      target = deps.requests().routing().choose(s.model().service().name());
+      return produce(s, timeoutMs, routing.choose(name));
     } catch (NotRoutableException e) {
-      throw new HttpError(503, e.getMessage());
+      long graceMs = Math.min(ROUTE_GRACE_MS, timeoutMs);
+      if (graceMs <= 0 || !routing.settling(name)) {
+        throw new HttpError(503, e.getMessage());
+      }
+      CompletableFuture<InferenceReply> answer = new CompletableFuture<>();
+      long now = System.nanoTime();
+      retryRoute(s, timeoutMs, now, now + graceMs * 1_000_000L, answer);
+      return answer;
     }
+  }
+
+  /** How long a call may wait for a planned instance of its model to become ready (bounded by its deadline). */
+  public static final long ROUTE_GRACE_MS = 2_000;
+  private static final long ROUTE_RETRY_MS = 20;
+  private static final java.util.concurrent.ScheduledExecutorService ROUTE_WAITS =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "partita-route-wait");
+        t.setDaemon(true);
+        return t;
+      });
+
+  private void retryRoute(Submit s, long timeoutMs, long startNanos, long giveUpAtNanos, CompletableFuture<InferenceReply> answer) {
+    ROUTE_WAITS.schedule(() -> {
+      try {
+        Routing.Target target;
+        try {
+          target = deps.requests().routing().choose(s.model().service().name());
+        } catch (NotRoutableException e) {
+          if (System.nanoTime() - giveUpAtNanos >= 0) {
+            answer.completeExceptionally(new HttpError(503, e.getMessage()));
+          } else {
+            retryRoute(s, timeoutMs, startNanos, giveUpAtNanos, answer);
+          }
+          return;
+        }
+        long waitedMs = (System.nanoTime() - startNanos) / 1_000_000L; // the wait counts against the call's deadline
+        produce(s, Math.max(1, timeoutMs - waitedMs), target).whenComplete((reply, failure) -> {
+          if (failure != null) {
+            answer.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure);
+          } else {
+            answer.complete(reply);
+          }
+        });
+      } catch (Throwable e) { // a refusal (429, 409) or anything else: this call's answer, never the scheduler's death
+        answer.completeExceptionally(e);
+      }
+    }, ROUTE_RETRY_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  /** Takes an in-flight slot and produces to the chosen target; refusals are thrown (429, 409). */
+  private CompletableFuture<InferenceReply> produce(Submit s, long timeoutMs, Routing.Target target) {
     if (!deps.capacity().tryOnline()) {
       throw new HttpError(429, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
     }

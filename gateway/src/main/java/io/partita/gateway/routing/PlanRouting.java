@@ -138,6 +138,12 @@ public final class PlanRouting implements Routing {
   }
 
   @Override
+  public boolean settling(String serviceModel) {
+    Route route = routes.apply(serviceModel);
+    return route != null && !route.getInstances().isEmpty();
+  }
+
+  @Override
   public Mode mode() {
     return Mode.PLAN;
   }

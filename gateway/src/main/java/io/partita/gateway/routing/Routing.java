@@ -41,6 +41,15 @@ public interface Routing {
 
   Mode mode();
 
+  /**
+   * Whether a refusal of this service model may pass by itself in a moment: the plan places
+   * instances of it, none of them ready yet (a re-plan moving them, a slot still opening), so a
+   * call may wait briefly rather than be refused at once.
+   */
+  default boolean settling(String serviceModel) {
+    return false;
+  }
+
   /** Routing that sends every request to its topic, as before routes existed. */
   static Routing any() {
     return new Routing() {

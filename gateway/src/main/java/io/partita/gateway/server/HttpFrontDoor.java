@@ -51,9 +51,12 @@ public final class HttpFrontDoor implements AutoCloseable {
    * @param idleTimeoutMs how long a kept-alive connection may wait with no request in progress
    * @param maxConnections most connections open at once
    * @param eventLoops event-loop threads
+   * @param maxStreams most requests in progress at once on one HTTP/2 connection, announced to the
+   *     client (SETTINGS_MAX_CONCURRENT_STREAMS); above the gateway's in-flight limit, so that a
+   *     client multiplexing its calls on one connection meets that limit (429) before a protocol refusal
    */
   public record Settings(int port, long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, int maxConnections,
-      int eventLoops) {}
+      int eventLoops, int maxStreams) {}
 
   /** The largest body a request to {@code path} may send, known before any of it is read. */
   public interface BodyLimit {
@@ -106,6 +109,7 @@ public final class HttpFrontDoor implements AutoCloseable {
         .setHost("0.0.0.0")
         .setTcpNoDelay(true)
         .setHttp2ClearTextEnabled(true)
+        .setInitialSettings(new io.vertx.core.http.Http2Settings().setMaxConcurrentStreams(settings.maxStreams()))
         .setCompressionSupported(false)
         .setMaxHeaderSize(16 * 1024)
         .setMaxInitialLineLength(8 * 1024);
