@@ -9,7 +9,6 @@ import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Sha256;
 import io.partita.models.repo.WeightFiles;
 import io.partita.runtime.LoraAdapters;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -24,8 +23,9 @@ import java.util.function.LongSupplier;
  * files (LoRA adapters) mounted for them. Mounting never touches the base session: an adapter is
  * loaded once and activated per run.
  *
- * <p>{@link #mount} checks, in order, that the path resolves inside the repository root (no
- * {@code ..}, no absolute path, no link out), that the content has the catalog's sha256 (the bytes
+ * <p>{@link #mount} checks, in order, that the file can be found on this host (a repository path
+ * must resolve inside the repository root: no {@code ..}, no absolute path, no link out; a URI is
+ * fetched into the model cache by the {@link WeightFileLocator}), that the content has the catalog's sha256 (the bytes
  * read once are the bytes checked and loaded, so a file swapped after the check is never loaded),
  * and that the adapter's parameters fit the model. A failed mount leaves that service model
  * NOT_READY with the reason; the others keep serving.
@@ -86,7 +86,7 @@ public final class WeightFileMounts implements AutoCloseable {
     }
   }
 
-  private final Path root;
+  private final WeightFileLocator locator;
   private final ModelSignature signature;
   private final LongSupplier clock;
   private final Runnable onChange;
@@ -113,8 +113,16 @@ public final class WeightFileMounts implements AutoCloseable {
    */
   public WeightFileMounts(Path root, ModelSignature signature, long budgetBytes, boolean perRow, LongSupplier clock,
                           Runnable onChange) {
+    this(file -> WeightFiles.resolveInside(root, file.path()), signature, budgetBytes, perRow, clock, onChange);
+  }
+
+  /**
+   * @param locator finds a weight file's bytes on this host (in the repository, or fetched into the model cache)
+   */
+  public WeightFileMounts(WeightFileLocator locator, ModelSignature signature, long budgetBytes, boolean perRow, LongSupplier clock,
+                          Runnable onChange) {
     this.perRow = perRow;
-    this.root = root;
+    this.locator = locator;
     this.signature = signature;
     this.budgetBytes = budgetBytes;
     this.clock = clock;
@@ -287,9 +295,12 @@ public final class WeightFileMounts implements AutoCloseable {
     WeightFileRef file = entry.file;
     byte[] bytes;
     try {
-      Path path = WeightFiles.resolveInside(root, file.path());
+      Path path = locator.locate(file);
       bytes = Files.readAllBytes(path);
-    } catch (IOException | RuntimeException e) {
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw refused(file, "interrupted while it was fetched");
+    } catch (Exception e) {
       throw refused(file, e.getMessage());
     }
     String actual = Sha256.of(bytes);
