@@ -80,7 +80,7 @@ public final class CatalogPublisher {
   }
 
   /** A file's URI in the catalog: the repository-relative path, or it under the base URI, each segment percent-encoded. */
-  static String uri(String relativePath, java.util.Optional<String> baseUri) {
+  public static String uri(String relativePath, java.util.Optional<String> baseUri) {
     if (baseUri.isEmpty()) {
       return relativePath;
     }
