@@ -156,6 +156,13 @@ public final class WeightFileMounts implements AutoCloseable {
    * @return the mount as it now stands: READY, or NOT_READY with the reason
    */
   public Mount mount(String serviceModel, String instanceId, WeightFileRef file) {
+    synchronized (this) {
+      Entry old = entries.get(serviceModel);
+      if (old != null && java.util.Objects.equals(old.file, file) && old.state == State.READY) {
+        return view(old);
+      }
+    }
+    Located located = file == null ? null : locate(file);
     Mount result;
     synchronized (this) {
       Entry old = entries.get(serviceModel);
@@ -170,7 +177,7 @@ public final class WeightFileMounts implements AutoCloseable {
       touch(entry);
       if (file != null) {
         try {
-          load(entry);
+          load(entry, located);
         } catch (NotRunnableException e) {
           entry.state = State.NOT_READY;
           entry.reason = e.getMessage();
@@ -290,17 +297,39 @@ public final class WeightFileMounts implements AutoCloseable {
     entries.clear();
   }
 
-  /** Checks and loads an entry's weight file, evicting others to stay in the budget. Caller holds the lock. */
-  private void load(Entry entry) throws NotRunnableException {
-    WeightFileRef file = entry.file;
-    byte[] bytes;
+  /** Where a weight file was found on this host, or why it was not. */
+  private record Located(Path path, String failure) {}
+
+  /**
+   * Finds (fetches) the file outside the lock, so that fetching a new weight file over the network
+   * does not hold up the runs of this session.
+   */
+  private Located locate(WeightFileRef file) {
     try {
-      Path path = locator.locate(file);
-      bytes = Files.readAllBytes(path);
+      return new Located(locator.locate(file), null);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw refused(file, "interrupted while it was fetched");
+      return new Located(null, "interrupted while it was fetched");
     } catch (Exception e) {
+      return new Located(null, String.valueOf(e.getMessage()));
+    }
+  }
+
+  /** Checks and loads an entry's weight file, evicting others to stay in the budget. Caller holds the lock. */
+  private void load(Entry entry) throws NotRunnableException {
+    load(entry, locate(entry.file)); // an evicted file comes back from the repository or the cache: no network
+  }
+
+  /** As {@link #load(Entry)}, with the file already located by {@link #locate}. */
+  private void load(Entry entry, Located located) throws NotRunnableException {
+    WeightFileRef file = entry.file;
+    if (located.failure() != null) {
+      throw refused(file, located.failure());
+    }
+    byte[] bytes;
+    try {
+      bytes = Files.readAllBytes(located.path());
+    } catch (java.io.IOException | RuntimeException e) {
       throw refused(file, e.getMessage());
     }
     String actual = Sha256.of(bytes);
