@@ -2,11 +2,11 @@ package io.partita.worker.slot;
 
 import ai.onnxruntime.OrtException;
 import io.partita.models.lora.PerRowLora;
-import io.partita.runtime.SessionOpener;
-import io.partita.worker.serving.ModelSession;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.WeightFiles;
+import io.partita.runtime.SessionOpener;
 import io.partita.worker.fetch.ModelFetcher;
+import io.partita.worker.serving.ModelSession;
 import io.partita.worker.serving.WeightFileLocator;
 import io.partita.worker.serving.WeightFileMounts;
 import java.io.IOException;
@@ -42,7 +42,7 @@ final class SessionRegistry implements AutoCloseable {
   private final List<ModelSession> all = new ArrayList<>();
   private final Map<ModelSession, Integer> users = new HashMap<>();
   private int opened;
-  private final java.util.Optional<io.partita.worker.fetch.ModelFetcher> fetcher;
+  private final Optional<ModelFetcher> fetcher;
 
   SessionRegistry(SessionOpener opener, Path root, boolean share, boolean acrossWeightFiles, LongSupplier clock, Runnable onChange) {
     this(opener, root, share, acrossWeightFiles, clock, onChange, java.util.Optional.empty());
@@ -50,7 +50,7 @@ final class SessionRegistry implements AutoCloseable {
 
   /** @param fetcher when present, a model file is fetched into its cache and its sha256 checked before it is opened */
   SessionRegistry(SessionOpener opener, Path root, boolean share, boolean acrossWeightFiles, LongSupplier clock, Runnable onChange,
-      java.util.Optional<io.partita.worker.fetch.ModelFetcher> fetcher) {
+      Optional<ModelFetcher> fetcher) {
     this.fetcher = fetcher;
     this.opener = opener;
     this.root = root;
@@ -90,7 +90,7 @@ final class SessionRegistry implements AutoCloseable {
         // a version known from the catalog carries inputs and outputs only; the file also says
         // which parameters an adapter may set (the mount check and the per-row form need them)
         signature = ModelSignature.read(file);
-      } catch (io.partita.worker.fetch.ModelFetcher.FetchException e) {
+      } catch (ModelFetcher.FetchException e) {
         throw new IllegalStateException(e.getMessage(), e);
       } catch (IOException | RuntimeException e) {
         throw new IllegalStateException(spec.version().relativePath() + ": the fetched file is not an ONNX model: " + e.getMessage(), e);

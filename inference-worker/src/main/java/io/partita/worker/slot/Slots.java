@@ -67,11 +67,6 @@ public final class Slots implements AutoCloseable {
     public Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles) {
       this(maxDelayMs, shareSessions, acrossWeightFiles, java.util.Optional.empty(), java.util.Optional.empty());
     }
-
-    /** Settings whose repository is the one the slots' index was scanned from. */
-    public Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles, java.util.Optional<java.nio.file.Path> modelCache) {
-      this(maxDelayMs, shareSessions, acrossWeightFiles, modelCache, null);
-    }
   }
 
   public Slots(RepositoryIndex index, List<SlotSpec> specs, Settings settings, SessionOpener opener,
@@ -83,7 +78,7 @@ public final class Slots implements AutoCloseable {
     this.onChange = onChange;
     this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), settings.acrossWeightFiles(), clock, onChange,
         settings.modelCache().map(dir -> new io.partita.worker.fetch.ModelFetcher(
-            settings.repository() == null ? java.util.Optional.of(index.root()) : settings.repository(), dir,
+            settings.repository(), dir,
             java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofMinutes(10))));
     List<Slot> list = new ArrayList<>();
     for (SlotSpec spec : specs) {

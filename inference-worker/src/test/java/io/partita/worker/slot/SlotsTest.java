@@ -97,7 +97,7 @@ class SlotsTest {
     List<SlotAssignment> assignments = Assignments.fromSettings(index, DEFAULTS, List.of(), -1, Pinning.usableCpus());
     List<SlotSpec> specs = Assignments.resolve(assignments, index, DEFAULTS, Pinning.usableCpus(), "test");
 
-    slots = new Slots(index, specs, new Slots.Settings(1, true, true, java.util.Optional.of(cache)),
+    slots = new Slots(index, specs, new Slots.Settings(1, true, true, java.util.Optional.of(cache), java.util.Optional.of(index.root())),
         new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), new WorkerMetrics(registry),
         System::currentTimeMillis, () -> { });
     slots.start(Duration.ofMinutes(1));
