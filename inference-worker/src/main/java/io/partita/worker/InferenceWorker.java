@@ -55,6 +55,10 @@ import org.slf4j.LoggerFactory;
  * member of the consumer group {@code <prefix>.workers}, batches requests per slot, replies, and
  * publishes slot status and metrics. Each request is served by exactly one live worker; a worker
  * that dies hands its partitions, and their unanswered requests, to the others (docs/worker.md).
+ *
+ * <p>The models it may serve are a scan of {@code model.repo}, or, with {@code worker.models.from=catalog},
+ * the catalog's ({@link CatalogIndex}), whose files the slots fetch by URI into {@code worker.model.cache.dir}
+ * and check before loading (docs/models.md, "Model files by URI").
  */
 public final class InferenceWorker implements Service {
   private static final Logger log = LoggerFactory.getLogger(InferenceWorker.class);
