@@ -17,6 +17,8 @@ import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.runtime.Pinning;
 import io.partita.runtime.SessionOpener;
+import io.partita.worker.catalog.CatalogIndex;
+import io.partita.worker.kafka.CatalogSnapshot;
 import io.partita.worker.kafka.PlanFollower;
 import io.partita.worker.kafka.RequestLoop;
 import io.partita.worker.kafka.StatusPublisher;
@@ -26,6 +28,7 @@ import io.partita.worker.metrics.WorkerMetrics;
 import io.partita.worker.slot.Assignments;
 import io.partita.worker.slot.SlotSpec;
 import io.partita.worker.slot.Slots;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,6 +55,10 @@ import org.slf4j.LoggerFactory;
  * member of the consumer group {@code <prefix>.workers}, batches requests per slot, replies, and
  * publishes slot status and metrics. Each request is served by exactly one live worker; a worker
  * that dies hands its partitions, and their unanswered requests, to the others (docs/worker.md).
+ *
+ * <p>The models it may serve are a scan of {@code model.repo}, or, with {@code worker.models.from=catalog},
+ * the catalog's ({@link CatalogIndex}), whose files the slots fetch by URI into {@code worker.model.cache.dir}
+ * and check before loading (docs/models.md, "Model files by URI").
  */
 public final class InferenceWorker implements Service {
   private static final Logger log = LoggerFactory.getLogger(InferenceWorker.class);
@@ -95,7 +102,7 @@ public final class InferenceWorker implements Service {
   }
 
   private void startAll() throws Exception {
-    index = ModelRepository.scan(config.modelRepository());
+    index = loadIndex();
     usable = Pinning.usableCpus();
     WorkerConfig.SlotSettings s = config.slots();
     defaults = new Assignments.Defaults(config.hostId(), config.intraOpThreads(),
@@ -115,7 +122,7 @@ public final class InferenceWorker implements Service {
     }
     WorkerMetrics metrics = new WorkerMetrics(registry);
     slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions(),
-        config.batching().acrossWeightFiles(), s.modelCache()),
+        config.batching().acrossWeightFiles(), s.modelCache(), Optional.ofNullable(config.modelRepository())),
         new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), metrics, System::currentTimeMillis, this::statusChanged);
 
     Set<String> served = new TreeSet<>(slots.serviceModels());
@@ -315,10 +322,9 @@ public final class InferenceWorker implements Service {
     }
     RepositoryIndex newer;
     try {
-      newer = ModelRepository.scan(config.modelRepository());
-    } catch (io.partita.models.repo.RepositoryException e) {
-      log.warn("The plan names a model this worker does not know, and {} cannot be scanned again: {}", config.modelRepository(),
-          e.getMessage());
+      newer = loadIndex();
+    } catch (RuntimeException e) {
+      log.warn("The plan names a model this worker does not know, and {} cannot be read again: {}", modelSource(), e.getMessage());
       return;
     }
     slots.refresh(newer);
@@ -334,7 +340,41 @@ public final class InferenceWorker implements Service {
     if (loop != null) {
       loop.readAlso(requestTopics);
     }
-    log.info("Scanned {} again for a planned model it did not know: now {}", config.modelRepository(), newer.models().keySet());
+    log.info("Read {} again for a planned model it did not know: now {}", modelSource(), newer.models().keySet());
+  }
+
+  /**
+   * The models this worker may serve: a scan of {@code model.repo}, or, with {@code worker.models.from=catalog},
+   * the catalog as it stands now (files are fetched by their URIs when a slot needs them).
+   */
+  private RepositoryIndex loadIndex() {
+    if (!config.slots().fromCatalog()) {
+      return ModelRepository.scan(config.modelRepository());
+    }
+    try (Admin admin = Admin.create(adminProps())) {
+      TopicAdmin.ensure(admin, topics.infrastructure(), (short) 3);
+    }
+    Path cache = config.slots().modelCache().orElseThrow();
+    CatalogSnapshot snapshot = CatalogSnapshot.read(new KafkaConsumer<>(catalogConsumerProps()), topics, config.codecs(),
+        Duration.ofSeconds(60));
+    CatalogIndex.Folded folded = CatalogIndex.fold(snapshot.versions(), snapshot.services(),
+        config.modelRepository() == null ? cache : config.modelRepository(), cache);
+    folded.leftOut().forEach((key, why) -> log.warn("Catalog version {} is not served by this worker: {}", key, why));
+    log.info("Worker {} serves the catalog's models {} (files fetched into {})", config.hostId(), folded.index().models().keySet(), cache);
+    return folded.index();
+  }
+
+  private String modelSource() {
+    return config.slots().fromCatalog() ? "the catalog (" + topics.catalogModels() + ")" : config.modelRepository().toString();
+  }
+
+  private Properties catalogConsumerProps() {
+    Properties p = base();
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, "partita-worker-catalog-" + config.hostId());
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    return p;
   }
 
   private Properties adminProps() {

@@ -15,7 +15,8 @@ import java.util.Properties;
  * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers})
  * @param topicPrefix prefix of every topic ({@code topic.prefix}, default partita)
  * @param hostId this host's id in plans, slot status and replies ({@code host.id}, default the host name)
- * @param modelRepository the model repository served ({@code model.repo})
+ * @param modelRepository the model repository served ({@code model.repo}); null for a worker fed by the catalog
+ *     ({@code worker.models.from=catalog}) without one
  * @param intraOpThreads ONNX Runtime threads of an unpinned slot; 0 = all cores ({@code worker.threads})
  * @param cuda run the default slots on the CUDA provider when it loads ({@code worker.cuda})
  * @param kafka extra Kafka client settings (everything under {@code kafka.})
@@ -39,9 +40,13 @@ public record WorkerConfig(
    *     host as they arrive and change ({@code worker.follow-plan}, default false)
    * @param spin idle intra-op threads of pinned slots spin ({@code worker.spin}, default on); set it as the profile
    *     was measured ({@code profiler.spin}): see {@code io.partita.runtime.SlotConfig#pinned}
+   * @param modelCache where model and weight files are fetched and their sha256 checked before they are loaded
+   *     ({@code worker.model.cache.dir}); empty: files are opened in the model repository
+   * @param fromCatalog the models served are the catalog's ({@code worker.models.from=catalog}), their files fetched
+   *     by the URIs it names into the cache, instead of a scan of {@code model.repo} ({@code repository}, the default)
    */
   public record SlotSettings(List<Integer> partitions, Path assignmentFile, int gpu, boolean shareSessions, long weightBudgetBytes,
-                             boolean followPlan, boolean spin, java.util.Optional<Path> modelCache) {
+                             boolean followPlan, boolean spin, java.util.Optional<Path> modelCache, boolean fromCatalog) {
     public SlotSettings {
       partitions = List.copyOf(partitions);
     }
@@ -69,15 +74,32 @@ public record WorkerConfig(
   public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs, String groupInstanceId,
       int requestPartitions) {}
 
+  /** Where the served models come from: {@code repository} (a scan of model.repo) or {@code catalog}. */
+  public static final String MODELS_FROM_KEY = "worker.models.from";
+  /** The local directory model files are fetched into (by sha256) and checked before loading. */
+  public static final String CACHE_KEY = "worker.model.cache.dir";
+
   public static WorkerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
     String bootstrap = kafka.getProperty("bootstrap.servers");
     if (bootstrap == null) {
       throw new ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker");
     }
+    String from = settings.string(MODELS_FROM_KEY, "repository").strip();
+    if (!from.equals("repository") && !from.equals("catalog")) {
+      throw new ConfigException(MODELS_FROM_KEY + "=" + from + ": use repository (scan model.repo) or catalog (serve the"
+          + " catalog's models, fetching their files into worker.model.cache.dir)");
+    }
+    boolean fromCatalog = from.equals("catalog");
     String repo = settings.string("model.repo", null);
-    if (repo == null) {
-      throw new ConfigException("model.repo: missing; set it to the model repository directory");
+    String cache = settings.string(CACHE_KEY, null);
+    if (repo == null && !fromCatalog) {
+      throw new ConfigException("model.repo: missing; set it to the model repository directory, or set " + MODELS_FROM_KEY
+          + "=catalog and " + CACHE_KEY + " to serve the catalog's models from their URIs");
+    }
+    if (fromCatalog && (cache == null || cache.isBlank())) {
+      throw new ConfigException(CACHE_KEY + ": missing; " + MODELS_FROM_KEY + "=catalog fetches model files into it: set it"
+          + " to a local directory");
     }
     String assignments = settings.string("worker.assignments", null);
     List<Integer> partitions = partitions(settings.string("worker.partitions", ""));
@@ -88,7 +110,7 @@ public record WorkerConfig(
         bootstrap,
         settings.string("topic.prefix", "partita"),
         settings.string("host.id", defaultHostId()),
-        Path.of(repo),
+        repo == null ? null : Path.of(repo),
         settings.integer("worker.threads", 0, 0, 4096),
         settings.bool("worker.cuda", false),
         kafka,
@@ -101,7 +123,8 @@ public record WorkerConfig(
             settings.longValue("worker.weights.budget.bytes", 0, 0, Long.MAX_VALUE),
             settings.bool("worker.follow-plan", false),
             settings.bool("worker.spin", true),
-            java.util.Optional.ofNullable(settings.string("worker.model.cache.dir", null)).map(Path::of)),
+            java.util.Optional.ofNullable(cache).filter(c -> !c.isBlank()).map(Path::of),
+            fromCatalog),
         new BatchSettings(
             settings.integer("worker.batch.max", 32, 1, 1 << 20),
             settings.longValue("worker.batch.delay.ms", 2, 0, 60_000),

@@ -55,4 +55,21 @@ class WorkerConfigTest {
     assertThat(config(Map.of()).operation().groupInstanceId()).isEmpty();
     assertThat(config(Map.of("worker.group.instance.id", " local-worker-h1 ")).operation().groupInstanceId()).isEqualTo("local-worker-h1");
   }
+
+  @Test
+  void shouldServeTheCatalogWithoutARepositoryOnlyWithACacheDirectory() {
+    WorkerConfig c = WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "localhost:9092",
+        "worker.models.from", "catalog", "worker.model.cache.dir", "/var/cache/partita")));
+    assertThat(c.slots().fromCatalog()).isTrue();
+    assertThat(c.modelRepository()).isNull();
+    assertThat(c.slots().modelCache()).contains(java.nio.file.Path.of("/var/cache/partita"));
+    assertThat(config(Map.of()).slots().fromCatalog()).as("the repository by default").isFalse();
+
+    assertThatThrownBy(() -> WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "localhost:9092",
+        "worker.models.from", "catalog")))).isInstanceOf(ConfigException.class).hasMessageContaining("worker.model.cache.dir");
+    assertThatThrownBy(() -> WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "localhost:9092"))))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("model.repo").hasMessageContaining("worker.models.from=catalog");
+    assertThatThrownBy(() -> config(Map.of("worker.models.from", "s3")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("worker.models.from=s3");
+  }
 }

@@ -31,11 +31,18 @@ final class CatalogSync implements Service {
   private final PlannerConfig config;
   private final Path repo;
   private final long intervalMs;
+  private final java.util.Optional<String> baseUri;
   private KafkaProducer<String, byte[]> producer;
   private ScheduledExecutorService timer;
   private int firstPublished;
 
   CatalogSync(PlannerConfig config, Path repo, long intervalMs) {
+    this(config, repo, intervalMs, java.util.Optional.empty());
+  }
+
+  /** @param baseUri files are published as baseUri/path (catalog.base-uri); empty = repository paths */
+  CatalogSync(PlannerConfig config, Path repo, long intervalMs, java.util.Optional<String> baseUri) {
+    this.baseUri = baseUri;
     this.config = config;
     this.repo = repo;
     this.intervalMs = intervalMs;
@@ -48,7 +55,7 @@ final class CatalogSync implements Service {
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     producer = new KafkaProducer<>(p);
-    RepositorySync sync = new RepositorySync(producer, repo, new Topics(config.topicPrefix()), config.codecs());
+    RepositorySync sync = new RepositorySync(producer, repo, new Topics(config.topicPrefix()), config.codecs(), baseUri);
     // at start the repository must scan: a broken one is an error to fix, not something to wait out
     io.partita.models.repo.ModelRepository.scan(repo);
     firstPublished = sync.sync();

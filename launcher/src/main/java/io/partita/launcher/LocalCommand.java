@@ -53,6 +53,10 @@ final class LocalCommand implements Callable<Integer> {
   @Option(names = "--model-repo", paramLabel = "DIR", description = "Serve this model repository instead of the demo one.")
   Path modelRepo;
 
+  @Option(names = "--base-uri", paramLabel = "URI", description = "Publish the catalog's model and weight files as URI/<path in"
+      + " the repository> (catalog.base-uri), for workers that fetch them from a web server instead of reading the repository.")
+  String baseUri;
+
   @Option(names = "--threads", defaultValue = "0", description = "ONNX Runtime threads per session; 0 = all cores.")
   int threads;
 
@@ -110,6 +114,7 @@ final class LocalCommand implements Callable<Integer> {
       flags.put("gateway.grpc-port", grpcPort.toString());
     }
     flags.put("worker.threads", Integer.toString(threads));
+    flags.put(io.partita.planner.catalog.CatalogPublisher.BASE_URI_KEY, baseUri);
     flags.put("gateway.id", "local");
     String hostId = WorkerConfig.defaultHostId();
     flags.put("host.id", hostId);
@@ -127,8 +132,12 @@ final class LocalCommand implements Callable<Integer> {
     // that measuring leaves the served models their cores (--set planner.measure.budget.ms=N).
     // The gateway offers what the catalog holds and follows it, so a model added to or removed from
     // the repository while local runs is offered or withdrawn at the gateway once the catalog says so.
-    Settings settings = common.settings(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true",
-        "planner.measure.budget.ms", Long.toString(profileBudgetMs), "gateway.models", "catalog"), flags);
+    Map<String, String> defaults = new HashMap<>(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true",
+        "planner.measure.budget.ms", Long.toString(profileBudgetMs), "gateway.models", "catalog"));
+    if (baseUri != null) { // the catalog names files by URI: the worker fetches them into a cache and checks them
+      defaults.put(WorkerConfig.CACHE_KEY, dataDir.resolve("model-cache").toAbsolutePath().toString());
+    }
+    Settings settings = common.settings(defaults, flags);
     Services.logSettings("local", settings);
     try {
       // The planner's Streams group starts in the background: the worker and the gateway serve from
@@ -140,7 +149,9 @@ final class LocalCommand implements Callable<Integer> {
       // The catalog is published first (a few hundred ms): the gateway offers what it holds, and
       // would otherwise start on an empty catalog.
       CatalogSync sync = services.start(new CatalogSync(plannerConfig, repo,
-          settings.longValue(CatalogSync.INTERVAL_KEY, CatalogSync.DEFAULT_INTERVAL_MS, 0, 3_600_000)));
+          settings.longValue(CatalogSync.INTERVAL_KEY, CatalogSync.DEFAULT_INTERVAL_MS, 0, 3_600_000),
+          io.partita.planner.catalog.CatalogPublisher.baseUri(
+              settings.string(io.partita.planner.catalog.CatalogPublisher.BASE_URI_KEY, null))));
       log.info("Published the catalog of {} ({} records) for the planner{}", repo, sync.firstPublished(),
           sync.intervalMs() > 0 ? "; rescanned every " + sync.intervalMs() + " ms (" + CatalogSync.INTERVAL_KEY + ")" : "");
       // The worker and the gateway start side by side: neither needs the other to start, and each

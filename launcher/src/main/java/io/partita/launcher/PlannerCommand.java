@@ -29,6 +29,10 @@ final class PlannerCommand implements Callable<Integer> {
       description = "Publish this model repository's catalog (models, versions, service models) before planning.")
   Path modelRepo;
 
+  @Option(names = "--base-uri", paramLabel = "URI", description = "With --model-repo: publish the model and weight files as"
+      + " URI/<path in the repository> (catalog.base-uri), e.g. the address of a web server that serves the repository.")
+  String baseUri;
+
   @Option(names = "--state-dir", paramLabel = "DIR", description = "Kafka Streams state directory (planner.state.dir).")
   Path stateDir;
 
@@ -40,24 +44,29 @@ final class PlannerCommand implements Callable<Integer> {
     Map<String, String> flags = new HashMap<>();
     flags.put("planner.state.dir", stateDir == null ? null : stateDir.toString());
     flags.put("planner.standby.replicas", standbys == null ? null : standbys.toString());
+    flags.put(CatalogPublisher.BASE_URI_KEY, baseUri);
     Settings settings = common.settings(Map.of(), flags);
     Services.logSettings("planner", settings);
     PlannerConfig config = PlannerConfig.from(settings);
     Services services = new Services();
     services.start(new PlannerService(config));
     if (modelRepo != null) {
-      publishCatalog(config, modelRepo, config.codecs());
+      publishCatalog(config, modelRepo, config.codecs(), CatalogPublisher.baseUri(settings.string(CatalogPublisher.BASE_URI_KEY, null)));
     }
     return services.awaitShutdown();
   }
 
   static int publishCatalog(PlannerConfig config, Path repo, Codecs codecs) {
+    return publishCatalog(config, repo, codecs, java.util.Optional.empty());
+  }
+
+  static int publishCatalog(PlannerConfig config, Path repo, Codecs codecs, java.util.Optional<String> baseUri) {
     Properties p = new Properties();
     p.putAll(config.kafka());
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(p)) {
-      return CatalogPublisher.publish(producer, ModelRepository.scan(repo), new Topics(config.topicPrefix()), codecs);
+      return CatalogPublisher.publish(producer, ModelRepository.scan(repo), new Topics(config.topicPrefix()), codecs, baseUri);
     }
   }
 }

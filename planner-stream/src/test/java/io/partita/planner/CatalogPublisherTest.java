@@ -1,6 +1,7 @@
 package io.partita.planner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
@@ -11,6 +12,8 @@ import io.partita.models.repo.ModelRepository;
 import io.partita.planner.catalog.CatalogPublisher;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
+import io.partita.common.config.ConfigException;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,5 +41,43 @@ class CatalogPublisherTest {
     assertThat(a.getInstances()).isEqualTo(1);
     ServiceModel bare = codecs.codec(ServiceModel.class).decode(topics.catalogServices(), records.get(2).value());
     assertThat(bare.getWeightFile()).isNull();
+  }
+
+  @Test
+  void shouldNameEveryFileUnderTheBaseUriWhenOneIsGivenAndKeepTheSha256() throws Exception {
+    DemoRepository.writeTo(repo);
+    Topics topics = new Topics("c");
+    Codecs codecs = Codecs.singleObject();
+    var index = ModelRepository.scan(repo);
+    List<ProducerRecord<String, byte[]>> records = CatalogPublisher.records(index, topics, codecs,
+        CatalogPublisher.baseUri("http://models:8000/repo/"));
+
+    ModelVersion v1 = codecs.codec(ModelVersion.class).decode(topics.catalogModels(), records.get(0).value());
+    assertThat(v1.getUri()).isEqualTo("http://models:8000/repo/demo-mlp/1/model.onnx");
+    assertThat(v1.getSha256()).isEqualTo(index.model("demo-mlp").orElseThrow().version("1").orElseThrow().sha256());
+    ServiceModel a = codecs.codec(ServiceModel.class).decode(topics.catalogServices(), records.get(3).value());
+    assertThat(a.getWeightFile().getUri()).isEqualTo("http://models:8000/repo/" + DemoRepository.adapterPath("a"));
+  }
+
+  @Test
+  void shouldPercentEncodeEachPathSegmentUnderTheBaseUri() {
+    assertThat(CatalogPublisher.uri("m/adapters/legal v2+fr.onnx_adapter", Optional.of("https://h")))
+        .isEqualTo("https://h/m/adapters/legal%20v2%2Bfr.onnx_adapter");
+    assertThat(java.net.URI.create(CatalogPublisher.uri("m/a b.onnx_adapter", Optional.of("file:///srv/models"))).getPath())
+        .isEqualTo("/srv/models/m/a b.onnx_adapter");
+    assertThat(CatalogPublisher.uri("m/1/model.onnx", Optional.empty())).isEqualTo("m/1/model.onnx");
+  }
+
+  @Test
+  void shouldTakeNoBaseUriWhenTheSettingIsBlankAndRefuseOneThatIsNotHttpHttpsOrFile() {
+    assertThat(CatalogPublisher.baseUri(null)).isEmpty();
+    assertThat(CatalogPublisher.baseUri(" ")).isEmpty();
+    assertThat(CatalogPublisher.baseUri("file:///srv/models")).contains("file:///srv/models");
+    assertThatThrownBy(() -> CatalogPublisher.baseUri("s3://bucket/models")).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("catalog.base-uri").hasMessageContaining("http, https or file");
+    assertThatThrownBy(() -> CatalogPublisher.baseUri("/srv/models")).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("catalog.base-uri");
+    assertThatThrownBy(() -> CatalogPublisher.baseUri("http://h/models?x=1")).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("query");
   }
 }

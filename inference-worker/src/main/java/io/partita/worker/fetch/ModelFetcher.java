@@ -33,9 +33,9 @@ import java.util.Optional;
  * fetched); one that no longer matches is replaced. A failure is a {@link FetchException} naming
  * the URI and what went wrong (the sha256 found, the HTTP status), for the slot status.
  *
- * <p>What it does not do (yet): the worker's slots still open model files from the repository
- * directory; nothing in the serving path calls this class, and the catalog's {@code uri} is still
- * a repository path (docs/models.md).
+ * <p>Who calls it: with {@code worker.model.cache.dir} set, a slot opens its model file and mounts
+ * its weight files only through it (docs/models.md, "Model files by URI"). It does not evict: the
+ * cache keeps every file it fetched until it is deleted by hand.
  */
 public final class ModelFetcher {
   private final Optional<Path> repository;
@@ -152,6 +152,11 @@ public final class ModelFetcher {
       default -> throw new FetchException(uri + ": scheme '" + scheme + "' is not supported; use http:, https:, file:"
           + " or a path in the model repository");
     }
+  }
+
+  /** Whether {@code uri} names its file by a scheme ({@code http:}, {@code file:}, ...) rather than by a repository path. */
+  public static boolean hasScheme(String uri) {
+    return !schemeOf(uri).isEmpty();
   }
 
   /** The URI's scheme in lowercase, or "" for a repository path (a Windows drive letter is not a scheme). */

@@ -9,7 +9,6 @@ import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Sha256;
 import io.partita.models.repo.WeightFiles;
 import io.partita.runtime.LoraAdapters;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -24,8 +23,9 @@ import java.util.function.LongSupplier;
  * files (LoRA adapters) mounted for them. Mounting never touches the base session: an adapter is
  * loaded once and activated per run.
  *
- * <p>{@link #mount} checks, in order, that the path resolves inside the repository root (no
- * {@code ..}, no absolute path, no link out), that the content has the catalog's sha256 (the bytes
+ * <p>{@link #mount} checks, in order, that the file can be found on this host (a repository path
+ * must resolve inside the repository root: no {@code ..}, no absolute path, no link out; a URI is
+ * fetched into the model cache by the {@link WeightFileLocator}), that the content has the catalog's sha256 (the bytes
  * read once are the bytes checked and loaded, so a file swapped after the check is never loaded),
  * and that the adapter's parameters fit the model. A failed mount leaves that service model
  * NOT_READY with the reason; the others keep serving.
@@ -86,7 +86,7 @@ public final class WeightFileMounts implements AutoCloseable {
     }
   }
 
-  private final Path root;
+  private final WeightFileLocator locator;
   private final ModelSignature signature;
   private final LongSupplier clock;
   private final Runnable onChange;
@@ -113,8 +113,16 @@ public final class WeightFileMounts implements AutoCloseable {
    */
   public WeightFileMounts(Path root, ModelSignature signature, long budgetBytes, boolean perRow, LongSupplier clock,
                           Runnable onChange) {
+    this(file -> WeightFiles.resolveInside(root, file.path()), signature, budgetBytes, perRow, clock, onChange);
+  }
+
+  /**
+   * @param locator finds a weight file's bytes on this host (in the repository, or fetched into the model cache)
+   */
+  public WeightFileMounts(WeightFileLocator locator, ModelSignature signature, long budgetBytes, boolean perRow, LongSupplier clock,
+                          Runnable onChange) {
     this.perRow = perRow;
-    this.root = root;
+    this.locator = locator;
     this.signature = signature;
     this.budgetBytes = budgetBytes;
     this.clock = clock;
@@ -148,6 +156,13 @@ public final class WeightFileMounts implements AutoCloseable {
    * @return the mount as it now stands: READY, or NOT_READY with the reason
    */
   public Mount mount(String serviceModel, String instanceId, WeightFileRef file) {
+    synchronized (this) {
+      Entry old = entries.get(serviceModel);
+      if (old != null && java.util.Objects.equals(old.file, file) && old.state == State.READY) {
+        return view(old);
+      }
+    }
+    Located located = file == null ? null : locate(file);
     Mount result;
     synchronized (this) {
       Entry old = entries.get(serviceModel);
@@ -162,7 +177,7 @@ public final class WeightFileMounts implements AutoCloseable {
       touch(entry);
       if (file != null) {
         try {
-          load(entry);
+          load(entry, located);
         } catch (NotRunnableException e) {
           entry.state = State.NOT_READY;
           entry.reason = e.getMessage();
@@ -282,14 +297,39 @@ public final class WeightFileMounts implements AutoCloseable {
     entries.clear();
   }
 
+  /** Where a weight file was found on this host, or why it was not. */
+  private record Located(Path path, String failure) {}
+
+  /**
+   * Finds (fetches) the file outside the lock, so that fetching a new weight file over the network
+   * does not hold up the runs of this session.
+   */
+  private Located locate(WeightFileRef file) {
+    try {
+      return new Located(locator.locate(file), null);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new Located(null, "interrupted while it was fetched");
+    } catch (Exception e) {
+      return new Located(null, String.valueOf(e.getMessage()));
+    }
+  }
+
   /** Checks and loads an entry's weight file, evicting others to stay in the budget. Caller holds the lock. */
   private void load(Entry entry) throws NotRunnableException {
+    load(entry, locate(entry.file)); // an evicted file comes back from the repository or the cache: no network
+  }
+
+  /** As {@link #load(Entry)}, with the file already located by {@link #locate}. */
+  private void load(Entry entry, Located located) throws NotRunnableException {
     WeightFileRef file = entry.file;
+    if (located.failure() != null) {
+      throw refused(file, located.failure());
+    }
     byte[] bytes;
     try {
-      Path path = WeightFiles.resolveInside(root, file.path());
-      bytes = Files.readAllBytes(path);
-    } catch (IOException | RuntimeException e) {
+      bytes = Files.readAllBytes(located.path());
+    } catch (java.io.IOException | RuntimeException e) {
       throw refused(file, e.getMessage());
     }
     String actual = Sha256.of(bytes);

@@ -2,8 +2,12 @@ package io.partita.worker.slot;
 
 import ai.onnxruntime.OrtException;
 import io.partita.models.lora.PerRowLora;
+import io.partita.models.repo.ModelSignature;
+import io.partita.models.repo.WeightFiles;
 import io.partita.runtime.SessionOpener;
+import io.partita.worker.fetch.ModelFetcher;
 import io.partita.worker.serving.ModelSession;
+import io.partita.worker.serving.WeightFileLocator;
 import io.partita.worker.serving.WeightFileMounts;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -38,7 +42,7 @@ final class SessionRegistry implements AutoCloseable {
   private final List<ModelSession> all = new ArrayList<>();
   private final Map<ModelSession, Integer> users = new HashMap<>();
   private int opened;
-  private final java.util.Optional<io.partita.worker.fetch.ModelFetcher> fetcher;
+  private final Optional<ModelFetcher> fetcher;
 
   SessionRegistry(SessionOpener opener, Path root, boolean share, boolean acrossWeightFiles, LongSupplier clock, Runnable onChange) {
     this(opener, root, share, acrossWeightFiles, clock, onChange, java.util.Optional.empty());
@@ -46,7 +50,7 @@ final class SessionRegistry implements AutoCloseable {
 
   /** @param fetcher when present, a model file is fetched into its cache and its sha256 checked before it is opened */
   SessionRegistry(SessionOpener opener, Path root, boolean share, boolean acrossWeightFiles, LongSupplier clock, Runnable onChange,
-      java.util.Optional<io.partita.worker.fetch.ModelFetcher> fetcher) {
+      Optional<ModelFetcher> fetcher) {
     this.fetcher = fetcher;
     this.opener = opener;
     this.root = root;
@@ -79,18 +83,27 @@ final class SessionRegistry implements AutoCloseable {
 
   private ModelSession open(String key, SlotSpec spec) throws OrtException {
     Path file = spec.version().modelFile();
+    ModelSignature signature = spec.version().signature();
     if (fetcher.isPresent()) {
       try { // never open a file whose bytes are not the ones the scan (and the catalog) named
         file = fetcher.get().fetch(spec.version().relativePath(), spec.version().sha256());
-      } catch (io.partita.worker.fetch.ModelFetcher.FetchException e) {
+        // a version known from the catalog carries inputs and outputs only; the file also says
+        // which parameters an adapter may set (the mount check and the per-row form need them)
+        signature = ModelSignature.read(file);
+      } catch (ModelFetcher.FetchException e) {
         throw new IllegalStateException(e.getMessage(), e);
+      } catch (IOException | RuntimeException e) {
+        throw new IllegalStateException(spec.version().relativePath() + ": the fetched file is not an ONNX model: " + e.getMessage(), e);
       }
+    } else if (ModelFetcher.hasScheme(spec.version().relativePath())) {
+      throw new IllegalStateException(spec.version().relativePath() + ": a model file named by a URI is fetched into the"
+          + " model cache; set worker.model.cache.dir");
     }
-    Optional<PerRowLora.Rewritten> perRow = acrossWeightFiles ? perRow(key, spec, file) : Optional.empty();
+    Optional<PerRowLora.Rewritten> perRow = acrossWeightFiles ? perRow(key, signature, file) : Optional.empty();
     SessionOpener.Opened session = perRow.isPresent()
         ? opener.open(perRow.get().toBytes(), spec.session())
         : opener.open(file, spec.session());
-    WeightFileMounts mounts = new WeightFileMounts(root, spec.version().signature(), spec.budgetBytes(), perRow.isPresent(), clock, onChange);
+    WeightFileMounts mounts = new WeightFileMounts(weightFiles(), signature, spec.budgetBytes(), perRow.isPresent(), clock, onChange);
     synchronized (all) {
       ModelSession s = new ModelSession(key + "#" + opened++, spec.version(), opener.env(), session, mounts, perRow.orElse(null));
       all.add(s);
@@ -99,10 +112,32 @@ final class SessionRegistry implements AutoCloseable {
     }
   }
 
-  /** The per-row form of the slot's model, or empty (with the reason logged) when it does not qualify. */
-  /** @param file the model file as it will be opened (the checked cache copy when there is a cache) */
-  private static Optional<PerRowLora.Rewritten> perRow(String key, SlotSpec spec, Path file) {
-    if (spec.version().signature().parameters().isEmpty()) {
+  /**
+   * Where weight files are read: fetched into the cache (sha256 checked) when there is one, else
+   * inside the repository; a URI without a cache is refused, naming the setting.
+   */
+  private WeightFileLocator weightFiles() {
+    if (fetcher.isPresent()) {
+      ModelFetcher f = fetcher.get();
+      return file -> f.fetch(file.path(), file.sha256());
+    }
+    return file -> {
+      if (ModelFetcher.hasScheme(file.path())) {
+        throw new IllegalStateException(file.path() + " is a URI; a worker fetches such files into its model cache: set"
+            + " worker.model.cache.dir");
+      }
+      return WeightFiles.resolveInside(root, file.path());
+    };
+  }
+
+  /**
+   * The per-row form of the slot's model, or empty (with the reason logged) when it does not qualify.
+   *
+   * @param signature the model's signature with its parameters
+   * @param file the model file as it will be opened (the checked cache copy when there is a cache)
+   */
+  private static Optional<PerRowLora.Rewritten> perRow(String key, ModelSignature signature, Path file) {
+    if (signature.parameters().isEmpty()) {
       return Optional.empty(); // no weight file can apply to it: nothing to batch across
     }
     PerRowLora.Result result;

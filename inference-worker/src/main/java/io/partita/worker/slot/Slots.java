@@ -57,12 +57,15 @@ public final class Slots implements AutoCloseable {
    * @param shareSessions one-core slots of one model version share one session
    * @param acrossWeightFiles open a qualifying model in its per-row LoRA form, so requests of different weight files
    *     share a batch (docs/models.md says which graphs qualify)
-   * @param modelCache where model files are copied, their sha256 checked against the scan, before a
-   *     session opens them ({@code worker.model.cache.dir}); empty: opened in the repository
+   * @param modelCache where model and weight files are fetched, their sha256 checked against the catalog (or the
+   *     scan), before a session opens or mounts them ({@code worker.model.cache.dir}); empty: opened in the repository
+   * @param repository the model repository that repository-path URIs are relative to; empty for a worker without one
+   *     (fed by the catalog), which then fetches only {@code http(s):} and {@code file:} URIs
    */
-  public record Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles, java.util.Optional<java.nio.file.Path> modelCache) {
+  public record Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles,
+                         java.util.Optional<java.nio.file.Path> modelCache, java.util.Optional<java.nio.file.Path> repository) {
     public Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles) {
-      this(maxDelayMs, shareSessions, acrossWeightFiles, java.util.Optional.empty());
+      this(maxDelayMs, shareSessions, acrossWeightFiles, java.util.Optional.empty(), java.util.Optional.empty());
     }
   }
 
@@ -74,7 +77,8 @@ public final class Slots implements AutoCloseable {
     this.metrics = metrics;
     this.onChange = onChange;
     this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), settings.acrossWeightFiles(), clock, onChange,
-        settings.modelCache().map(dir -> new io.partita.worker.fetch.ModelFetcher(java.util.Optional.of(index.root()), dir,
+        settings.modelCache().map(dir -> new io.partita.worker.fetch.ModelFetcher(
+            settings.repository(), dir,
             java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofMinutes(10))));
     List<Slot> list = new ArrayList<>();
     for (SlotSpec spec : specs) {

@@ -97,7 +97,7 @@ class SlotsTest {
     List<SlotAssignment> assignments = Assignments.fromSettings(index, DEFAULTS, List.of(), -1, Pinning.usableCpus());
     List<SlotSpec> specs = Assignments.resolve(assignments, index, DEFAULTS, Pinning.usableCpus(), "test");
 
-    slots = new Slots(index, specs, new Slots.Settings(1, true, true, java.util.Optional.of(cache)),
+    slots = new Slots(index, specs, new Slots.Settings(1, true, true, java.util.Optional.of(cache), java.util.Optional.of(index.root())),
         new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), new WorkerMetrics(registry),
         System::currentTimeMillis, () -> { });
     slots.start(Duration.ofMinutes(1));
@@ -107,8 +107,11 @@ class SlotsTest {
     assertThat(broken.health()).isEqualTo(Slot.Health.FAILED);
     assertThat(broken.message()).contains(v1.relativePath()).contains("but the catalog says " + v1.sha256());
     assertThat(fine.health()).isEqualTo(Slot.Health.READY);
+    // version 2 and the weight files its slot mounted went through the cache; version 1's changed file never did
+    List<String> expected = new java.util.ArrayList<>(List.of(index.model(DemoMlp.MODEL_NAME).orElseThrow().version("2").orElseThrow().sha256()));
+    index.serviceModels().values().forEach(sm -> sm.weightFile().ifPresent(w -> expected.add(w.sha256())));
     assertThat(java.nio.file.Files.list(cache).map(p -> p.getFileName().toString()).toList())
-        .containsExactly(index.model(DemoMlp.MODEL_NAME).orElseThrow().version("2").orElseThrow().sha256());
+        .containsExactlyInAnyOrderElementsOf(expected).doesNotContain(v1.sha256());
   }
 
   @Test
@@ -282,6 +285,22 @@ class SlotsTest {
 
     assertThat(shared.values().stream().distinct()).hasSize(2); // one per version
     assertThat(separate.values().stream().distinct()).hasSize(separate.size()); // one per slot
+  }
+
+  @Test
+  void shouldRefuseAWeightFileNamedByAUriWhenTheWorkerHasNoModelCacheAndNameTheSetting() throws Exception {
+    String sha = index.serviceModel("demo-b").orElseThrow().weightFile().orElseThrow().sha256();
+    Path file = writeList("""
+        [{"slot": "s", "model": "demo-mlp", "version": "1", "serviceModels": ["demo",
+          {"serviceModel": "demo-b", "weightFile": {"path": "http://models:8000/demo-mlp/adapters/b.onnx_adapter", "sha256": "%s"}}]}]
+        """.formatted(sha));
+    start(Assignments.read(file, index, "host-1"), 0, true);
+
+    assertThat(slots.statuses().get(0).getServiceModels()).filteredOn(m -> m.getServiceModel().equals("demo-b"))
+        .singleElement().satisfies(m -> {
+          assertThat(m.getState()).isEqualTo("NOT_READY");
+          assertThat(m.getReason()).contains("http://models:8000/demo-mlp/adapters/b.onnx_adapter").contains("worker.model.cache.dir");
+        });
   }
 
   @Test

@@ -33,19 +33,85 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * compacted, so publishing the same repository again only adds duplicates that compaction removes;
  * the planner compares plan bytes, so it plans nothing new. Entries that left the repository are
  * not deleted (publish a tombstone for their key to remove them).
+ *
+ * <p>Each record names its file (a version's {@code model.onnx}, a service model's weight file) by
+ * its path relative to the repository root, or, with a base URI ({@value #BASE_URI_KEY}), by that
+ * base URI followed by the relative path ({@code http://models:8000/demo-mlp/1/model.onnx}), so a
+ * worker without the repository directory fetches it from wherever the repository is served (any
+ * static web server) and checks its sha256 before loading it.
  */
 public final class CatalogPublisher {
+  /** The setting naming the base URI that catalog file URIs are published under; absent = repository paths. */
+  public static final String BASE_URI_KEY = "catalog.base-uri";
+
   private CatalogPublisher() {}
 
-  /** The catalog records of a repository, models first (timing events are checked against them). */
+  /**
+   * The base URI of {@value #BASE_URI_KEY} as given ({@code http:}, {@code https:} or {@code file:},
+   * a trailing {@code /} dropped), or empty when it is absent or blank.
+   *
+   * @throws io.partita.common.config.ConfigException naming the setting when it is not such a URI
+   */
+  public static java.util.Optional<String> baseUri(String value) {
+    if (value == null || value.isBlank()) {
+      return java.util.Optional.empty();
+    }
+    String v = value.strip();
+    java.net.URI uri;
+    try {
+      uri = new java.net.URI(v);
+    } catch (java.net.URISyntaxException e) {
+      throw new io.partita.common.config.ConfigException(BASE_URI_KEY + "=" + value + ": not a URI (" + e.getReason()
+          + "); give where the repository is served, e.g. http://models:8000 or file:///srv/models");
+    }
+    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
+    if (!scheme.equals("http") && !scheme.equals("https") && !scheme.equals("file")) {
+      throw new io.partita.common.config.ConfigException(BASE_URI_KEY + "=" + value + ": the scheme must be http, https"
+          + " or file; give where the repository is served, e.g. http://models:8000 or file:///srv/models");
+    }
+    if (uri.getQuery() != null || uri.getFragment() != null) {
+      throw new io.partita.common.config.ConfigException(BASE_URI_KEY + "=" + value
+          + ": a query or fragment cannot be followed by a file path; give the served directory only");
+    }
+    while (v.endsWith("/")) {
+      v = v.substring(0, v.length() - 1);
+    }
+    return java.util.Optional.of(v);
+  }
+
+  /** A file's URI in the catalog: the repository-relative path, or it under the base URI, each segment percent-encoded. */
+  public static String uri(String relativePath, java.util.Optional<String> baseUri) {
+    if (baseUri.isEmpty()) {
+      return relativePath;
+    }
+    StringBuilder out = new StringBuilder(baseUri.get());
+    for (String segment : relativePath.replace('\\', '/').split("/")) {
+      if (!segment.isEmpty()) {
+        out.append('/').append(java.net.URLEncoder.encode(segment, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20"));
+      }
+    }
+    return out.toString();
+  }
+
+  /** The catalog records of a repository, models first (timing events are checked against them); files by repository path. */
   public static List<ProducerRecord<String, byte[]>> records(RepositoryIndex index, Topics topics, Codecs codecs) {
+    return records(index, topics, codecs, java.util.Optional.empty());
+  }
+
+  /**
+   * The catalog records of a repository, models first (timing events are checked against them).
+   *
+   * @param baseUri when present, files are named by it followed by their repository path ({@link #baseUri(String)})
+   */
+  public static List<ProducerRecord<String, byte[]>> records(RepositoryIndex index, Topics topics, Codecs codecs,
+      java.util.Optional<String> baseUri) {
     RecordCodec<ModelVersion> versions = codecs.codec(ModelVersion.class);
     RecordCodec<ServiceModel> services = codecs.codec(ServiceModel.class);
     List<ProducerRecord<String, byte[]>> out = new ArrayList<>();
     for (ModelEntry model : index.models().values()) {
       for (VersionEntry v : model.versions().values()) {
         ModelVersion record = ModelVersion.newBuilder().setModel(v.model()).setVersion(v.version())
-            .setUri(v.relativePath()).setSha256(v.sha256()).setPrecision(v.precision().text())
+            .setUri(uri(v.relativePath(), baseUri)).setSha256(v.sha256()).setPrecision(v.precision().text())
             .setProviders(v.providers())
             .setAccuracy(v.accuracy().isPresent() ? v.accuracy().getAsDouble() : null)
             .setMemoryBytes(v.memoryBytes().isPresent() ? v.memoryBytes().getAsLong() : null)
@@ -56,7 +122,7 @@ public final class CatalogPublisher {
       }
     }
     for (ServiceModelEntry sm : index.serviceModels().values()) {
-      CatalogWeightFile file = sm.weightFile().map(w -> new CatalogWeightFile(w.relativePath(), w.sha256(), size(w.path())))
+      CatalogWeightFile file = sm.weightFile().map(w -> new CatalogWeightFile(uri(w.relativePath(), baseUri), w.sha256(), size(w.path())))
           .orElse(null);
       ServiceModel record = ServiceModel.newBuilder().setName(sm.name()).setBaseModel(sm.baseModel())
           .setWeightFile(file).setInstances(1).setService(null).setLatencyObjectiveMs(null).setMinAccuracy(null)
@@ -72,8 +138,19 @@ public final class CatalogPublisher {
    * @return how many records were published
    */
   public static int publish(Producer<String, byte[]> producer, RepositoryIndex index, Topics topics, Codecs codecs) {
+    return publish(producer, index, topics, codecs, java.util.Optional.empty());
+  }
+
+  /**
+   * Produces the catalog of a repository, files named under {@code baseUri} when present, and waits
+   * until the broker acknowledged every record.
+   *
+   * @return how many records were published
+   */
+  public static int publish(Producer<String, byte[]> producer, RepositoryIndex index, Topics topics, Codecs codecs,
+      java.util.Optional<String> baseUri) {
     List<Future<RecordMetadata>> sent = new ArrayList<>();
-    for (ProducerRecord<String, byte[]> record : records(index, topics, codecs)) {
+    for (ProducerRecord<String, byte[]> record : records(index, topics, codecs, baseUri)) {
       sent.add(producer.send(record));
     }
     producer.flush();

@@ -46,6 +46,7 @@ public final class RepositorySync {
   private final Path root;
   private final Topics topics;
   private final Codecs codecs;
+  private final java.util.Optional<String> baseUri;
   /** What this process published, by topic and key. */
   private final Map<TopicKey, byte[]> published = new LinkedHashMap<>();
   private String lastProblem;
@@ -53,6 +54,12 @@ public final class RepositorySync {
   record TopicKey(String topic, String key) {}
 
   public RepositorySync(Producer<String, byte[]> producer, Path root, Topics topics, Codecs codecs) {
+    this(producer, root, topics, codecs, java.util.Optional.empty());
+  }
+
+  /** @param baseUri files are published under this base URI ({@link CatalogPublisher#baseUri(String)}); empty = repository paths */
+  public RepositorySync(Producer<String, byte[]> producer, Path root, Topics topics, Codecs codecs, java.util.Optional<String> baseUri) {
+    this.baseUri = baseUri;
     this.producer = producer;
     this.root = root;
     this.topics = topics;
@@ -79,7 +86,7 @@ public final class RepositorySync {
       return 0;
     }
     lastProblem = null;
-    List<ProducerRecord<String, byte[]>> changes = changes(published, CatalogPublisher.records(index, topics, codecs));
+    List<ProducerRecord<String, byte[]>> changes = changes(published, CatalogPublisher.records(index, topics, codecs, baseUri));
     if (changes.isEmpty()) {
       return 0;
     }

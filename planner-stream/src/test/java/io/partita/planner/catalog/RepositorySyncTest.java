@@ -2,13 +2,23 @@ package io.partita.planner.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.partita.avro.ModelVersion;
+import io.partita.common.Topics;
+import io.partita.common.serde.Codecs;
+import io.partita.models.demo.DemoRepository;
 import io.partita.planner.catalog.RepositorySync.TopicKey;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class RepositorySyncTest {
   private static ProducerRecord<String, byte[]> record(String topic, String key, String value) {
@@ -57,5 +67,19 @@ class RepositorySyncTest {
         List.of(record("models", "m/1", "a"), record("services", "m", "s")));
 
     assertThat(describe(changes)).containsExactly("services n TOMBSTONE", "models n/1 TOMBSTONE");
+  }
+
+  @Test
+  void shouldPublishTheFilesUnderTheBaseUriItWasGiven(@TempDir Path repo) throws Exception {
+    DemoRepository.writeTo(repo);
+    Topics topics = new Topics("sync");
+    Codecs codecs = Codecs.singleObject();
+    var producer = new MockProducer<String, byte[]>(true, null, new StringSerializer(), new ByteArraySerializer());
+
+    int sent = new RepositorySync(producer, repo, topics, codecs, Optional.of("http://models:8000")).sync();
+
+    assertThat(sent).isEqualTo(producer.history().size()).isPositive();
+    var first = codecs.codec(ModelVersion.class).decode(topics.catalogModels(), producer.history().get(0).value());
+    assertThat(first.getUri()).isEqualTo("http://models:8000/demo-mlp/1/model.onnx");
   }
 }
