@@ -76,7 +76,7 @@ class ModuleRulesTest {
         .layer("launcher").definedBy(MODULES.get("launcher"))
         // schemas <- common <- services; models, planner-core and runtime are libraries below the services.
         .whereLayer("schemas").mayNotAccessAnyLayer()
-        .whereLayer("common").mayOnlyAccessLayers("schemas")
+        .whereLayer("common").mayOnlyAccessLayers("schemas", "models")
         .whereLayer("models").mayNotAccessAnyLayer()
         .whereLayer("runtime").mayOnlyAccessLayers("models")
         .whereLayer("planner-core").mayOnlyAccessLayers("models")

@@ -1,16 +1,15 @@
 package io.partita.gateway.catalog;
 
+import io.partita.common.catalog.CatalogSignatures;
+import io.partita.models.repo.ModelRepository;
 import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
-import io.partita.avro.TensorSignature;
-import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Precision;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
-import io.partita.models.repo.TensorSpec;
 import io.partita.models.repo.VersionEntry;
 import io.partita.models.repo.WeightFile;
 import java.nio.file.Path;
@@ -102,7 +101,7 @@ public final class CatalogView implements ModelCatalog {
     }
     Map<String, ModelEntry> models = new TreeMap<>();
     byModel.forEach((model, list) -> {
-      list.sort(Comparator.comparing(v -> versionKey(v.version())));
+      list.sort(Comparator.comparing(v -> ModelRepository.versionKey(v.version())));
       Map<String, VersionEntry> ordered = new LinkedHashMap<>();
       list.forEach(v -> ordered.put(v.version(), v));
       models.put(model, new ModelEntry(model, Path.of(model), Optional.empty(), ordered,
@@ -117,7 +116,7 @@ public final class CatalogView implements ModelCatalog {
   private Optional<VersionEntry> entry(String key, ModelVersion v) {
     Optional<ModelSignature> signature;
     try {
-      signature = signature(v);
+      signature = CatalogSignatures.fromCatalog(v);
     } catch (IllegalArgumentException e) {
       if (warnedWithoutSignature.add(key)) {
         log.warn("Catalog version {} left out: {}", key, e.getMessage());
@@ -143,34 +142,6 @@ public final class CatalogView implements ModelCatalog {
     return f == null ? Optional.empty() : Optional.of(new WeightFile(f.getUri(), Path.of(f.getUri()), f.getSha256()));
   }
 
-  /**
-   * The signature a version record carries; empty for a record written before {@code ModelVersion}
-   * v2 (no inputs). The same conversion as the planner's {@code CatalogSignatures.fromCatalog}: the
-   * module rules keep the gateway from the planner, and the models module from Avro.
-   *
-   * @throws IllegalArgumentException naming the version and field when a datatype is not an Open
-   *     Inference Protocol one
-   */
-  public static Optional<ModelSignature> signature(ModelVersion v) {
-    if (v.getInputs().isEmpty()) {
-      return Optional.empty();
-    }
-    String where = v.getModel() + "/" + v.getVersion();
-    return Optional.of(new ModelSignature(specs(v.getInputs(), where + ".inputs"), specs(v.getOutputs(), where + ".outputs")));
-  }
-
-  private static List<TensorSpec> specs(List<TensorSignature> list, String where) {
-    List<TensorSpec> out = new ArrayList<>();
-    for (int i = 0; i < list.size(); i++) {
-      TensorSignature t = list.get(i);
-      String at = where + "[" + i + "].datatype";
-      ElementType type = ElementType.fromOipDatatype(t.getDatatype()).orElseThrow(() ->
-          new IllegalArgumentException(at + ": '" + t.getDatatype() + "' is not an Open Inference Protocol datatype"));
-      out.add(new TensorSpec(t.getName(), type, t.getShape()));
-    }
-    return out;
-  }
-
   private static boolean sameOffer(RepositoryIndex a, RepositoryIndex b) {
     if (!a.serviceModels().equals(b.serviceModels()) || !a.models().keySet().equals(b.models().keySet())) {
       return false;
@@ -181,13 +152,5 @@ public final class CatalogView implements ModelCatalog {
       }
     }
     return true;
-  }
-
-  /** Numeric ids first, in numeric order, then the rest by name (as {@code ModelRepository} orders them). */
-  static String versionKey(String s) {
-    if (s.matches("[0-9]{1,18}")) {
-      return "0" + String.format("%019d", Long.parseLong(s));
-    }
-    return "1" + s;
   }
 }

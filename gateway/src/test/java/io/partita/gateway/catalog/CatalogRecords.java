@@ -45,6 +45,6 @@ public final class CatalogRecords {
   }
 
   public static ModelSignature signatureOf(ModelVersion v) {
-    return CatalogView.signature(v).orElseThrow();
+    return io.partita.common.catalog.CatalogSignatures.fromCatalog(v).orElseThrow();
   }
 }

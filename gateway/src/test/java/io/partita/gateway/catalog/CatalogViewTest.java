@@ -113,7 +113,7 @@ class CatalogViewTest {
 
   @Test
   void shouldOrderNumericVersionsNumerically() {
-    assertThat(CatalogView.versionKey("10")).isGreaterThan(CatalogView.versionKey("9"));
-    assertThat(CatalogView.versionKey("beta")).isGreaterThan(CatalogView.versionKey("100"));
+    assertThat(io.partita.models.repo.ModelRepository.versionKey("10")).isGreaterThan(io.partita.models.repo.ModelRepository.versionKey("9"));
+    assertThat(io.partita.models.repo.ModelRepository.versionKey("beta")).isGreaterThan(io.partita.models.repo.ModelRepository.versionKey("100"));
   }
 }

@@ -1,16 +1,15 @@
 package io.partita.worker.catalog;
 
+import io.partita.common.catalog.CatalogSignatures;
+import io.partita.models.repo.ModelRepository;
 import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
-import io.partita.avro.TensorSignature;
-import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Precision;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
-import io.partita.models.repo.TensorSpec;
 import io.partita.models.repo.VersionEntry;
 import io.partita.models.repo.WeightFile;
 import java.nio.file.Path;
@@ -60,7 +59,7 @@ public final class CatalogIndex {
       ModelVersion v = e.getValue();
       Optional<ModelSignature> signature;
       try {
-        signature = signature(v);
+        signature = CatalogSignatures.fromCatalog(v);
       } catch (IllegalArgumentException ex) {
         leftOut.put(e.getKey(), ex.getMessage());
         continue;
@@ -92,7 +91,7 @@ public final class CatalogIndex {
     }
     Map<String, ModelEntry> models = new TreeMap<>();
     byModel.forEach((model, list) -> {
-      list.sort(Comparator.comparing(v -> versionKey(v.version())));
+      list.sort(Comparator.comparing(v -> ModelRepository.versionKey(v.version())));
       Map<String, VersionEntry> ordered = new LinkedHashMap<>();
       list.forEach(v -> ordered.put(v.version(), v));
       models.put(model, new ModelEntry(model, root.resolve(model), Optional.empty(), ordered,
@@ -104,34 +103,5 @@ public final class CatalogIndex {
   private static Optional<WeightFile> weightFile(CatalogWeightFile f, Path cache) {
     return f == null ? Optional.empty()
         : Optional.of(new WeightFile(f.getUri(), cache.resolve(f.getSha256().toLowerCase(java.util.Locale.ROOT)), f.getSha256()));
-  }
-
-  /** The inputs and outputs a version record carries; empty for one written before ModelVersion v2. */
-  static Optional<ModelSignature> signature(ModelVersion v) {
-    if (v.getInputs().isEmpty()) {
-      return Optional.empty();
-    }
-    String where = v.getModel() + "/" + v.getVersion();
-    return Optional.of(new ModelSignature(specs(v.getInputs(), where + ".inputs"), specs(v.getOutputs(), where + ".outputs")));
-  }
-
-  private static List<TensorSpec> specs(List<TensorSignature> list, String where) {
-    List<TensorSpec> out = new ArrayList<>();
-    for (int i = 0; i < list.size(); i++) {
-      TensorSignature t = list.get(i);
-      String at = where + "[" + i + "].datatype";
-      ElementType type = ElementType.fromOipDatatype(t.getDatatype()).orElseThrow(() ->
-          new IllegalArgumentException(at + ": '" + t.getDatatype() + "' is not an Open Inference Protocol datatype"));
-      out.add(new TensorSpec(t.getName(), type, t.getShape()));
-    }
-    return out;
-  }
-
-  /** Numeric ids first, in numeric order, then the rest by name (as a repository scan orders them). */
-  static String versionKey(String s) {
-    if (s.matches("[0-9]{1,18}")) {
-      return "0" + String.format("%019d", Long.parseLong(s));
-    }
-    return "1" + s;
   }
 }

@@ -258,9 +258,15 @@ public final class ModelRepository {
     }
   }
 
-  /** Numeric ids first, in numeric order, then the rest by name. */
   private static String versionKey(Path p) {
-    String s = p.getFileName().toString();
+    return versionKey(p.getFileName().toString());
+  }
+
+  /**
+   * The order of versions everywhere (a scan, and readers of the catalog): numeric ids first, in
+   * numeric order, then the rest by name. Compare the keys as strings.
+   */
+  public static String versionKey(String s) {
     if (s.matches("[0-9]{1,18}")) {
       return "0" + String.format("%019d", Long.parseLong(s));
     }

@@ -3,6 +3,7 @@ package io.partita.planner.catalog;
 import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
+import io.partita.common.catalog.CatalogSignatures;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;

@@ -1,4 +1,4 @@
-package io.partita.planner.catalog;
+package io.partita.common.catalog;
 
 import io.partita.avro.ModelVersion;
 import io.partita.avro.TensorSignature;
