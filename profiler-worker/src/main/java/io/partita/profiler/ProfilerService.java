@@ -226,7 +226,7 @@ public final class ProfilerService implements Service {
     }
     IdleGatedSink gated = new IdleGatedSink(gate, decision -> {
       metrics.idleWait(decision);
-      if (decision.condition() == MeasuringCondition.BUSY_AFTER_WAIT) {
+      if (decision.condition() == MeasuringCondition.BUSY_AFTER_WAIT && decision.waitedMillis() > 0) {
         log.info("Measuring for request {} while the slots of host {} are busy ({}) after waiting {} ms", requestId,
             config.hostId(), decision.reading(), decision.waitedMillis());
       }

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
@@ -29,7 +28,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Best effort, as the statuses themselves are: an undecodable status is skipped (the worker that
  * wrote it owns the topic; it is not dead-lettered here), and a fault reading the topic (no READ
- * permission, say) marks the gate unreadable and ends the follower, so measurements go on
+ * permission, say, or a schema registry that cannot be reached) marks the gate unreadable and ends
+ * the follower, so measurements go on
  * {@code UNCHECKED} instead of stopping.
  */
 public final class SlotStatusFollower implements Runnable {
@@ -62,6 +62,9 @@ public final class SlotStatusFollower implements Runnable {
       for (PartitionInfo p : consumer.partitionsFor(topic, METADATA)) {
         partitions.add(new TopicPartition(p.topic(), p.partition()));
       }
+      if (partitions.isEmpty()) {
+        throw new IllegalStateException("topic " + topic + " has no partitions (create it: the services create it at start)");
+      }
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
@@ -78,7 +81,7 @@ public final class SlotStatusFollower implements Runnable {
       }
     } catch (WakeupException stopping) {
       // close() woke the poll
-    } catch (KafkaException | io.partita.common.serde.SchemaRegistryException e) {
+    } catch (RuntimeException e) {
       if (running) {
         gate.unreadable(e.getClass().getSimpleName() + ": " + e.getMessage());
         log.error("Cannot read the slot statuses on {} (grant the profiler READ on it): measuring without "
