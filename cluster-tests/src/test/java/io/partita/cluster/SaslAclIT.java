@@ -106,6 +106,7 @@ class SaslAclIT {
   private static void grantProfiler(String user, String p) throws Exception {
     cluster.allow(user, ResourceType.TOPIC, p + ".", PatternType.PREFIXED, AclOperation.DESCRIBE, AclOperation.CREATE);
     cluster.allow(user, ResourceType.TOPIC, p + ".profile.requests", PatternType.LITERAL, AclOperation.READ);
+    cluster.allow(user, ResourceType.TOPIC, p + ".workers.status", PatternType.LITERAL, AclOperation.READ);
     cluster.allow(user, ResourceType.GROUP, p + ".profiler.", PatternType.PREFIXED, AclOperation.READ);
     for (String write : List.of(".profile.timings", ".profile.status", ".hosts.environments", ".deadletter")) {
       cluster.allow(user, ResourceType.TOPIC, p + write, PatternType.LITERAL, AclOperation.WRITE);

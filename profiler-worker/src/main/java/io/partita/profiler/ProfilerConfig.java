@@ -5,6 +5,7 @@ import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
 import io.partita.common.serde.Codecs;
 import io.partita.profiler.env.HostProbe;
+import io.partita.profiler.idle.IdleSettings;
 import java.nio.file.Path;
 import java.util.Properties;
 
@@ -27,6 +28,9 @@ import java.util.Properties;
  *     default on)
  * @param spinning idle ONNX Runtime threads spin ({@code profiler.spin}, default on; off for hosts
  *     whose cores run other work)
+ * @param idle when the host's serving slots count as idle enough to measure, and how long a request
+ *     waits for that ({@code profiler.idle.*}, see {@link IdleSettings})
+ * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code profiler.metrics.port})
  * @param kafka every setting under {@code kafka.}, for the Kafka clients
  * @param codecs how records are encoded ({@code serde.mode})
  */
@@ -41,6 +45,8 @@ public record ProfilerConfig(
     long reprobeMillis,
     boolean measureMemory,
     boolean spinning,
+    IdleSettings idle,
+    int metricsPort,
     Properties kafka,
     Codecs codecs) {
 
@@ -71,7 +77,30 @@ public record ProfilerConfig(
         settings.longValue("profiler.reprobe.ms", DEFAULT_REPROBE_MS, 0, Long.MAX_VALUE),
         settings.bool("profiler.memory", true),
         settings.bool("profiler.spin", true),
+        idle(settings),
+        settings.integer("profiler.metrics.port", 0, 0, 65_535),
         kafka,
         Codecs.from(settings));
+  }
+
+  private static IdleSettings idle(Settings settings) {
+    String rateKey = "profiler.idle.max-rate";
+    String rate = settings.string(rateKey, Double.toString(IdleSettings.DEFAULT_MAX_RATE));
+    double maxRate;
+    try {
+      maxRate = Double.parseDouble(rate);
+    } catch (NumberFormatException e) {
+      throw new ConfigException(rateKey + "=" + rate + ": not a number; give requests per second, e.g. 1.0");
+    }
+    try {
+      return new IdleSettings(
+          settings.bool("profiler.idle.check", true),
+          settings.integer("profiler.idle.max-in-flight", IdleSettings.DEFAULT_MAX_IN_FLIGHT, 0, Integer.MAX_VALUE),
+          maxRate,
+          settings.longValue("profiler.idle.wait.ms", IdleSettings.DEFAULT_WAIT_MS, 0, 86_400_000),
+          settings.longValue("profiler.idle.stale.ms", IdleSettings.DEFAULT_STALE_MS, 1, Long.MAX_VALUE));
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(e.getMessage());
+    }
   }
 }

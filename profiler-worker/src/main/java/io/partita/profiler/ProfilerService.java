@@ -19,6 +19,16 @@ import io.partita.profiler.run.ProfileSpec;
 import io.partita.profiler.run.RepositoryModels;
 import io.partita.profiler.stats.Sampler;
 import io.partita.profiler.env.CommandRunner;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.partita.profiler.idle.IdleGate;
+import io.partita.profiler.idle.IdleGatedSink;
+import io.partita.profiler.idle.MeasuringCondition;
+import io.partita.profiler.kafka.SlotStatusFollower;
+import io.partita.profiler.metrics.MeteredSink;
+import io.partita.profiler.metrics.MetricsEndpoint;
+import io.partita.profiler.metrics.ProfilerMetrics;
+import io.partita.profiler.run.ProfileSink;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
@@ -79,6 +89,12 @@ public final class ProfilerService implements Service {
   private Thread loopThread;
   private volatile ProbedHost published;
   private volatile boolean closed;
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final ProfilerMetrics metrics = new ProfilerMetrics(registry);
+  private MetricsEndpoint endpoint;
+  private IdleGate gate;
+  private SlotStatusFollower follower;
+  private Thread followerThread;
 
   public ProfilerService(ProfilerConfig config) {
     this(config, () -> HostProbe.live().probe(config.hostId(), ProviderProbe.probe(OrtEnvironment.getEnvironment())));
@@ -103,8 +119,19 @@ public final class ProfilerService implements Service {
     try (Admin admin = Admin.create(clientProps(AdminClientConfig.CLIENT_ID_CONFIG, "partita-profiler-admin-" + config.hostId()))) {
       TopicAdmin.ensure(admin, topics.infrastructure(), (short) 3);
     }
+    if (config.metricsPort() > 0) {
+      endpoint = new MetricsEndpoint(registry, config.metricsPort());
+    }
     producer = new KafkaProducer<>(producerProps());
-    measuringPublisher = new EventPublisher(producer, topics, config.codecs(), System::currentTimeMillis);
+    measuringPublisher = new EventPublisher(producer, topics, config.codecs(), System::currentTimeMillis, metrics);
+    if (config.idle().check()) {
+      gate = new IdleGate(config.idle(), System::currentTimeMillis);
+      follower = new SlotStatusFollower(new KafkaConsumer<>(statusConsumerProps()), topics, config.codecs(),
+          config.hostId(), gate);
+      followerThread = new Thread(follower, "partita-profiler-slot-status");
+      followerThread.setDaemon(true);
+      followerThread.start();
+    }
     measuring = Executors.newSingleThreadExecutor(daemon("partita-profiler-measure"));
     CompletableFuture<Void> first = CompletableFuture.runAsync(() -> probeAndPublish(true), measuring);
     first.whenComplete((ok, e) -> {
@@ -118,12 +145,13 @@ public final class ProfilerService implements Service {
           TimeUnit.MILLISECONDS);
     }
     loop = new RequestLoop(new KafkaConsumer<>(consumerProps()),
-        new EventPublisher(producer, topics, config.codecs(), System::currentTimeMillis), topics, config.codecs(),
+        new EventPublisher(producer, topics, config.codecs(), System::currentTimeMillis, metrics), topics, config.codecs(),
         config.hostId(), config.budgetMillis(), this::submit);
     loopThread = new Thread(loop, "partita-profiler-requests");
     loopThread.start();
-    log.info("Profiler {} consuming {} (models in {}), budget {} ms per point", config.hostId(),
-        topics.profileRequests(), config.modelRepository(), config.budgetMillis());
+    log.info("Profiler {} consuming {} (models in {}), budget {} ms per point, idle check {}, metrics on {}",
+        config.hostId(), topics.profileRequests(), config.modelRepository(), config.budgetMillis(), config.idle(),
+        endpoint == null ? "no port" : "port " + endpoint.port());
   }
 
   /**
@@ -145,7 +173,22 @@ public final class ProfilerService implements Service {
     if (measuring == null) {
       throw new IllegalStateException("the profiler is not started");
     }
-    return CompletableFuture.supplyAsync(() -> execute(spec), measuring);
+    metrics.requested();
+    try {
+      return CompletableFuture.supplyAsync(() -> {
+        boolean ok = false;
+        try {
+          ProfileOutcome outcome = execute(spec);
+          ok = outcome.error() == null;
+          return outcome;
+        } finally {
+          metrics.finished(ok);
+        }
+      }, measuring);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      metrics.finished(false);
+      throw e;
+    }
   }
 
   private CompletableFuture<ProfileOutcome> submit(ProfileSpec spec) {
@@ -157,8 +200,7 @@ public final class ProfilerService implements Service {
     String host = config.hostId();
     ProbedHost env = published != null ? published : probe.probe();
     measuringPublisher.status(spec.requestId(), host, AvroMapper.RUNNING, 0, 0, null);
-    ProfileOutcome outcome = new ProfileRunner(ort, measurerSettings)
-        .run(spec, env, models, measuringPublisher.sink(spec.requestId(), host, null));
+    ProfileOutcome outcome = new ProfileRunner(ort, measurerSettings).run(spec, env, models, sink(spec.requestId()));
     if (outcome.error() != null) {
       log.warn("Profile request {} for model {} failed: {}", spec.requestId(), spec.model(), outcome.error());
       measuringPublisher.status(spec.requestId(), host, AvroMapper.FAILED, outcome.steps(), outcome.steps(),
@@ -172,6 +214,24 @@ public final class ProfilerService implements Service {
     }
     awaitAcks();
     return outcome;
+  }
+
+  /**
+   * The sinks of one request: wait for idle slots (when checked), time the step, publish the timing
+   * event with the condition it started under.
+   */
+  private ProfileSink sink(String requestId) {
+    if (gate == null) {
+      return new MeteredSink(metrics, measuringPublisher.sink(requestId, config.hostId(), null));
+    }
+    IdleGatedSink gated = new IdleGatedSink(gate, decision -> {
+      metrics.idleWait(decision);
+      if (decision.condition() == MeasuringCondition.BUSY_AFTER_WAIT && decision.waitedMillis() > 0) {
+        log.info("Measuring for request {} while the slots of host {} are busy ({}) after waiting {} ms", requestId,
+            config.hostId(), decision.reading(), decision.waitedMillis());
+      }
+    });
+    return gated.around(new MeteredSink(metrics, measuringPublisher.sink(requestId, config.hostId(), gated::current, null)));
   }
 
   private void awaitAcks() {
@@ -248,6 +308,21 @@ public final class ProfilerService implements Service {
     return topics;
   }
 
+  /** The profiler's metrics ({@link ProfilerMetrics}), also served on {@code /metrics} when {@code profiler.metrics.port} is set. */
+  public ProfilerMetrics metrics() {
+    return metrics;
+  }
+
+  /** The port of {@code /metrics}, or -1 without an endpoint. */
+  public int metricsPort() {
+    return endpoint == null ? -1 : endpoint.port();
+  }
+
+  /** The host's serving load as the idle check sees it, or null when the check is off. */
+  public IdleGate idleGate() {
+    return gate;
+  }
+
   private Properties clientProps(String key, String value) {
     Properties p = new Properties();
     p.putAll(config.kafka());
@@ -263,6 +338,16 @@ public final class ProfilerService implements Service {
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "5");
+    return p;
+  }
+
+  /** The slot-status follower assigns partitions itself: no group, nothing committed. */
+  private Properties statusConsumerProps() {
+    Properties p = clientProps(ConsumerConfig.CLIENT_ID_CONFIG, "partita-profiler-status-" + config.hostId());
+    p.remove(ConsumerConfig.GROUP_ID_CONFIG);
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     return p;
   }
 
@@ -304,6 +389,9 @@ public final class ProfilerService implements Service {
     if (reprobing != null) {
       reprobing.shutdownNow();
     }
+    if (follower != null) {
+      follower.stop();
+    }
     if (measuring != null) {
       measuring.shutdownNow();
     }
@@ -323,6 +411,16 @@ public final class ProfilerService implements Service {
     }
     if (producer != null) {
       producer.close(java.time.Duration.ofSeconds(5));
+    }
+    if (followerThread != null) {
+      try {
+        followerThread.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (endpoint != null) {
+      endpoint.close();
     }
   }
 }

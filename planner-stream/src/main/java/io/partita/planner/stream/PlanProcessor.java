@@ -25,6 +25,7 @@ import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.plan.Plans;
 import io.partita.planner.plan.RoutePlans;
 import io.partita.planner.plan.VersionPlans;
+import io.partita.planning.TimingObservation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -298,12 +299,13 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
         live.values().forEach(v -> models.add(v.getModel()));
       }
       for (String model : models) {
+        List<TimingObservation> observations = VersionPlans.observations(in, model);
         Set<String> hosts = new TreeSet<>(in.hosts().keySet());
         live.values().stream().filter(v -> v.getModel().equals(model)).forEach(v -> hosts.add(v.getHost()));
         for (String host : hosts) {
           VersionChoice running = live.get(Keys.modelHost(model, host));
           if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), VersionPlans.versionChoice(in, model, host,
-              running == null ? null : running.getChosenVersion(), settings.hysteresis()))) {
+              running == null ? null : running.getChosenVersion(), settings.hysteresis(), observations))) {
             partitionHosts.add(host);
             mapping = true;
           }

@@ -8,6 +8,7 @@ import io.partita.avro.ProfileStatus;
 import io.partita.avro.TimingEvent;
 import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.ProviderProbe.Provider;
+import io.partita.profiler.idle.MeasuringCondition;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.TimingResult;
 import io.partita.profiler.run.ProfileSpec;
@@ -63,8 +64,16 @@ public final class AvroMapper {
         .build();
   }
 
-  /** One measured point. Failed points keep NaN latencies and carry the error. */
+  /** One measured point, its condition not looked at ({@link MeasuringCondition#UNCHECKED}). */
   public static TimingEvent timing(TimingResult r, String requestId, long timestamp) {
+    return timing(r, requestId, MeasuringCondition.UNCHECKED, timestamp);
+  }
+
+  /**
+   * One measured point, and what the host's serving slots were doing when it started. Failed
+   * points keep NaN latencies and carry the error.
+   */
+  public static TimingEvent timing(TimingResult r, String requestId, MeasuringCondition condition, long timestamp) {
     return TimingEvent.newBuilder()
         .setModel(r.model())
         .setVersion(r.version())
@@ -87,7 +96,13 @@ public final class AvroMapper {
         .setError(r.error())
         .setRequestId(requestId)
         .setTimestamp(timestamp)
+        .setCondition(condition.name())
         .build();
+  }
+
+  /** A whole grouping run at once, its condition not looked at ({@link MeasuringCondition#UNCHECKED}). */
+  public static TimingEvent timing(GroupingResult g, String requestId, long timestamp) {
+    return timing(g, requestId, MeasuringCondition.UNCHECKED, timestamp);
   }
 
   /**
@@ -96,7 +111,7 @@ public final class AvroMapper {
    * the slowest partition (the worst a request can meet), samples the sum over partitions, memory
    * the sum, {@code stable} and {@code pinned} true only when true for every partition.
    */
-  public static TimingEvent timing(GroupingResult g, String requestId, long timestamp) {
+  public static TimingEvent timing(GroupingResult g, String requestId, MeasuringCondition condition, long timestamp) {
     List<TimingResult> parts = g.partitions();
     boolean measured = g.ok() && !parts.isEmpty();
     return TimingEvent.newBuilder()
@@ -121,6 +136,7 @@ public final class AvroMapper {
         .setError(g.error())
         .setRequestId(requestId)
         .setTimestamp(timestamp)
+        .setCondition(condition.name())
         .build();
   }
 

@@ -9,6 +9,8 @@ import io.partita.common.kafka.DeadLetters;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.profiler.env.ProbedHost;
+import io.partita.profiler.idle.MeasuringCondition;
+import io.partita.profiler.metrics.ProfilerMetrics;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.TimingResult;
 import io.partita.profiler.run.ProfileSink;
@@ -17,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -45,8 +48,16 @@ public final class EventPublisher {
   private final RecordCodec<ProfileStatus> statuses;
   private final RecordCodec<DeadLetter> deadLetters;
   private final List<Future<RecordMetadata>> pending = new ArrayList<>();
+  private final ProfilerMetrics metrics;
 
   public EventPublisher(Producer<String, byte[]> producer, Topics topics, Codecs codecs, LongSupplier clock) {
+    this(producer, topics, codecs, clock, ProfilerMetrics.inMemory());
+  }
+
+  /** @param metrics counts the timing events and dead letters the broker acknowledged */
+  public EventPublisher(Producer<String, byte[]> producer, Topics topics, Codecs codecs, LongSupplier clock,
+                        ProfilerMetrics metrics) {
+    this.metrics = metrics;
     this.producer = producer;
     this.topics = topics;
     this.clock = clock;
@@ -58,39 +69,46 @@ public final class EventPublisher {
 
   public void environment(ProbedHost env) {
     String topic = topics.hostEnvironments();
-    send(topic, env.hostId(), environments.encode(topic, AvroMapper.environment(env, clock.getAsLong())));
+    send(topic, env.hostId(), environments.encode(topic, AvroMapper.environment(env, clock.getAsLong())), null);
   }
 
-  public void timing(TimingResult result, String requestId) {
-    timing(AvroMapper.timing(result, requestId, clock.getAsLong()));
+  public void timing(TimingResult result, String requestId, MeasuringCondition condition) {
+    timing(AvroMapper.timing(result, requestId, condition, clock.getAsLong()));
   }
 
-  public void timing(GroupingResult result, String requestId) {
-    timing(AvroMapper.timing(result, requestId, clock.getAsLong()));
+  public void timing(GroupingResult result, String requestId, MeasuringCondition condition) {
+    timing(AvroMapper.timing(result, requestId, condition, clock.getAsLong()));
   }
 
   private void timing(TimingEvent event) {
     String topic = topics.profileTimings();
-    send(topic, AvroMapper.timingKey(event), timings.encode(topic, event));
+    String condition = event.getCondition();
+    send(topic, AvroMapper.timingKey(event), timings.encode(topic, event), () -> metrics.timingPublished(condition));
   }
 
   public void status(String requestId, String host, String state, int done, int total, String message) {
     String topic = topics.profileStatus();
     ProfileStatus status = AvroMapper.status(requestId, host, state, done, total, message, clock.getAsLong());
-    send(topic, AvroMapper.statusKey(requestId, host), statuses.encode(topic, status));
+    send(topic, AvroMapper.statusKey(requestId, host), statuses.encode(topic, status), null);
   }
 
   public void deadLetter(ConsumerRecord<String, byte[]> record, Throwable error) {
     String topic = topics.deadLetter();
     send(topic, record.key(), deadLetters.encode(topic,
-        DeadLetters.of(record, error, COMPONENT, clock.getAsLong())));
+        DeadLetters.of(record, error, COMPONENT, clock.getAsLong())), metrics::deadLettered);
   }
 
   /**
-   * A sink that publishes each result as a timing event and progress as a RUNNING status, then
-   * passes everything on to {@code next} (a progress bar, or {@code null}).
+   * A sink that publishes each result as a timing event ({@link MeasuringCondition#UNCHECKED}) and
+   * progress as a RUNNING status, then passes everything on to {@code next} (a progress bar, or
+   * {@code null}).
    */
   public ProfileSink sink(String requestId, String host, ProfileSink next) {
+    return sink(requestId, host, () -> MeasuringCondition.UNCHECKED, next);
+  }
+
+  /** As {@link #sink(String, String, ProfileSink)}, each timing event recording {@code condition}'s answer for its step. */
+  public ProfileSink sink(String requestId, String host, Supplier<MeasuringCondition> condition, ProfileSink next) {
     return new ProfileSink() {
       @Override
       public void starting(int done, int total, String label) {
@@ -101,7 +119,7 @@ public final class EventPublisher {
 
       @Override
       public void point(TimingResult result, int done, int total) {
-        timing(result, requestId);
+        timing(result, requestId, condition.get());
         status(requestId, host, AvroMapper.RUNNING, done, total, null);
         if (next != null) {
           next.point(result, done, total);
@@ -110,7 +128,7 @@ public final class EventPublisher {
 
       @Override
       public void grouping(GroupingResult result, int done, int total) {
-        timing(result, requestId);
+        timing(result, requestId, condition.get());
         status(requestId, host, AvroMapper.RUNNING, done, total, null);
         if (next != null) {
           next.grouping(result, done, total);
@@ -119,8 +137,13 @@ public final class EventPublisher {
     };
   }
 
-  private void send(String topic, String key, byte[] value) {
-    Future<RecordMetadata> future = producer.send(new ProducerRecord<>(topic, key, value));
+  /** @param acknowledged run when the broker acknowledged the record (metrics), or null */
+  private void send(String topic, String key, byte[] value, Runnable acknowledged) {
+    Future<RecordMetadata> future = producer.send(new ProducerRecord<>(topic, key, value), (meta, e) -> {
+      if (e == null && acknowledged != null) {
+        acknowledged.run();
+      }
+    });
     synchronized (pending) {
       pending.add(future);
     }

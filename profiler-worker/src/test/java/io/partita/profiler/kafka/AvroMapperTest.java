@@ -11,6 +11,7 @@ import io.partita.common.serde.RecordCodec;
 import io.partita.profiler.env.BaselineScore;
 import io.partita.profiler.env.Gpu;
 import io.partita.profiler.env.ProbedHost;
+import io.partita.profiler.idle.MeasuringCondition;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.TimingResult;
 import io.partita.profiler.run.ProfileSpec;
@@ -35,6 +36,20 @@ class AvroMapperTest {
     assertThat(e.getTimestamp()).isEqualTo(42);
     RecordCodec<TimingEvent> codec = Codecs.singleObject().codec(TimingEvent.class);
     assertThat(codec.decode("t", codec.encode("t", e))).isEqualTo(e);
+  }
+
+  @Test
+  void shouldRecordTheConditionAPointOrGroupingWasMeasuredUnderAndUncheckedWhenNotGiven() {
+    GroupingResult g = new GroupingResult("m", "1", "h1", "cpu", List.of(1, 1), 8, "CPU",
+        List.of(point(1, 1.0, 2.0, 300, true), point(1, 1.2, 2.5, 280, true)), 580, 2000, true, null);
+
+    assertThat(AvroMapper.timing(point(1, 1, 2, 3, true), "r1", MeasuringCondition.IDLE, 1).getCondition()).isEqualTo("IDLE");
+    assertThat(AvroMapper.timing(g, "r1", MeasuringCondition.BUSY_AFTER_WAIT, 1).getCondition())
+        .isEqualTo("BUSY_AFTER_WAIT");
+    assertThat(AvroMapper.timing(point(1, 1, 2, 3, true), "cli-1", 1).getCondition()).isEqualTo("UNCHECKED");
+    RecordCodec<TimingEvent> codec = Codecs.singleObject().codec(TimingEvent.class);
+    TimingEvent spare = AvroMapper.timing(g, "r1", MeasuringCondition.NO_SERVING, 1);
+    assertThat(codec.decode("t", codec.encode("t", spare)).getCondition()).isEqualTo("NO_SERVING");
   }
 
   @Test
