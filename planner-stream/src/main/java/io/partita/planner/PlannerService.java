@@ -38,7 +38,7 @@ public final class PlannerService implements Service {
   private final io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry =
       new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
   private final io.partita.planner.metrics.PlannerMetrics metrics = new io.partita.planner.metrics.PlannerMetrics(registry);
-  private io.partita.planner.metrics.MetricsEndpoint endpoint;
+  private io.partita.common.metrics.MetricsEndpoint endpoint;
 
   /** The planner's metrics ({@link io.partita.planner.metrics.PlannerMetrics}), also served on {@code /metrics} when {@code planner.metrics.port} is set. */
   public io.micrometer.core.instrument.MeterRegistry registry() {
@@ -94,7 +94,7 @@ public final class PlannerService implements Service {
     }
     startGrower(adminProps);
     if (config.metricsPort() > 0) {
-      endpoint = new io.partita.planner.metrics.MetricsEndpoint(registry, config.metricsPort());
+      endpoint = new io.partita.common.metrics.MetricsEndpoint(registry, config.metricsPort());
       log.info("Planner metrics on http://0.0.0.0:{}/metrics", endpoint.port());
     }
     log.info("Planner {} running on {} (topics {}.*)", config.applicationId(), config.bootstrapServers(),

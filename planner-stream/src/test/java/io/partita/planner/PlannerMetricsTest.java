@@ -13,7 +13,7 @@ import io.partita.avro.ProfileRequest;
 import io.partita.avro.TimingEvent;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
-import io.partita.planner.metrics.MetricsEndpoint;
+import io.partita.common.metrics.MetricsEndpoint;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.replay.PlanRun;

@@ -26,7 +26,7 @@ import io.partita.profiler.idle.IdleGatedSink;
 import io.partita.profiler.idle.MeasuringCondition;
 import io.partita.profiler.kafka.SlotStatusFollower;
 import io.partita.profiler.metrics.MeteredSink;
-import io.partita.profiler.metrics.MetricsEndpoint;
+import io.partita.common.metrics.MetricsEndpoint;
 import io.partita.profiler.metrics.ProfilerMetrics;
 import io.partita.profiler.run.ProfileSink;
 import java.util.Map;

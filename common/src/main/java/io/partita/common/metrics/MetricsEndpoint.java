@@ -1,4 +1,4 @@
-package io.partita.planner.metrics;
+package io.partita.common.metrics;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -8,7 +8,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 
-/** {@code GET /metrics}: the planner's registry in the Prometheus text format (JDK HTTP server), as the worker serves its own. */
+/** {@code GET /metrics}: a registry in the Prometheus text format on the JDK HTTP server, for the services without another HTTP server (planner, profiler). */
 public final class MetricsEndpoint implements AutoCloseable {
   private final HttpServer server;
 
