@@ -414,8 +414,10 @@ public final class Slot implements AutoCloseable {
         return;
       }
       long took = System.nanoTime() - t0;
+      long endMicros = io.partita.common.EpochMicros.now();
       metrics.inference(serviceModel, spec.slot(), took);
       for (int i = 0; i < batch.size(); i++) {
+        batch.get(i).item().stages().ran(endMicros - took / 1000, endMicros);
         answer(batch.get(i).item(), result(batch.get(i).item(), outputs.get(i), startMs, took));
       }
     }
@@ -427,6 +429,8 @@ public final class Slot implements AutoCloseable {
     try {
       List<List<Tensor>> out = session.run(List.of(job.request()), new int[] {pending.rows()}, lease.adapter());
       long took = System.nanoTime() - t0;
+      long endMicros = io.partita.common.EpochMicros.now();
+      job.stages().ran(endMicros - took / 1000, endMicros);
       metrics.inference(job.request().getServiceModel(), spec.slot(), took);
       answer(job, result(job, out.get(0), startMs, took));
     } catch (OrtException | RuntimeException e) {
