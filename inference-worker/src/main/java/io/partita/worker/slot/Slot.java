@@ -460,8 +460,10 @@ public final class Slot implements AutoCloseable {
       return;
     }
     long took = System.nanoTime() - t0;
+    long endMicros = io.partita.common.EpochMicros.now();
     metrics.inference(tag, spec.slot(), took);
     for (int i = 0; i < batch.size(); i++) {
+      batch.get(i).item().stages().ran(endMicros - took / 1000, endMicros);
       answer(batch.get(i).item(), result(batch.get(i).item(), outputs.get(i), startMs, took));
     }
   }
@@ -499,6 +501,8 @@ public final class Slot implements AutoCloseable {
     try {
       List<List<Tensor>> out = invoke(List.of(pending), leases);
       long took = System.nanoTime() - t0;
+      long endMicros = io.partita.common.EpochMicros.now();
+      job.stages().ran(endMicros - took / 1000, endMicros);
       metrics.inference(job.request().getServiceModel(), spec.slot(), took);
       answer(job, result(job, out.get(0), startMs, took));
     } catch (OrtException | RuntimeException e) {
