@@ -211,6 +211,10 @@ public final class Slot implements AutoCloseable {
    * slot may be draining after a plan change while its replacement runs.
    */
   public boolean offer(Job job, RequestCheck.Batching batching) {
+    int limit = spec.maxRows();
+    if (batching.layout() != null && batching.rows() > limit) {
+      return offerParts(job, batching, limit);
+    }
     String layout = batching.layout() != null ? batching.layout() : "alone#" + solo.incrementAndGet();
     ModelSession s = session;
     // A per-row session runs rows of different weight files in one call: one batch for the base model.
@@ -230,6 +234,34 @@ public final class Slot implements AutoCloseable {
       lock.unlock();
     }
     return false;
+  }
+
+  /**
+   * Queues a request larger than the slot's largest batch as slot-sized parts ({@link SplitJob}),
+   * all or none, in row order, so they run in order and may each share a batch with other requests.
+   */
+  private boolean offerParts(Job job, RequestCheck.Batching batching, int limit) {
+    ModelSession s = session;
+    BatchKey key = s != null && s.perRow()
+        ? BatchKey.acrossWeightFiles(spec.model(), spec.version().version(), batching.layout())
+        : BatchKey.oneWeightFile(job.request().getServiceModel(), spec.version().version(), batching.layout());
+    int[] sizes = SplitJob.sizes(batching.rows(), limit);
+    List<Job> parts = SplitJob.parts(job, batching.rows(), limit);
+    lock.lock();
+    try {
+      if (stopping || stopped || failed) {
+        return false;
+      }
+      for (int i = 0; i < parts.size(); i++) {
+        batcher.add(new Pending<>(parts.get(i), key, sizes[i], job.arrivedAtMs(), job.deadlineMs()));
+      }
+      queued = batcher.size();
+      queuedRows = batcher.rows();
+      wake.signal();
+      return true;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Queues a request, or answers NOT_READY when the slot is failed or stopping; exactly one answer either way. */

@@ -25,10 +25,13 @@ public final class Stages {
     decoded = EpochMicros.now();
   }
 
-  /** The batch's run, on the slot's thread. */
-  public void ran(long startMicros, long endMicros) {
-    runStart = startMicros;
-    runEnd = endMicros;
+  /**
+   * The batch's run, on the slot's thread. A request cut into parts ({@code SplitJob}) runs more than
+   * once: its stamps span from the first part's start to the last part's end.
+   */
+  public synchronized void ran(long startMicros, long endMicros) {
+    runStart = runStart == 0 ? startMicros : Math.min(runStart, startMicros);
+    runEnd = Math.max(runEnd, endMicros);
   }
 
   /** The header value, with {@code encoded} stamped now. */
