@@ -44,7 +44,9 @@ import org.slf4j.MDC;
  * session, with its own queue and its own runner thread. Requests wait in the queue until the
  * {@link Batcher} makes them due, then run as one batch with their weight file active, and each
  * gets its own reply. When the session runs the per-row LoRA form, requests of every service model
- * of the base model share a batch and each row runs with its own weight file.
+ * of the base model share a batch and each row runs with its own weight file. A request with more
+ * rows than the slot's largest batch is cut into slot-sized parts ({@link SplitJob}) and answered
+ * once, with the parts' outputs merged. Each job's {@link Stages} get the start and end of its run.
  *
  * <p>Guarantees: every job handed to {@link #enqueue} is answered exactly once (result,
  * DEADLINE_EXCEEDED without running, NOT_READY/OVERLOADED when its weight file cannot be held,
