@@ -131,15 +131,6 @@ public final class RequestLoop implements Runnable {
   private final RateLimitedLog warnings = new RateLimitedLog(log, 60_000);
   /** Why sends are failing for an infrastructure reason now, or null. */
   private volatile String sendTrouble;
-  /**
-   * Encodes and produces the replies the slots hand back, so a slot's runner goes on to its next
-   * batch at once instead of encoding and producing each reply of the batch it just ran.
-   */
-  private final java.util.concurrent.ExecutorService replying = Executors.newSingleThreadExecutor(r -> {
-    Thread t = new Thread(r, "partita-worker-replies");
-    t.setDaemon(true);
-    return t;
-  });
   private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "partita-worker-send-retry");
     t.setDaemon(true);
@@ -235,7 +226,6 @@ public final class RequestLoop implements Runnable {
       fail(e);
       throw e;
     } finally {
-      replying.shutdown(); // after the drain: what is still queued is sent; later answers are sent on the slot's thread
       retries.shutdownNow();
       warnings.flush();
       try {
@@ -382,10 +372,8 @@ public final class RequestLoop implements Runnable {
                 return;
               }
               reply.setId(request.getId());
-              replyOffThread(() -> {
-                reply(answer, replyTo, id, reply);
-                answer.release();
-              }, request.getId());
+              reply(answer, replyTo, id, reply);
+              answer.release();
             }, answer.stages);
         try {
           slots.submit(job);
@@ -411,26 +399,6 @@ public final class RequestLoop implements Runnable {
 
   private static String quote(String value) {
     return value.length() <= QUOTE ? value : value.substring(0, QUOTE) + "...";
-  }
-
-  /**
-   * Runs {@code send} (encode and produce one reply) on the replies thread, or here when the loop has
-   * stopped taking work. A failure is logged as the slot would have logged it: the record's offset
-   * stays open, so the request is redone by the next owner rather than lost.
-   */
-  private void replyOffThread(Runnable send, String requestId) {
-    Runnable guarded = () -> {
-      try {
-        send.run();
-      } catch (RuntimeException e) {
-        log.error("Answering request {} failed", requestId, e);
-      }
-    };
-    try {
-      replying.execute(guarded);
-    } catch (RejectedExecutionException stopped) {
-      guarded.run();
-    }
   }
 
   /** Sends a reply for the record; any thread. */
