@@ -227,8 +227,38 @@ public final class PartitaClient implements AutoCloseable {
     }
   }
 
+  /**
+   * When a reply arrived and what its worker stamped on it, for seeing where a round trip's time
+   * went (diagnostics and benchmarks).
+   *
+   * @param ackedMicros when the broker acknowledged the request ({@link io.partita.common.EpochMicros}); 0 when
+   *     the reply came before the acknowledgement
+   * @param replyTimestampMs the reply record's timestamp (the worker's produce time)
+   * @param receivedMicros when this client's reply loop got the record ({@link io.partita.common.EpochMicros})
+   * @param stages the worker's {@code partita-stages} header, or null
+   */
+  public record ReplyTiming(String id, long ackedMicros, long replyTimestampMs, long receivedMicros, String stages) {}
+
+  private volatile java.util.function.Consumer<ReplyTiming> timings;
+
+  /** Hands the timing of every answered call to {@code listener}, on the reply thread (keep it cheap); null stops. */
+  public void onReplyTiming(java.util.function.Consumer<ReplyTiming> listener) {
+    this.timings = listener;
+    calls.stampAcks(listener != null);
+  }
+
   private void take(ConsumerRecord<String, byte[]> record) {
+    long receivedMicros = io.partita.common.EpochMicros.now();
     PendingCalls.Outcome outcome = calls.take(record);
+    java.util.function.Consumer<ReplyTiming> listener = timings;
+    if (listener != null && outcome.taken() == PendingCalls.Taken.ANSWERED) {
+      try {
+        listener.accept(new ReplyTiming(outcome.correlationId(), calls.takeAcked(outcome.correlationId()), record.timestamp(), receivedMicros,
+            io.partita.common.KafkaHeaders.get(record.headers(), io.partita.common.KafkaHeaders.STAGES)));
+      } catch (RuntimeException e) {
+        warnings.warn("timing listener", "Partita client {}: the reply timing listener failed: {}", config.clientId(), e.toString());
+      }
+    }
     if (outcome.taken() == PendingCalls.Taken.UNREADABLE) {
       warnings.warn("undecodable reply", "Partita client {}: skipping {}-{}@{} for call {}: {}; the call keeps waiting",
           config.clientId(), record.topic(), record.partition(), record.offset(), outcome.correlationId(),

@@ -20,6 +20,14 @@ public final class KafkaHeaders {
   public static final String SERVICE_MODEL = "service-model";
   /** W3C trace context, carried from HTTP into Kafka and back. */
   public static final String TRACEPARENT = "traceparent";
+  /**
+   * On a reply: when the worker handled its request, as epoch microseconds ({@link EpochMicros}),
+   * {@code read=..;decoded=..;run-start=..;run-end=..;encoded=..}. Diagnostic: it says where a
+   * round trip's time went (read: the worker loop took the record; decoded; run-start and run-end:
+   * the batch's ONNX Runtime call; encoded: the reply, just before it is produced). A request
+   * answered without running has only {@code read}, {@code decoded} and {@code encoded}.
+   */
+  public static final String STAGES = "partita-stages";
 
   private KafkaHeaders() {}
 

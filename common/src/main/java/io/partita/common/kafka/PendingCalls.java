@@ -71,6 +71,9 @@ public final class PendingCalls {
       return size() > REMEMBERED;
     }
   });
+  /** When the broker acknowledged each call's request (epoch micros), kept only while {@link #stampAcks} is on. */
+  private final Map<String, Long> acked = new ConcurrentHashMap<>();
+  private volatile boolean stampAcks;
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong duplicates = new AtomicLong();
   private final AtomicLong undecodable = new AtomicLong();
@@ -105,7 +108,12 @@ public final class PendingCalls {
       return CompletableFuture.failedFuture(new IllegalStateException("a request with id " + id + " is already in flight"));
     }
     CompletableFuture<InferenceReply> result = reply.orTimeout(timeoutMs, TimeUnit.MILLISECONDS)
-        .whenCompleteAsync((r, e) -> waiting.remove(id, reply), answers);
+        .whenCompleteAsync((r, e) -> {
+          waiting.remove(id, reply);
+          if (e != null) {
+            acked.remove(id);
+          }
+        }, answers);
     try {
       ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, partition, id, requests.encode(topic, request));
       KafkaHeaders.put(record.headers(), KafkaHeaders.SERVICE_MODEL, request.getServiceModel());
@@ -116,6 +124,8 @@ public final class PendingCalls {
       producer.send(record, (metadata, failure) -> {
         if (failure != null) {
           reply.completeExceptionally(failure);
+        } else if (stampAcks && !reply.isDone()) {
+          acked.put(id, io.partita.common.EpochMicros.now());
         }
       });
     } catch (RuntimeException e) {
@@ -176,6 +186,23 @@ public final class PendingCalls {
         .setError(new InferenceError(ErrorCode.UNKNOWN, "the reply to this request could not be read ("
             + e.getClass().getSimpleName() + "); the request may have run"))
         .build();
+  }
+
+  /**
+   * Whether to remember when the broker acknowledged each request ({@link #takeAcked}), for a
+   * caller that reports where a round trip's time went; off by default (it costs a map entry per call).
+   */
+  public void stampAcks(boolean on) {
+    stampAcks = on;
+    if (!on) {
+      acked.clear();
+    }
+  }
+
+  /** When the broker acknowledged call {@code id}'s request (epoch micros), forgetting it; 0 when unknown. */
+  public long takeAcked(String id) {
+    Long at = id == null ? null : acked.remove(id);
+    return at == null ? 0 : at;
   }
 
   /** Fails every waiting call (on close): {@code why} becomes an {@link IllegalStateException}. */

@@ -64,6 +64,19 @@ class PendingCallsTest {
   }
 
   @Test
+  void shouldRememberWhenTheBrokerAcknowledgedARequestOnlyWhileAckStampsAreOn() {
+    PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
+    calls.send(producer, "t", null, request("unstamped"), 10_000, null);
+    calls.stampAcks(true);
+    long before = io.partita.common.EpochMicros.now();
+    calls.send(producer, "t", null, request("stamped"), 10_000, null);
+
+    assertThat(calls.takeAcked("unstamped")).isZero();
+    assertThat(calls.takeAcked("stamped")).isBetween(before, io.partita.common.EpochMicros.now());
+    assertThat(calls.takeAcked("stamped")).as("taken once").isZero();
+  }
+
+  @Test
   void shouldRefuseAnIdAlreadyInFlightWithoutSendingIt() {
     PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
     calls.send(producer, "t", null, request("same"), 10_000, null);

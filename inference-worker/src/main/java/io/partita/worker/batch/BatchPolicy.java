@@ -4,7 +4,8 @@ package io.partita.worker.batch;
  * How a slot forms batches.
  *
  * @param maxRows the most rows (sum of the requests' leading dimensions) one batch may hold; a
- *     single request with more rows still runs, alone
+ *     single request with more rows still runs, alone (a slot cuts batchable requests into parts of
+ *     at most this many rows before they reach the batcher)
  * @param maxDelayMs how long the oldest request of a batch may wait for others to join it; 0 runs
  *     whatever is queued as soon as the slot is free
  */

@@ -17,6 +17,7 @@ import io.partita.worker.delivery.OffsetTracker;
 import io.partita.worker.metrics.WorkerMetrics;
 import io.partita.worker.serving.Replies;
 import io.partita.worker.slot.Job;
+import io.partita.worker.slot.Stages;
 import io.partita.worker.slot.Slots;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -176,6 +177,7 @@ public final class RequestLoop implements Runnable {
   private final class Answer {
     final ConsumerRecord<String, byte[]> record;
     final AtomicInteger pending = new AtomicInteger(1);
+    final Stages stages = Stages.readNow();
 
     Answer(ConsumerRecord<String, byte[]> record) {
       this.record = record;
@@ -329,6 +331,7 @@ public final class RequestLoop implements Runnable {
       answer.release();
       return;
     }
+    answer.stages.decoded();
     String id = correlation != null ? correlation : request.getId();
     if (replyTo == null) {
       deadLetter(answer, new IllegalArgumentException("request " + request.getId() + " has no reply-to header"));
@@ -371,7 +374,7 @@ public final class RequestLoop implements Runnable {
               reply.setId(request.getId());
               reply(answer, replyTo, id, reply);
               answer.release();
-            });
+            }, answer.stages);
         try {
           slots.submit(job);
         } catch (RuntimeException e) {
@@ -403,6 +406,7 @@ public final class RequestLoop implements Runnable {
     ProducerRecord<String, byte[]> out = new ProducerRecord<>(replyTo, reply.getId(), replies.encode(replyTo, reply));
     KafkaHeaders.put(out.headers(), KafkaHeaders.CORRELATION_ID, correlation);
     KafkaHeaders.put(out.headers(), KafkaHeaders.TRACEPARENT, KafkaHeaders.get(answer.record.headers(), KafkaHeaders.TRACEPARENT));
+    KafkaHeaders.put(out.headers(), KafkaHeaders.STAGES, answer.stages.header());
     answer.sending();
     send(out, FIRST_RETRY_MS, error -> {
       if (error == null) {

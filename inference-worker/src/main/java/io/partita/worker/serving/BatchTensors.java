@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * Stacks the inputs of several requests along the leading (batch) dimension and splits a batched
- * output back into one tensor per request. Row-major layout makes both plain byte concatenation
+ * output back into one tensor per request (and, for a request cut into parts, the reverse: its
+ * inputs split, its parts' outputs concatenated). Row-major layout makes both plain byte concatenation
  * and slicing. Pure: no ONNX Runtime.
  */
 public final class BatchTensors {
@@ -33,6 +34,28 @@ public final class BatchTensors {
       out.add(t.getData().duplicate());
     }
     return out;
+  }
+
+  /** One tensor of the parts stacked along the leading dimension, in order (its own bytes). */
+  public static Tensor concat(List<Tensor> parts) {
+    if (parts.size() == 1) {
+      return parts.get(0);
+    }
+    long[] shape = stackedShape(parts);
+    int bytes = 0;
+    for (Tensor t : parts) {
+      bytes += t.getData().remaining();
+    }
+    ByteBuffer all = ByteBuffer.allocate(bytes);
+    for (Tensor t : parts) {
+      all.put(t.getData().duplicate());
+    }
+    all.flip();
+    List<Long> boxed = new ArrayList<>(shape.length);
+    for (long s : shape) {
+      boxed.add(s);
+    }
+    return Tensor.newBuilder(parts.get(0)).setShape(boxed).setData(all).build();
   }
 
   /**

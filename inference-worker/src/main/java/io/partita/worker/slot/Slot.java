@@ -44,7 +44,9 @@ import org.slf4j.MDC;
  * session, with its own queue and its own runner thread. Requests wait in the queue until the
  * {@link Batcher} makes them due, then run as one batch with their weight file active, and each
  * gets its own reply. When the session runs the per-row LoRA form, requests of every service model
- * of the base model share a batch and each row runs with its own weight file.
+ * of the base model share a batch and each row runs with its own weight file. A request with more
+ * rows than the slot's largest batch is cut into slot-sized parts ({@link SplitJob}) and answered
+ * once, with the parts' outputs merged. Each job's {@link Stages} get the start and end of its run.
  *
  * <p>Guarantees: every job handed to {@link #enqueue} is answered exactly once (result,
  * DEADLINE_EXCEEDED without running, NOT_READY/OVERLOADED when its weight file cannot be held,
@@ -211,6 +213,10 @@ public final class Slot implements AutoCloseable {
    * slot may be draining after a plan change while its replacement runs.
    */
   public boolean offer(Job job, RequestCheck.Batching batching) {
+    int limit = spec.maxRows();
+    if (batching.layout() != null && batching.rows() > limit) {
+      return offerParts(job, batching, limit);
+    }
     String layout = batching.layout() != null ? batching.layout() : "alone#" + solo.incrementAndGet();
     ModelSession s = session;
     // A per-row session runs rows of different weight files in one call: one batch for the base model.
@@ -230,6 +236,34 @@ public final class Slot implements AutoCloseable {
       lock.unlock();
     }
     return false;
+  }
+
+  /**
+   * Queues a request larger than the slot's largest batch as slot-sized parts ({@link SplitJob}),
+   * all or none, in row order, so they run in order and may each share a batch with other requests.
+   */
+  private boolean offerParts(Job job, RequestCheck.Batching batching, int limit) {
+    ModelSession s = session;
+    BatchKey key = s != null && s.perRow()
+        ? BatchKey.acrossWeightFiles(spec.model(), spec.version().version(), batching.layout())
+        : BatchKey.oneWeightFile(job.request().getServiceModel(), spec.version().version(), batching.layout());
+    int[] sizes = SplitJob.sizes(batching.rows(), limit);
+    List<Job> parts = SplitJob.parts(job, batching.rows(), limit);
+    lock.lock();
+    try {
+      if (stopping || stopped || failed) {
+        return false;
+      }
+      for (int i = 0; i < parts.size(); i++) {
+        batcher.add(new Pending<>(parts.get(i), key, sizes[i], job.arrivedAtMs(), job.deadlineMs()));
+      }
+      queued = batcher.size();
+      queuedRows = batcher.rows();
+      wake.signal();
+      return true;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Queues a request, or answers NOT_READY when the slot is failed or stopping; exactly one answer either way. */
@@ -460,8 +494,10 @@ public final class Slot implements AutoCloseable {
       return;
     }
     long took = System.nanoTime() - t0;
+    long endMicros = io.partita.common.EpochMicros.now();
     metrics.inference(tag, spec.slot(), took);
     for (int i = 0; i < batch.size(); i++) {
+      batch.get(i).item().stages().ran(endMicros - took / 1000, endMicros);
       answer(batch.get(i).item(), result(batch.get(i).item(), outputs.get(i), startMs, took));
     }
   }
@@ -499,6 +535,8 @@ public final class Slot implements AutoCloseable {
     try {
       List<List<Tensor>> out = invoke(List.of(pending), leases);
       long took = System.nanoTime() - t0;
+      long endMicros = io.partita.common.EpochMicros.now();
+      job.stages().ran(endMicros - took / 1000, endMicros);
       metrics.inference(job.request().getServiceModel(), spec.slot(), took);
       answer(job, result(job, out.get(0), startMs, took));
     } catch (OrtException | RuntimeException e) {

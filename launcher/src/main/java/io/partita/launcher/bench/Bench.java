@@ -62,9 +62,21 @@ public final class Bench {
     return quick ? List.of(1, 4) : List.of(1, 4, 16);
   }
 
+  /** Requests kept in flight by the asynchronous load (one client, no thread per call). */
+  private List<Integer> inFlights() {
+    return quick ? List.of(64) : List.of(64, 256, 1024);
+  }
+
   public int run() throws Exception {
     Files.createDirectories(workDir);
     Instant started = Instant.now();
+    if ("pipeline".equals(only) || "pipeline-kafka".equals(only)) {
+      pipeline(models());
+      report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the pipeline alone");
+      report.write(out, quick, Machine.describe());
+      System.out.println("Wrote " + out.toAbsolutePath());
+      return 0;
+    }
     if ("ceiling".equals(only)) {
       kafkaCeiling();
       report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the Kafka ceiling alone");
@@ -163,6 +175,9 @@ public final class Bench {
   private void pipeline(List<BenchModel> models) throws Exception {
     List<List<String>> rows = new ArrayList<>();
     List<List<String>> kept = new ArrayList<>();
+    List<List<String>> stageRows = new ArrayList<>();
+    List<List<String>> cpuRows = new ArrayList<>();
+    Map<String, Double> inFlightAt = new HashMap<>();
     int top = concurrencies().get(concurrencies().size() - 1);
     for (BenchModel model : models) {
       Map<Integer, LoadRunner.Result> engine = new HashMap<>();
@@ -178,15 +193,34 @@ public final class Bench {
       Map<String, Double> kafkaAtTop = new HashMap<>();
       for (Map.Entry<String, Map<String, String>> mode : List.of(Map.entry("off", BATCHING_OFF), Map.entry("dynamic, up to 8", BATCHING_ON))) {
         Path dir = Files.createTempDirectory(workDir, "pipeline");
-        try (PipelineEnv env = new PipelineEnv(dir, List.of(model), mode.getValue(), 0);
+        CpuSplit cpu = new CpuSplit();
+        try (PipelineEnv env = new PipelineEnv(dir, List.of(model), mode.getValue(), 0, cpu);
              PartitaClient client = env.client()) {
+          cpu.part("load generator");
+          StageTimes times = new StageTimes();
+          client.onReplyTiming(t -> times.reply(t.id(), t.ackedMicros(), t.receivedMicros(), t.stages()));
+          String batching = mode.getKey();
           for (int c : concurrencies()) {
-            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, model, i));
-            rows.add(row(model.name(), "(b) Kafka, Java client -> worker", mode.getKey(), c, r.throughput(), ms(r, false), ms(r, true),
+            Probe probe = new Probe(cpu, times);
+            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, model, i, probe), probe);
+            rows.add(row(model.name(), "(b) Kafka, Java client -> worker", batching, c, r.throughput(), ms(r, false), ms(r, true),
                 Report.fmt(r.throughput() / engine.get(c).throughput())));
+            probe.addRows(stageRows, cpuRows, model.name(), batching, c + " clients", r);
             if (c == top) {
-              kafkaAtTop.put(mode.getKey(), r.throughput());
+              kafkaAtTop.put(batching, r.throughput());
             }
+          }
+          for (int n : inFlights()) {
+            Probe probe = new Probe(cpu, times);
+            LoadRunner.Result r = LoadRunner.inFlight(n, warmup(), measured(), () -> asyncKafkaCall(client, model, n, probe), probe);
+            rows.add(row(model.name(), "(b) Kafka, Java client -> worker, " + n + " in flight", batching, n, r.throughput(), ms(r, false),
+                ms(r, true), Report.fmt(r.throughput() / engine.get(top).throughput()) + " (vs " + top + ")"));
+            probe.addRows(stageRows, cpuRows, model.name(), batching, n + " in flight", r);
+            inFlightAt.put(model.name() + "|" + batching + "|" + n, r.throughput());
+          }
+          client.onReplyTiming(null);
+          if ("pipeline-kafka".equals(only)) {
+            continue;
           }
           // HTTP/1.1, one connection per client thread, as curl and most OIP clients call: the JDK client would
           // otherwise upgrade to h2c and put every thread on one HTTP/2 connection.
@@ -207,10 +241,53 @@ public final class Bench {
           }
         }
       }
+      PlannedGrouping.Planned planned = PlannedGrouping.plan(model, 8, quick ? 100 : 1000);
+      if (planned.sizes().isEmpty()) {
+        report.note(model.name() + " planned rows skipped", "the profiler measured nothing for " + model.name() + " (" + planned.profile() + ")");
+      } else {
+        report.note(model.name() + " plan", planned.label() + "; profile at batch " + planned.batch() + ": " + planned.profile());
+        Path dir = Files.createTempDirectory(workDir, "planned");
+        CpuSplit cpu = new CpuSplit();
+        Map<String, String> settings = Map.of("worker.partitions", planned.partitionsSetting(),
+            "worker.batch.max", Integer.toString(planned.batch()), "worker.batch.delay.ms", "2");
+        try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0, cpu);
+             PartitaClient client = env.client()) {
+          cpu.part("load generator");
+          StageTimes times = new StageTimes();
+          client.onReplyTiming(t -> times.reply(t.id(), t.ackedMicros(), t.receivedMicros(), t.stages()));
+          String batching = planned.label();
+          Probe probe = new Probe(cpu, times);
+          LoadRunner.Result r = LoadRunner.run(top, warmup(), measured(), 1, i -> kafkaCall(client, model, i, probe), probe);
+          rows.add(row(model.name(), "(b) Kafka, Java client -> worker", batching, top, r.throughput(), ms(r, false), ms(r, true),
+              Report.fmt(r.throughput() / engine.get(top).throughput())));
+          probe.addRows(stageRows, cpuRows, model.name(), batching, top + " clients", r);
+          kafkaAtTop.put("planned", r.throughput());
+          for (int n : inFlights()) {
+            Probe p = new Probe(cpu, times);
+            LoadRunner.Result f = LoadRunner.inFlight(n, warmup(), measured(), () -> asyncKafkaCall(client, model, n, p), p);
+            rows.add(row(model.name(), "(b) Kafka, Java client -> worker, " + n + " in flight", batching, n, f.throughput(), ms(f, false),
+                ms(f, true), Report.fmt(f.throughput() / engine.get(top).throughput()) + " (vs " + top + ")"));
+            p.addRows(stageRows, cpuRows, model.name(), batching, n + " in flight", f);
+            inFlightAt.put(model.name() + "|planned|" + n, f.throughput());
+          }
+          client.onReplyTiming(null);
+        }
+      }
       double pipelineGain = kafkaAtTop.get("dynamic, up to 8") / kafkaAtTop.get("off");
       // Below a 10% engine gain the share is the ratio of two noises: say so instead of a number.
-      kept.add(row(model.name(), engineGain, pipelineGain,
+      kept.add(row(model.name(), top + " clients", engineGain, pipelineGain,
           engineGain >= 1.1 ? Report.fmt((pipelineGain - 1) / (engineGain - 1)) : "n/a: the engine gains under 10% from batching"));
+      for (int n : inFlights()) {
+        double gain = inFlightAt.get(model.name() + "|dynamic, up to 8|" + n) / inFlightAt.get(model.name() + "|off|" + n);
+        kept.add(row(model.name(), n + " in flight", engineGain, gain,
+            engineGain >= 1.1 ? Report.fmt((gain - 1) / (engineGain - 1)) : "n/a: the engine gains under 10% from batching"));
+        Double plannedAt = inFlightAt.get(model.name() + "|planned|" + n);
+        if (plannedAt != null) {
+          double plannedGain = plannedAt / inFlightAt.get(model.name() + "|off|" + n);
+          kept.add(row(model.name(), n + " in flight, " + planned.label(), engineGain, plannedGain,
+              engineGain >= 1.1 ? Report.fmt((plannedGain - 1) / (engineGain - 1)) : "n/a: the engine gains under 10% from batching"));
+        }
+      }
     }
     report.add(new Report.Table("1. Pipeline against the engine",
         "Throughput in items per second and latency per call, the same model on the same cores (ONNX Runtime using all cores), "
@@ -219,8 +296,107 @@ public final class Bench {
         List.of("model", "path", "batching", "concurrency", "items/s", "p50 ms", "p99 ms", "vs engine"), rows, self));
     report.add(new Report.Table("1b. Share of the engine's batching gain the pipeline keeps",
         "Engine gain: batch-8 calls over batch-1 calls in-process. Pipeline gain: Kafka path with dynamic batching (up to 8, "
-            + "2 ms delay) over the same path with batching off, at concurrency " + top + ". Share kept = (pipeline gain - 1) / (engine gain - 1).",
-        List.of("model", "engine gain", "pipeline gain", "share kept"), kept, self));
+            + "2 ms delay) over the same path with batching off, at the same load (" + top + " clients, or requests in flight). "
+            + "Share kept = (pipeline gain - 1) / (engine gain - 1).",
+        List.of("model", "load", "engine gain", "pipeline gain", "share kept"), kept, self));
+    List<String> stageColumns = new ArrayList<>(List.of("model", "batching", "load", "calls"));
+    StageTimes.STAGES.forEach(st -> stageColumns.add(st + " ms"));
+    stageColumns.addAll(List.of("sum of medians ms", "median round trip ms"));
+    report.add(new Report.Table("1c. Where the time goes (Kafka path)",
+        "Median time per stage of the Kafka rows of table 1, from timestamps the records carry (all parts run in this JVM, so the "
+            + "clocks agree): client produce (call start to the broker's acknowledgement), in Kafka (to the worker's read), decode, "
+            + "batch wait (decoded to the batch's run), run (ONNX Runtime), encode (run end to the reply encoded), reply produce + fetch "
+            + "(to the client's reply loop), reply read (to the caller's future returning). The worker stamps its stages in the "
+            + "`partita-stages` reply header. " + GROUPING,
+        stageColumns, stageRows, self));
+    List<String> cpuColumns = new ArrayList<>(List.of("model", "batching", "load", "items/s", "cores busy"));
+    CpuSplit.PARTS.forEach(part -> cpuColumns.add(part + " %"));
+    report.add(new Report.Table("1d. CPU split (Kafka path)",
+        "Share of the process's CPU time in the measured window of each Kafka row, by part: per-thread CPU time grouped by the part "
+            + "that runs the thread (all in this JVM); the native share is the process's time less all Java threads' (ONNX Runtime's "
+            + "intra-op pool threads are native, so most of the worker's inference shows there). Cores busy: CPU seconds per second.",
+        cpuColumns, cpuRows, self));
+  }
+
+  /** How the pipeline rows place the model: say it in every table that shows them. */
+  static final String GROUPING = "Grouping: rows 'off' and 'dynamic, up to 8' run one worker slot on all cores (ONNX Runtime's own "
+      + "thread pool, unpinned, worker.threads=0); rows 'planned' run the slots the plan gives (profile of the model at the batch size "
+      + "on each partition size, then the grouping planner; one pinned slot per chosen partition, worker.partitions) with the profile batch.";
+
+  /** Samples the CPU split and records stage times over one row's measured window. */
+  private static final class Probe implements LoadRunner.Window {
+    private final CpuSplit cpu;
+    private final StageTimes times;
+    private volatile boolean recording;
+    private Map<Long, Long> before;
+    private CpuSplit.Split split;
+    private long startNanos;
+
+    Probe(CpuSplit cpu, StageTimes times) {
+      this.cpu = cpu;
+      this.times = times;
+      times.clear();
+    }
+
+    @Override
+    public void start() {
+      before = cpu.snapshot();
+      startNanos = System.nanoTime();
+      recording = true;
+    }
+
+    @Override
+    public void end() {
+      recording = false;
+      split = cpu.between(before, cpu.snapshot(), (System.nanoTime() - startNanos) / 1e9);
+    }
+
+    void call(String id, long startMicros, long endMicros) {
+      if (recording) {
+        times.call(id, startMicros, endMicros);
+      }
+    }
+
+    void addRows(List<List<String>> stageRows, List<List<String>> cpuRows, String model, String batching, String load, LoadRunner.Result r) {
+      StageTimes.Summary s = times.summary();
+      List<String> st = row(model, batching, load, s.calls());
+      for (double m : s.medianMs()) {
+        st.add(Report.fmt(m));
+      }
+      st.add(Report.fmt(s.sumOfMediansMs()));
+      st.add(Report.fmt(s.totalMedianMs()));
+      stageRows.add(st);
+      List<String> c = row(model, batching, load, r.throughput(), split.coresBusy());
+      for (double share : split.shares()) {
+        c.add(Report.fmt(share * 100));
+      }
+      cpuRows.add(c);
+    }
+  }
+
+  private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, int i, Probe probe) {
+    List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(1, i));
+    return () -> {
+      long start = io.partita.common.EpochMicros.now();
+      io.partita.avro.InferenceReply reply = client.infer(model.name(), model.name(), inputs).get(60, TimeUnit.SECONDS);
+      probe.call(reply.getId(), start, io.partita.common.EpochMicros.now());
+      if (reply.getError() != null) {
+        throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
+      }
+    };
+  }
+
+  /** One asynchronous Kafka call of the in-flight load, on one of {@code lanes} prepared inputs. */
+  private static java.util.concurrent.CompletableFuture<?> asyncKafkaCall(PartitaClient client, BenchModel model, int lanes, Probe probe) {
+    List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(1, java.util.concurrent.ThreadLocalRandom.current().nextInt(lanes)));
+    long start = io.partita.common.EpochMicros.now();
+    return client.infer(model.name(), model.name(), inputs).thenApply(reply -> {
+      probe.call(reply.getId(), start, io.partita.common.EpochMicros.now());
+      if (reply.getError() != null) {
+        throw new IllegalStateException(reply.getError().getCode() + ": " + reply.getError().getMessage());
+      }
+      return reply;
+    });
   }
 
   private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, int i) {

@@ -5,11 +5,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
 
 /**
- * A closed-loop load generator: {@code concurrency} threads each make one blocking call after
+ * A load generator, closed loop ({@link #run}) or with a fixed number of calls in flight ({@link #inFlight}).
+ * Closed loop: {@code concurrency} threads each make one blocking call after
  * another for a warm-up and then a measured period; latencies of the measured calls give the
  * percentiles, their count over the period the throughput.
  */
@@ -26,12 +28,105 @@ final class LoadRunner {
     }
   }
 
+  /** Told when the measured window starts and ends (on the coordinating thread), e.g. to sample CPU time. */
+  interface Window {
+    Window NONE = new Window() {
+      @Override
+      public void start() {}
+
+      @Override
+      public void end() {}
+    };
+
+    void start();
+
+    void end();
+  }
+
+  /** One asynchronous call: the future completes when it is answered, exceptionally on failure. */
+  interface AsyncCall {
+    java.util.concurrent.CompletableFuture<?> start();
+  }
+
   private LoadRunner() {}
+
+  static Result run(int concurrency, Duration warmup, Duration measured, int itemsPerCall, IntFunction<Call> callFor)
+      throws InterruptedException {
+    return run(concurrency, warmup, measured, itemsPerCall, callFor, Window.NONE);
+  }
+
+  /**
+   * Keeps {@code inFlight} asynchronous calls outstanding from one caller (no thread per call): each
+   * answer starts the next call at once, so the load does not wait on a thread's turn. Latency is
+   * per call, start to answer.
+   */
+  static Result inFlight(int inFlight, Duration warmup, Duration measured, AsyncCall call, Window window)
+      throws InterruptedException {
+    AtomicLong errors = new AtomicLong();
+    CountDownLatch done = new CountDownLatch(inFlight);
+    long start = System.nanoTime();
+    long measureFrom = start + warmup.toNanos();
+    long end = measureFrom + measured.toNanos();
+    long[][] samples = {new long[1 << 16]};
+    int[] n = {0};
+    class Lane {
+      void next() {
+        long before = System.nanoTime();
+        if (before >= end) {
+          done.countDown();
+          return;
+        }
+        java.util.concurrent.CompletableFuture<?> f;
+        try {
+          f = call.start();
+        } catch (RuntimeException e) {
+          f = java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+        f.whenComplete((r, e) -> {
+          long after = System.nanoTime();
+          if (e != null) {
+            if (before >= measureFrom) {
+              errors.incrementAndGet();
+            }
+          } else if (before >= measureFrom && after <= end) {
+            synchronized (samples) {
+              if (n[0] == samples[0].length) {
+                samples[0] = java.util.Arrays.copyOf(samples[0], n[0] * 2);
+              }
+              samples[0][n[0]++] = after - before;
+            }
+          }
+          next();
+        });
+      }
+    }
+    for (int i = 0; i < inFlight; i++) {
+      new Lane().next();
+    }
+    sleepUntil(measureFrom);
+    window.start();
+    sleepUntil(end);
+    window.end();
+    done.await();
+    long[] all;
+    synchronized (samples) {
+      all = java.util.Arrays.copyOf(samples[0], n[0]);
+    }
+    LatencySummary summary = all.length == 0 ? null : LatencySummary.of(all);
+    return new Result(inFlight, all.length, errors.get(), measured.toNanos() / 1e9, summary, 1);
+  }
+
+  private static void sleepUntil(long nanoTime) throws InterruptedException {
+    long left;
+    while ((left = nanoTime - System.nanoTime()) > 0) {
+      TimeUnit.NANOSECONDS.sleep(left);
+    }
+  }
 
   /**
    * @param callFor makes the call of thread i (each thread gets its own, so inputs are not shared)
    */
-  static Result run(int concurrency, Duration warmup, Duration measured, int itemsPerCall, IntFunction<Call> callFor)
+  static Result run(int concurrency, Duration warmup, Duration measured, int itemsPerCall, IntFunction<Call> callFor, Window window)
       throws InterruptedException {
     List<long[]> perThread = new ArrayList<>();
     AtomicLong errors = new AtomicLong();
@@ -80,6 +175,10 @@ final class LoadRunner {
       threads.add(t);
     }
     threads.forEach(Thread::start);
+    sleepUntil(measureFrom);
+    window.start();
+    sleepUntil(end);
+    window.end();
     done.await();
     long total = perThread.stream().mapToLong(a -> a.length).sum();
     long[] all = new long[(int) total];

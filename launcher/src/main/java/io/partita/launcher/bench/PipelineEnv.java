@@ -41,8 +41,23 @@ final class PipelineEnv implements AutoCloseable {
   }
 
   PipelineEnv(Path dir, Path repo, Map<String, String> workerSettings, int threads) throws Exception {
+    this(dir, repo, workerSettings, threads, null);
+  }
+
+  /** @param cpu told which threads each part's start created (null: nobody asks) */
+  PipelineEnv(Path dir, List<BenchModel> models, Map<String, String> workerSettings, int threads, CpuSplit cpu) throws Exception {
+    this(dir, repositoryOf(dir.resolve("repo"), models), workerSettings, threads, cpu);
+  }
+
+  PipelineEnv(Path dir, Path repo, Map<String, String> workerSettings, int threads, CpuSplit cpu) throws Exception {
+    if (cpu != null) {
+      cpu.part("other Java");
+    }
     kafka = new EmbeddedKafka(freePortPair(), dir);
     kafka.start();
+    if (cpu != null) {
+      cpu.part("broker");
+    }
     prefix = "bench";
     Map<String, String> values = new HashMap<>();
     values.put("kafka.bootstrap.servers", kafka.bootstrapServers());
@@ -57,8 +72,14 @@ final class PipelineEnv implements AutoCloseable {
     Settings settings = Settings.of(values);
     worker = new InferenceWorker(WorkerConfig.from(settings));
     worker.start();
+    if (cpu != null) {
+      cpu.part("worker");
+    }
     gateway = new Gateway(GatewayConfig.from(settings));
     gateway.start();
+    if (cpu != null) {
+      cpu.part("gateway");
+    }
   }
 
   static int freePortPair() throws IOException {

@@ -28,7 +28,7 @@ class BenchQuickIT {
     String report = Files.readString(out);
     for (String section : List.of("1. Pipeline against the engine", "2. Planner against reality", "3a. Weight files: memory",
         "3b. Weight files: throughput", "3c. Weight files through the pipeline", "4. Planning speed", "4b. Replay re-planning",
-        "5. Kafka ceiling", "1b. Share of the engine")) {
+        "5. Kafka ceiling", "1b. Share of the engine", "1c. Where the time goes", "1d. CPU split")) {
       assertThat(report).contains("### " + section);
     }
     assertThat(report).contains("Machine: ").contains("Reproduce: `./partita bench --quick`");
@@ -40,6 +40,12 @@ class BenchQuickIT {
       assertThat(Double.parseDouble(m.group(1))).as(path).isPositive();
     }
     assertThat(report).contains("planner's choice");
+    // The stage table has the worker's run for the Kafka rows (from the replies' partita-stages header), and the plan's rows ran.
+    Matcher stages = Pattern.compile("\\| demo-mlp \\| off \\| 1 clients \\| ([0-9]+) \\|( [0-9.e+-]+ \\|){4} ([0-9.e+-]+) \\|").matcher(report);
+    assertThat(stages.find()).as("stage row in%n%s", report).isTrue();
+    assertThat(Integer.parseInt(stages.group(1))).isPositive();
+    assertThat(Double.parseDouble(stages.group(3))).as("run ms").isPositive();
+    assertThat(report).contains("| 64 in flight |").contains("planned: ");
     Matcher grpc = Pattern.compile("\\| \\(d\\) gRPC round trip \\(raw contents\\) \\| 1 \\| ([0-9.e+-]+) \\|").matcher(report);
     assertThat(grpc.find()).as("gRPC row of the Kafka ceiling in%n%s", report).isTrue();
     assertThat(Double.parseDouble(grpc.group(1))).isPositive();

@@ -1,0 +1,131 @@
+package io.partita.launcher.bench;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The CPU time of a measured window split between the parts of a pipeline that all run in this JVM
+ * (broker, worker, gateway, load generator), from per-thread CPU time ({@link ThreadMXBean}). A
+ * thread whose name says its part (Partita's own threads, the broker's) belongs to it; any other
+ * (Kafka clients' network threads) to the part whose start created it ({@link #part} records the
+ * threads alive after each start). Native threads (ONNX Runtime's intra-op
+ * pool, GC, JIT) are not Java threads: they are the process's CPU time less all Java threads'.
+ */
+final class CpuSplit {
+  static final String NATIVE = "native (ONNX Runtime pool, GC, JIT)";
+  static final List<String> PARTS = List.of("broker", "worker", "gateway", "load generator", "other Java", NATIVE);
+
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+  private final Map<Long, String> owner = new HashMap<>();
+  private Set<Long> seen = alive();
+
+  CpuSplit() {
+    if (THREADS.isThreadCpuTimeSupported() && !THREADS.isThreadCpuTimeEnabled()) {
+      THREADS.setThreadCpuTimeEnabled(true);
+    }
+  }
+
+  /** Says that the threads created since the last call belong to {@code part}. */
+  void part(String part) {
+    Set<Long> now = alive();
+    for (long id : now) {
+      if (!seen.contains(id)) {
+        owner.putIfAbsent(id, part);
+      }
+    }
+    seen = now;
+  }
+
+  /** A thread created after the parts started, by its name. */
+  static String byName(String name) {
+    if (name.startsWith("bench-load") || name.startsWith("partita-client") || name.contains("| bench")) {
+      return "load generator";
+    }
+    if (name.startsWith("partita-slot") || name.startsWith("partita-worker")) {
+      return "worker";
+    }
+    if (name.startsWith("partita-gateway") || name.startsWith("vert.x") || name.startsWith("partita-jobs")) {
+      return "gateway";
+    }
+    if (name.startsWith("data-plane") || name.startsWith("kafka-") && !name.startsWith("kafka-producer")
+        || name.startsWith("raft") || name.startsWith("quorum") || name.startsWith("broker-") || name.startsWith("controller-")
+        || name.startsWith("ExpirationReaper") || name.startsWith("group-coordinator") || name.startsWith("share-coordinator")) {
+      return "broker";
+    }
+    return "other Java";
+  }
+
+  /** CPU nanoseconds so far, by thread, plus the whole process under key -1. */
+  Map<Long, Long> snapshot() {
+    Map<Long, Long> out = new HashMap<>();
+    for (long id : THREADS.getAllThreadIds()) {
+      long t = THREADS.getThreadCpuTime(id);
+      if (t >= 0) {
+        out.put(id, t);
+      }
+    }
+    out.put(-1L, processCpuNanos());
+    return out;
+  }
+
+  /** The CPU time between two snapshots, as a share of each part (parts in {@link #PARTS} order) and the cores used. */
+  Split between(Map<Long, Long> before, Map<Long, Long> after, double seconds) {
+    Map<String, Long> byPart = new LinkedHashMap<>();
+    PARTS.forEach(p -> byPart.put(p, 0L));
+    Map<Long, String> names = new HashMap<>();
+    for (ThreadInfo info : THREADS.getThreadInfo(after.keySet().stream().filter(id -> id >= 0).mapToLong(Long::longValue).toArray())) {
+      if (info != null) {
+        names.put(info.getThreadId(), info.getThreadName());
+      }
+    }
+    long java = 0;
+    for (Map.Entry<Long, Long> e : after.entrySet()) {
+      if (e.getKey() < 0) {
+        continue;
+      }
+      long used = e.getValue() - before.getOrDefault(e.getKey(), 0L);
+      java += used;
+      String part = byName(names.getOrDefault(e.getKey(), ""));
+      if (part.equals("other Java")) {
+        part = owner.getOrDefault(e.getKey(), part);
+      }
+      byPart.merge(part, used, Long::sum);
+    }
+    long process = after.get(-1L) - before.get(-1L);
+    byPart.put(NATIVE, Math.max(0, process - java));
+    long total = Math.max(process, java);
+    double[] shares = new double[PARTS.size()];
+    for (int i = 0; i < shares.length; i++) {
+      shares[i] = total == 0 ? Double.NaN : byPart.get(PARTS.get(i)) / (double) total;
+    }
+    return new Split(shares, total / 1e9 / seconds);
+  }
+
+  /**
+   * @param shares each part's share of the process's CPU time, {@link #PARTS} order
+   * @param coresBusy CPU seconds per second of the window (2.0: two cores busy throughout)
+   */
+  record Split(double[] shares, double coresBusy) {}
+
+  private static Set<Long> alive() {
+    Set<Long> ids = new HashSet<>();
+    for (long id : THREADS.getAllThreadIds()) {
+      ids.add(id);
+    }
+    return ids;
+  }
+
+  private static long processCpuNanos() {
+    if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+      return os.getProcessCpuTime();
+    }
+    return -1;
+  }
+}
