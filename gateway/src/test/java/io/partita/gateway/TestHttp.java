@@ -61,13 +61,20 @@ final class TestHttp {
     serviceModels.stream().map(m -> topics.requests(io.partita.models.demo.DemoMlp.MODEL_NAME)).distinct().forEach(names::add);
     names.add(topics.jobs());
     try (Admin admin = KafkaFixture.admin()) {
-      long total = 0;
-      for (var e : admin.describeTopics(names).allTopicNames().get().entrySet()) {
-        Map<TopicPartition, OffsetSpec> ask = e.getValue().partitions().stream()
-            .collect(Collectors.toMap(p -> new TopicPartition(e.getKey(), p.partition()), p -> OffsetSpec.latest()));
-        total += admin.listOffsets(ask).all().get().values().stream().mapToLong(o -> o.offset()).sum();
-      }
-      return total;
+      // A topic the gateway created a moment ago can be described before its broker hosts it: ask again.
+      return org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+          .ignoreExceptionsMatching(e -> e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+          .until(() -> latestOffsets(admin, names), java.util.Objects::nonNull);
     }
+  }
+
+  private static Long latestOffsets(Admin admin, List<String> names) throws Exception {
+    long total = 0;
+    for (var e : admin.describeTopics(names).allTopicNames().get().entrySet()) {
+      Map<TopicPartition, OffsetSpec> ask = e.getValue().partitions().stream()
+          .collect(Collectors.toMap(p -> new TopicPartition(e.getKey(), p.partition()), p -> OffsetSpec.latest()));
+      total += admin.listOffsets(ask).all().get().values().stream().mapToLong(o -> o.offset()).sum();
+    }
+    return total;
   }
 }

@@ -103,6 +103,10 @@ public final class KafkaFixture implements BeforeAllCallback {
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+    // One request in flight per connection: on a topic created a moment ago the broker can refuse a
+    // first batch NOT_LEADER_OR_FOLLOWER yet append the next ones, after which the retried first is
+    // refused OUT_OF_ORDER_SEQUENCE_NUMBER until it expires, and a test's requests are lost.
+    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
     return new KafkaProducer<>(p);
   }
 
