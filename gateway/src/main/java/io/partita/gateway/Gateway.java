@@ -124,7 +124,8 @@ public final class Gateway implements Service {
         io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS)));
     TopicAdmin.ensure(admin, requestTopics, (short) 3);
     producer = new KafkaProducer<>(producerProps());
-    router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), replyTopic, config.codecs(), loops.register(GatewayLoops.REPLIES));
+    router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), topics.replies(config.gatewayId(), config.codecs()),
+        loops.register(GatewayLoops.REPLIES));
     routerThread = new Thread(router, "partita-gateway-replies");
     routerThread.start();
     router.ready().get(60, TimeUnit.SECONDS);
@@ -133,7 +134,7 @@ public final class Gateway implements Service {
       Properties routeProps = consumerProps();
       routeProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // the planner writes in transactions
       routeProps.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
-      routeTable = new RouteTable(new KafkaConsumer<>(routeProps), topics.planRoutes(), config.codecs(), loops.register(GatewayLoops.ROUTES));
+      routeTable = new RouteTable(new KafkaConsumer<>(routeProps), topics.planRoutes(config.codecs()), loops.register(GatewayLoops.ROUTES));
       routeTableThread = new Thread(routeTable, "partita-gateway-routes");
       routeTableThread.setDaemon(true);
       routeTableThread.start();
@@ -141,12 +142,13 @@ public final class Gateway implements Service {
       RouteTable table = routeTable;
       routing = new PlanRouting(table::route, table::routes, m -> topics.requests(catalog.baseModelOf(m)), table::reading);
     }
-    RequestProducer requests = new RequestProducer(producer, router, topics, routing, catalog::baseModelOf);
+    RequestProducer requests = new RequestProducer(producer, router, routing,
+        m -> topics.requests(catalog.baseModelOf(m), config.codecs()));
     capacity = new Capacity(config.maxInFlight(), config.jobs().share());
     GatewayMetrics metrics = new GatewayMetrics(() -> catalog.current().serviceModels().keySet(), capacity);
     if (config.demandIntervalMs() > 0) {
       DemandReporter demand = new DemandReporter(() -> baseModels(catalog), topics, producer, admin,
-          config.codecs().codec(io.partita.avro.Demand.class), System::currentTimeMillis, loops.register(GatewayLoops.DEMAND));
+          config.codecs(), System::currentTimeMillis, loops.register(GatewayLoops.DEMAND));
       metrics.countDemandWith(demand::record);
       demandTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("partita-demand"));
       demandTimer.scheduleAtFixedRate(demand, config.demandIntervalMs(), config.demandIntervalMs(), TimeUnit.MILLISECONDS);
@@ -229,7 +231,7 @@ public final class Gateway implements Service {
     CatalogView view = new CatalogView();
     Properties props = consumerProps();
     props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
-    catalogReader = new CatalogReader(new KafkaConsumer<>(props), topics.catalogModels(), topics.catalogServices(), config.codecs(),
+    catalogReader = new CatalogReader(new KafkaConsumer<>(props), topics.catalogModels(config.codecs()), topics.catalogServices(config.codecs()),
         view, loops.register(GatewayLoops.CATALOG));
     catalogThread = new Thread(catalogReader, "partita-gateway-catalog");
     catalogThread.setDaemon(true);
