@@ -162,7 +162,7 @@ public final class Measurer {
 
   /** One point: a partition of {@code size} resources running {@code batch}-sized runs. */
   public TimingResult measurePoint(ModelRef model, Provider provider, int size, int batch) {
-    TimingResult.PointKey key = key(model, provider, size, batch);
+    TimingResult.Point key = key(model, provider, size, batch);
     List<List<SlotConfig>> layout;
     try {
       layout = layout(provider, List.of(size));
@@ -233,7 +233,7 @@ public final class Measurer {
         partitions, aggregate, memory, true, null);
   }
 
-  private TimingResult partitionResult(TimingResult.PointKey key, List<SlotOutcome> slots, int batch, long memory) {
+  private TimingResult partitionResult(TimingResult.Point key, List<SlotOutcome> slots, int batch, long memory) {
     long[] merged = slots.stream().flatMapToLong(s -> Arrays.stream(s.outcome().samplesNanos())).toArray();
     double throughput = slots.stream().mapToDouble(s -> s.outcome().throughput(batch)).sum();
     boolean stable = slots.stream().allMatch(s -> s.outcome().stable());
@@ -371,8 +371,8 @@ public final class Measurer {
         : opener.open(model.bytes(), slot).session();
   }
 
-  private TimingResult.PointKey key(ModelRef model, Provider provider, int size, int batch) {
-    return new TimingResult.PointKey(model.model(), model.version(), host.hostId(), poolOf(provider), size, batch,
+  private TimingResult.Point key(ModelRef model, Provider provider, int size, int batch) {
+    return new TimingResult.Point(model.model(), model.version(), host.hostId(), poolOf(provider), size, batch,
         provider.name());
   }
 

@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Test;
 class AvroMapperTest {
 
   private static TimingResult point(int size, double p50, double p99, double throughput, boolean stable) {
-    return new TimingResult("m", "1", "h1", "cpu", size, 8, "CPU", p50, p50 * 1.1, p99, p50, 100, throughput,
-        1000, stable, true, true, null);
+    return new TimingResult(new TimingResult.Point("m", "1", "h1", "cpu", size, 8, "CPU"),
+        new TimingResult.Latency(p50, p50 * 1.1, p99, p50, 100), throughput, 1000,
+        new TimingResult.Outcome(stable, true, true, null));
   }
 
   @Test
