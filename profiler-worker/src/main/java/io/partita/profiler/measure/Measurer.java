@@ -199,6 +199,8 @@ public final class Measurer {
    */
   public GroupingResult measureGrouping(ModelRef model, Provider provider, List<Integer> sizes, int batch) {
     String pool = poolOf(provider);
+    GroupingResult.Grouping what = new GroupingResult.Grouping(model.model(), model.version(), host.hostId(), pool, sizes,
+        batch, provider.name());
     List<List<SlotConfig>> layout;
     try {
       if (sizes.isEmpty()) {
@@ -206,14 +208,12 @@ public final class Measurer {
       }
       layout = layout(provider, sizes);
     } catch (IllegalArgumentException e) {
-      return new GroupingResult(model.model(), model.version(), host.hostId(), pool, sizes, batch, provider.name(),
-          List.of(), 0, -1, false, e.getMessage());
+      return GroupingResult.failed(what, e.getMessage());
     }
     List<SlotConfig> all = layout.stream().flatMap(List::stream).toList();
     SlotsOutcome run = runSlots(model, all, batch, settings.sampler().withStopWhenStable(false));
     if (run.error() != null) {
-      return new GroupingResult(model.model(), model.version(), host.hostId(), pool, sizes, batch, provider.name(),
-          List.of(), 0, -1, false, run.error());
+      return GroupingResult.failed(what, run.error());
     }
     List<TimingResult> partitions = new ArrayList<>();
     int next = 0;
@@ -229,8 +229,7 @@ public final class Measurer {
       memory = memory < 0 || partitionMemory < 0 ? -1 : memory + partitionMemory;
       next += n;
     }
-    return new GroupingResult(model.model(), model.version(), host.hostId(), pool, sizes, batch, provider.name(),
-        partitions, aggregate, memory, true, null);
+    return new GroupingResult(what, partitions, aggregate, memory, true, null);
   }
 
   private TimingResult partitionResult(TimingResult.Point key, List<SlotOutcome> slots, int batch, long memory) {

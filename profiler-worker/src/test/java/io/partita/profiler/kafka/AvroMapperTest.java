@@ -40,7 +40,7 @@ class AvroMapperTest {
 
   @Test
   void shouldMapAGroupingToOneEventWithTheAggregateAndTheSlowestPartitionsLatencies() {
-    GroupingResult g = new GroupingResult("m", "1", "h1", "cpu", List.of(1, 1), 8, "CPU",
+    GroupingResult g = new GroupingResult(new GroupingResult.Grouping("m", "1", "h1", "cpu", List.of(1, 1), 8, "CPU"),
         List.of(point(1, 1.0, 2.0, 300, true), point(1, 1.2, 2.5, 280, false)), 580, 2000, true, null);
 
     TimingEvent e = AvroMapper.timing(g, null, 1);
@@ -59,7 +59,7 @@ class AvroMapperTest {
 
   @Test
   void shouldMapAFailedGroupingWithItsErrorAndNoNumbers() {
-    GroupingResult g = new GroupingResult("m", "1", "h1", "cpu", List.of(4, 4), 1, "CPU", List.of(), 0, -1, false,
+    GroupingResult g = new GroupingResult(new GroupingResult.Grouping("m", "1", "h1", "cpu", List.of(4, 4), 1, "CPU"), List.of(), 0, -1, false,
         "partitions [4, 4] need 8 cores; 2 usable");
 
     TimingEvent e = AvroMapper.timing(g, "r", 1);
