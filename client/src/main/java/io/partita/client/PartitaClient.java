@@ -130,8 +130,7 @@ public final class PartitaClient implements AutoCloseable {
     this.replyTopic = topics.replies(config.clientId());
     Codecs codecs = config.codecs();
     // A reply that cannot be read is skipped and its call keeps waiting: a forged record cannot end a call.
-    this.calls = new PendingCalls(replyTopic, codecs.codec(InferenceRequest.class), codecs.codec(InferenceReply.class),
-        PendingCalls.Unreadable.KEEP_WAITING, Runnable::run, System::currentTimeMillis);
+    this.calls = new PendingCalls(topics.replies(config.clientId(), codecs), PendingCalls.Unreadable.KEEP_WAITING, Runnable::run, System::currentTimeMillis);
     this.producer = new KafkaProducer<>(producerProps());
     this.consumer = new KafkaConsumer<>(consumerProps());
     this.thread = new Thread(this::readReplies, "partita-client-replies-" + config.clientId());
@@ -187,7 +186,7 @@ public final class PartitaClient implements AutoCloseable {
    * request with the same id is in flight.
    */
   public CompletableFuture<InferenceReply> send(String baseModel, InferenceRequest request, Duration timeout) {
-    return calls.send(producer, topics.requests(baseModel), null, request, timeout.toMillis(), null);
+    return calls.send(producer, topics.requests(baseModel, config.codecs()), null, request, timeout.toMillis(), null);
   }
 
   /**

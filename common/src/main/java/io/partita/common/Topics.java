@@ -1,5 +1,25 @@
 package io.partita.common;
 
+import io.partita.avro.BatchJob;
+import io.partita.avro.DeadLetter;
+import io.partita.avro.Demand;
+import io.partita.avro.HostEnvironment;
+import io.partita.avro.InferenceReply;
+import io.partita.avro.InferenceRequest;
+import io.partita.avro.JobItemResult;
+import io.partita.avro.JobStatus;
+import io.partita.avro.ModelVersion;
+import io.partita.avro.PartitionPlan;
+import io.partita.avro.ProfileRequest;
+import io.partita.avro.ProfileStatus;
+import io.partita.avro.Route;
+import io.partita.avro.ServiceMapping;
+import io.partita.avro.ServiceModel;
+import io.partita.avro.SlotAssignment;
+import io.partita.avro.SlotStatus;
+import io.partita.avro.TimingEvent;
+import io.partita.avro.VersionChoice;
+import io.partita.common.serde.Codecs;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -7,6 +27,11 @@ import java.util.regex.Pattern;
 /**
  * The one place that names Partita's topics. Every name is built from a prefix (default {@code
  * partita}), so several Partita installations, or several tests, can share one cluster.
+ *
+ * <p>Each name comes in two forms: the name alone ({@code profileTimings()}), for admin calls,
+ * subscriptions and stream topologies that move bytes, and a {@link Topic} handle bound to the
+ * codec of its record type ({@code profileTimings(codecs)}), for every call site that encodes or
+ * decodes, so the pairing of a topic with its record type is written once, here.
  */
 public final class Topics {
   public static final String DEFAULT_PREFIX = "partita";
@@ -45,6 +70,38 @@ public final class Topics {
   /** Per-item results of batch jobs (JobItemResult, key = job id). */
   public String jobItems() { return prefix + ".jobs.items"; }
   public String deadLetter() { return prefix + ".deadletter"; }
+
+  public Topic<ModelVersion> catalogModels(Codecs codecs) { return bind(catalogModels(), ModelVersion.class, codecs); }
+  public Topic<ServiceModel> catalogServices(Codecs codecs) { return bind(catalogServices(), ServiceModel.class, codecs); }
+  public Topic<HostEnvironment> hostEnvironments(Codecs codecs) { return bind(hostEnvironments(), HostEnvironment.class, codecs); }
+  public Topic<SlotStatus> workerStatus(Codecs codecs) { return bind(workerStatus(), SlotStatus.class, codecs); }
+  public Topic<ProfileRequest> profileRequests(Codecs codecs) { return bind(profileRequests(), ProfileRequest.class, codecs); }
+  public Topic<TimingEvent> profileTimings(Codecs codecs) { return bind(profileTimings(), TimingEvent.class, codecs); }
+  public Topic<ProfileStatus> profileStatus(Codecs codecs) { return bind(profileStatus(), ProfileStatus.class, codecs); }
+  public Topic<PartitionPlan> planPartitions(Codecs codecs) { return bind(planPartitions(), PartitionPlan.class, codecs); }
+  public Topic<ServiceMapping> planMappings(Codecs codecs) { return bind(planMappings(), ServiceMapping.class, codecs); }
+  public Topic<VersionChoice> planVersions(Codecs codecs) { return bind(planVersions(), VersionChoice.class, codecs); }
+  public Topic<SlotAssignment> planAssignments(Codecs codecs) { return bind(planAssignments(), SlotAssignment.class, codecs); }
+  public Topic<Route> planRoutes(Codecs codecs) { return bind(planRoutes(), Route.class, codecs); }
+  public Topic<Demand> demand(Codecs codecs) { return bind(demand(), Demand.class, codecs); }
+  public Topic<BatchJob> jobs(Codecs codecs) { return bind(jobs(), BatchJob.class, codecs); }
+  public Topic<JobStatus> jobStatus(Codecs codecs) { return bind(jobStatus(), JobStatus.class, codecs); }
+  public Topic<JobItemResult> jobItems(Codecs codecs) { return bind(jobItems(), JobItemResult.class, codecs); }
+  public Topic<DeadLetter> deadLetter(Codecs codecs) { return bind(deadLetter(), DeadLetter.class, codecs); }
+
+  /** {@link #requests(String)} bound to its codec. */
+  public Topic<InferenceRequest> requests(String baseModel, Codecs codecs) {
+    return bind(requests(baseModel), InferenceRequest.class, codecs);
+  }
+
+  /** {@link #replies(String)} bound to its codec. */
+  public Topic<InferenceReply> replies(String client, Codecs codecs) {
+    return bind(replies(client), InferenceReply.class, codecs);
+  }
+
+  private static <V extends org.apache.avro.specific.SpecificRecord> Topic<V> bind(String name, Class<V> type, Codecs codecs) {
+    return new Topic<>(name, codecs.codec(type));
+  }
 
   /**
    * Requests for every service model of one base model: one topic per base model, however many

@@ -96,7 +96,7 @@ public final class Gateway implements Service {
 
   public Gateway(GatewayConfig config) {
     this.config = config;
-    this.topics = new Topics(config.topicPrefix());
+    this.topics = new Topics(config.kafka().topicPrefix());
   }
 
   @Override
@@ -124,16 +124,17 @@ public final class Gateway implements Service {
         io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS)));
     TopicAdmin.ensure(admin, requestTopics, (short) 3);
     producer = new KafkaProducer<>(producerProps());
-    router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), replyTopic, config.codecs(), loops.register(GatewayLoops.REPLIES));
+    router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), topics.replies(config.gatewayId(), config.kafka().codecs()),
+        loops.register(GatewayLoops.REPLIES));
     routerThread = new Thread(router, "partita-gateway-replies");
     routerThread.start();
     router.ready().get(60, TimeUnit.SECONDS);
     Routing routing = Routing.any();
-    if (config.routing() == Routing.Mode.PLAN) {
+    if (config.steering().routing() == Routing.Mode.PLAN) {
       Properties routeProps = consumerProps();
       routeProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // the planner writes in transactions
       routeProps.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
-      routeTable = new RouteTable(new KafkaConsumer<>(routeProps), topics.planRoutes(), config.codecs(), loops.register(GatewayLoops.ROUTES));
+      routeTable = new RouteTable(new KafkaConsumer<>(routeProps), topics.planRoutes(config.kafka().codecs()), loops.register(GatewayLoops.ROUTES));
       routeTableThread = new Thread(routeTable, "partita-gateway-routes");
       routeTableThread.setDaemon(true);
       routeTableThread.start();
@@ -141,21 +142,22 @@ public final class Gateway implements Service {
       RouteTable table = routeTable;
       routing = new PlanRouting(table::route, table::routes, m -> topics.requests(catalog.baseModelOf(m)), table::reading);
     }
-    RequestProducer requests = new RequestProducer(producer, router, topics, routing, catalog::baseModelOf);
-    capacity = new Capacity(config.maxInFlight(), config.jobs().share());
+    RequestProducer requests = new RequestProducer(producer, router, routing,
+        m -> topics.requests(catalog.baseModelOf(m), config.kafka().codecs()));
+    capacity = new Capacity(config.limits().maxInFlight(), config.jobs().share());
     GatewayMetrics metrics = new GatewayMetrics(() -> catalog.current().serviceModels().keySet(), capacity);
-    if (config.demandIntervalMs() > 0) {
+    if (config.steering().demandIntervalMs() > 0) {
       DemandReporter demand = new DemandReporter(() -> baseModels(catalog), topics, producer, admin,
-          config.codecs().codec(io.partita.avro.Demand.class), System::currentTimeMillis, loops.register(GatewayLoops.DEMAND));
+          config.kafka().codecs(), System::currentTimeMillis, loops.register(GatewayLoops.DEMAND));
       metrics.countDemandWith(demand::record);
       demandTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("partita-demand"));
-      demandTimer.scheduleAtFixedRate(demand, config.demandIntervalMs(), config.demandIntervalMs(), TimeUnit.MILLISECONDS);
+      demandTimer.scheduleAtFixedRate(demand, config.steering().demandIntervalMs(), config.steering().demandIntervalMs(), TimeUnit.MILLISECONDS);
     }
 
     JobsApi jobsApi = null;
     if (config.jobs().enabled()) {
       jobsExecutor = Executors.newFixedThreadPool(4, daemon("partita-jobs-io"));
-      jobStore = new JobStore(topics, producer, admin, () -> new KafkaConsumer<>(consumerProps()), config.codecs(), System::currentTimeMillis,
+      jobStore = new JobStore(topics, producer, admin, () -> new KafkaConsumer<>(consumerProps()), config.kafka().codecs(), System::currentTimeMillis,
           loops.register(GatewayLoops.JOB_STATUS));
       jobStoreThread = new Thread(jobStore, "partita-jobs-status");
       jobStoreThread.start();
@@ -165,27 +167,27 @@ public final class Gateway implements Service {
           loops.register(GatewayLoops.JOB_LEADER));
       jobRunnerThread = new Thread(jobRunner, "partita-jobs-leader");
       jobRunnerThread.start();
-      jobsApi = new JobsApi(catalog, jobStore, jobRunner, config.apiKeys(), config.jobs(), jobsExecutor, config.json());
+      jobsApi = new JobsApi(catalog, jobStore, jobRunner, config.apiKeys(), config.jobs(), jobsExecutor, config.limits().json());
     }
 
     GatewayConfig.Server server = config.server();
     executor = Executors.newFixedThreadPool(server.handlerThreads(), daemon("partita-handler"));
     metrics.watch(loops);
     Readiness readiness = new Readiness(loops.loops(), routing, () -> catalog.current().serviceModels().keySet())
-        .withServerCheck(new CatalogReadiness(config.readiness(), () -> catalog.current().serviceModels().keySet(), routing::ready));
+        .withServerCheck(new CatalogReadiness(config.steering().readiness(), () -> catalog.current().serviceModels().keySet(), routing::ready));
     HttpApi.Deps deps = new HttpApi.Deps(catalog, requests, capacity, config.apiKeys(), metrics, jobsApi, readiness,
-        config.timeoutMs(), config.maxBodyBytes(), config.retryAfterSeconds(), config.json());
+        config.limits().timeoutMs(), config.limits().maxBodyBytes(), config.limits().retryAfterSeconds(), config.limits().json());
     long jobsBody = config.jobs().maxBodyBytes();
-    long inferBody = config.maxBodyBytes();
+    long inferBody = config.limits().maxBodyBytes();
     HttpFrontDoor.Handler handler = new HttpApi(deps);
     if (config.dashboard().enabled()) { // the live dashboard at /dashboard/ (docs/gateway.md#dashboard)
-      dashboard = Dashboard.start(new Dashboard.Context(config.dashboard(), topics, config.codecs(), consumerProps(),
+      dashboard = Dashboard.start(new Dashboard.Context(config.dashboard(), topics, config.kafka().codecs(), consumerProps(),
           config.apiKeys(), index.serviceModels().keySet(), metrics.registry(), new io.partita.common.health.Loops()));
       handler = new DashboardDoor(dashboard.api(), handler);
     }
-    http = HttpFrontDoor.start(new HttpFrontDoor.Settings(config.httpPort(), server.headerTimeoutMs(), server.bodyTimeoutMs(),
+    http = HttpFrontDoor.start(new HttpFrontDoor.Settings(config.server().httpPort(), server.headerTimeoutMs(), server.bodyTimeoutMs(),
             server.idleTimeoutMs(), server.maxConnections(), Math.max(2, Runtime.getRuntime().availableProcessors()),
-            Math.max(1024, config.maxInFlight() + 256)), // streams per connection: beyond the in-flight limit, so 429 comes first
+            Math.max(1024, config.limits().maxInFlight() + 256)), // streams per connection: beyond the in-flight limit, so 429 comes first
         (method, path) -> path.startsWith("/v2/jobs") ? Math.max(jobsBody, inferBody) : inferBody,
         handler, executor);
     if (server.grpcPort() >= 0) {
@@ -202,8 +204,8 @@ public final class Gateway implements Service {
     log.info("Gateway {} listening on http://localhost:{}/v2 and gRPC {} for {} from {} (in-flight limit {}, jobs {}, routing {})", config.gatewayId(), port(),
         grpc == null ? "off (gateway.grpc-port=-1)" : "localhost:" + grpc.port(),
         index.serviceModels().keySet(), config.modelRepository().map(r -> "model repository " + r)
-            .orElse("the catalog (" + topics.catalogModels() + ", followed)"), config.maxInFlight(), config.jobs().enabled() ? "up to " + capacity.jobLimit() + " in flight" : "off",
-        config.routing() == Routing.Mode.PLAN ? "by " + topics.planRoutes() + " (gateway.routing=plan)"
+            .orElse("the catalog (" + topics.catalogModels() + ", followed)"), config.limits().maxInFlight(), config.jobs().enabled() ? "up to " + capacity.jobLimit() + " in flight" : "off",
+        config.steering().routing() == Routing.Mode.PLAN ? "by " + topics.planRoutes() + " (gateway.routing=plan)"
             : "to any partition, no plan (gateway.routing=any)");
   }
 
@@ -215,7 +217,7 @@ public final class Gateway implements Service {
    */
   private java.util.function.Function<String, io.partita.gateway.jobs.PackRule> packing(ModelCatalog catalog) {
     long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
-    long maxBytes = Math.max(1, Math.min(config.maxBodyBytes(), maxRequest) / 2);
+    long maxBytes = Math.max(1, Math.min(config.limits().maxBodyBytes(), maxRequest) / 2);
     return serviceModel -> catalog.current().serviceModel(serviceModel)
         .flatMap(s -> catalog.current().model(s.baseModel()))
         .map(m -> new io.partita.gateway.jobs.PackRule(m.signature(), config.jobs().packRows(), maxBytes))
@@ -230,7 +232,7 @@ public final class Gateway implements Service {
     CatalogView view = new CatalogView();
     Properties props = consumerProps();
     props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
-    catalogReader = new CatalogReader(new KafkaConsumer<>(props), topics.catalogModels(), topics.catalogServices(), config.codecs(),
+    catalogReader = new CatalogReader(new KafkaConsumer<>(props), topics.catalogModels(config.kafka().codecs()), topics.catalogServices(config.kafka().codecs()),
         view, loops.register(GatewayLoops.CATALOG));
     catalogThread = new Thread(catalogReader, "partita-gateway-catalog");
     catalogThread.setDaemon(true);
@@ -280,17 +282,17 @@ public final class Gateway implements Service {
   }
 
   private Properties base() {
-    return KafkaClients.base(config.bootstrapServers(), config.kafka());
+    return KafkaClients.base(config.kafka().bootstrapServers(), config.kafka().clients());
   }
 
   private Properties producerProps() {
-    Properties p = KafkaClients.producer(config.bootstrapServers(), config.kafka());
+    Properties p = KafkaClients.producer(config.kafka().bootstrapServers(), config.kafka().clients());
     p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
     return p;
   }
 
   private Properties consumerProps() {
-    Properties p = KafkaClients.consumer(config.bootstrapServers(), config.kafka());
+    Properties p = KafkaClients.consumer(config.kafka().bootstrapServers(), config.kafka().clients());
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
     return p;
   }
@@ -298,7 +300,7 @@ public final class Gateway implements Service {
   /** The job leader's consumer: in the group {@code <prefix>.gateway.jobs}, never reads, never commits. */
   private Properties leaderProps() {
     Properties p = consumerProps();
-    p.put(ConsumerConfig.GROUP_ID_CONFIG, config.topicPrefix() + ".gateway.jobs");
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, config.kafka().topicPrefix() + ".gateway.jobs");
     p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
     return p;
   }

@@ -14,47 +14,67 @@ import java.util.Properties;
 import java.util.UUID;
 
 /**
- * The gateway's settings, built once at start. Every key is listed in docs/gateway.md.
+ * The gateway's settings, built once at start, in named groups (no long positional list). Every key
+ * is listed in docs/gateway.md.
  *
- * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers})
- * @param topicPrefix prefix of every topic ({@code topic.prefix})
  * @param gatewayId names this gateway's reply topic ({@code gateway.id}, default random)
+ * @param kafka how it reaches Kafka and encodes records
  * @param modelRepository the model repository whose service models it offers ({@code model.repo}),
  *     scanned once at start; empty: the gateway offers what the catalog topics hold and follows
  *     them while it runs (no files, no ONNX Runtime; {@code gateway.models=catalog} chooses this
  *     even when {@code model.repo} is set)
- * @param httpPort HTTP port; 0 picks a free one ({@code http.port}, default 8080)
- * @param timeoutMs how long an infer call waits for its reply by default ({@code gateway.timeout.ms})
- * @param maxBodyBytes largest infer request body accepted ({@code gateway.max.body.bytes})
- * @param maxInFlight requests waiting for a reply at once, online and job items together; past it
- *     an infer call is answered 429 ({@code gateway.max.in.flight})
- * @param retryAfterSeconds the {@code Retry-After} of a 429 ({@code gateway.retry.after.seconds})
  * @param apiKeys who may call which service model ({@code gateway.api-keys}); empty = open
+ * @param limits what one call may take and how many may wait
+ * @param steering how requests find instances, what is reported to the planner, when it is ready
  * @param jobs the batch job settings
- * @param kafka extra Kafka client settings (everything under {@code kafka.})
- * @param codecs how records are encoded ({@code serde.mode})
- * @param routing how requests find an instance ({@code gateway.routing}: {@code plan}, the default,
- *     follows {@code <prefix>.plan.routes}; {@code any} produces to the request topic without a plan)
- * @param demandIntervalMs how often the gateway reports each service model's request rate and
- *     consumer lag to {@code <prefix>.demand} for the planner ({@code gateway.demand.interval.ms},
- *     default 10000; 0 = never)
- * @param json how much JSON an infer body or a job line may hold ({@code gateway.json.max.depth},
- *     {@code gateway.json.max.string.length}, {@code gateway.json.max.number.length},
- *     {@code gateway.json.max.document.bytes}; see {@link JsonLimits})
- * @param readiness when {@code /v2/health/ready} is 200 ({@code gateway.readiness}: {@code all}, the
- *     default, every model of the catalog has a ready instance; {@code any}, at least one has)
  * @param server the HTTP and gRPC transports' ports, timeouts and limits
  * @param dashboard the live dashboard's settings
  */
 public record GatewayConfig(
-    String bootstrapServers, String topicPrefix, String gatewayId, Optional<Path> modelRepository, int httpPort,
-    long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, ApiKeys apiKeys,
-    Jobs jobs, Properties kafka, Codecs codecs, Routing.Mode routing, long demandIntervalMs, JsonLimits json,
-    CatalogReadiness.Mode readiness, Server server, Dashboard dashboard) {
+    String gatewayId, Kafka kafka, Optional<Path> modelRepository, ApiKeys apiKeys, Limits limits, Steering steering,
+    Jobs jobs, Server server, Dashboard dashboard) {
+
+  /**
+   * How the gateway reaches Kafka.
+   *
+   * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers})
+   * @param topicPrefix prefix of every topic ({@code topic.prefix})
+   * @param clients extra Kafka client settings (everything under {@code kafka.})
+   * @param codecs how records are encoded ({@code serde.mode})
+   */
+  public record Kafka(String bootstrapServers, String topicPrefix, Properties clients, Codecs codecs) {}
+
+  /**
+   * What one infer call may take.
+   *
+   * @param timeoutMs how long an infer call waits for its reply by default ({@code gateway.timeout.ms})
+   * @param maxBodyBytes largest infer request body accepted ({@code gateway.max.body.bytes})
+   * @param maxInFlight requests waiting for a reply at once, online and job items together; past it
+   *     an infer call is answered 429 ({@code gateway.max.in.flight})
+   * @param retryAfterSeconds the {@code Retry-After} of a 429 ({@code gateway.retry.after.seconds})
+   * @param json how much JSON an infer body or a job line may hold ({@code gateway.json.max.depth},
+   *     {@code gateway.json.max.string.length}, {@code gateway.json.max.number.length},
+   *     {@code gateway.json.max.document.bytes}; see {@link JsonLimits})
+   */
+  public record Limits(long timeoutMs, long maxBodyBytes, int maxInFlight, int retryAfterSeconds, JsonLimits json) {}
+
+  /**
+   * How the gateway works with the plan.
+   *
+   * @param routing how requests find an instance ({@code gateway.routing}: {@code plan}, the default,
+   *     follows {@code <prefix>.plan.routes}; {@code any} produces to the request topic without a plan)
+   * @param demandIntervalMs how often the gateway reports each service model's request rate and
+   *     consumer lag to {@code <prefix>.demand} for the planner ({@code gateway.demand.interval.ms},
+   *     default 10000; 0 = never)
+   * @param readiness when {@code /v2/health/ready} is 200 ({@code gateway.readiness}: {@code all}, the
+   *     default, every model of the catalog has a ready instance; {@code any}, at least one has)
+   */
+  public record Steering(Routing.Mode routing, long demandIntervalMs, CatalogReadiness.Mode readiness) {}
 
   /**
    * The transports (docs/gateway.md, "Connections and timeouts").
    *
+   * @param httpPort HTTP port; 0 picks a free one ({@code http.port}, default 8080)
    * @param grpcPort the gRPC port ({@code gateway.grpc-port}, default 8001 as Triton; 0 picks a free
    *     one; -1 turns gRPC off); when {@code http.port} is 0 and this key is unset, it is 0 too, so
    *     tests and side-by-side gateways never collide on 8001
@@ -69,7 +89,7 @@ public record GatewayConfig(
    * @param handlerThreads threads that run request handlers, off the event loops
    *     ({@code gateway.handler.threads}, default max(4, 2 x cores))
    */
-  public record Server(int grpcPort, long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, int maxConnections,
+  public record Server(int httpPort, int grpcPort, long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, int maxConnections,
       int handlerThreads) {}
 
   /**
@@ -147,23 +167,21 @@ public record GatewayConfig(
         settings.integer("gateway.jobs.retries", 2, 0, 100),
         settings.integer("gateway.jobs.pack.rows", 64, 1, 65_536));
     return new GatewayConfig(
-        bootstrap,
-        settings.string("topic.prefix", "partita"),
         settings.string("gateway.id", "gateway-" + UUID.randomUUID().toString().substring(0, 8)),
+        new Kafka(bootstrap, settings.string("topic.prefix", "partita"), kafka, Codecs.from(settings)),
         repo,
-        settings.integer("http.port", 8080, 0, 65535),
-        timeoutMs,
-        settings.longValue("gateway.max.body.bytes", 16L << 20, 1024, 1L << 30),
-        settings.integer("gateway.max.in.flight", 1024, 1, 1_000_000),
-        settings.integer("gateway.retry.after.seconds", 1, 1, 3600),
         ApiKeys.parse("gateway.api-keys", settings.string("gateway.api-keys", "")),
+        new Limits(
+            timeoutMs,
+            settings.longValue("gateway.max.body.bytes", 16L << 20, 1024, 1L << 30),
+            settings.integer("gateway.max.in.flight", 1024, 1, 1_000_000),
+            settings.integer("gateway.retry.after.seconds", 1, 1, 3600),
+            jsonLimits(settings)),
+        new Steering(
+            routing(settings.string("gateway.routing", Routing.Mode.PLAN.setting())),
+            settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000),
+            CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting()))),
         jobs,
-        kafka,
-        Codecs.from(settings),
-        routing(settings.string("gateway.routing", Routing.Mode.PLAN.setting())),
-        settings.longValue("gateway.demand.interval.ms", 10_000, 0, 3_600_000),
-        jsonLimits(settings),
-        CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting())),
         server(settings),
         Dashboard.from(settings));
   }
@@ -200,8 +218,10 @@ public record GatewayConfig(
   }
 
   static Server server(Settings settings) {
-    boolean anyHttpPort = settings.integer("http.port", 8080, 0, 65535) == 0;
+    int httpPort = settings.integer("http.port", 8080, 0, 65535);
+    boolean anyHttpPort = httpPort == 0;
     return new Server(
+        httpPort,
         settings.integer("gateway.grpc-port", anyHttpPort ? 0 : 8001, -1, 65535),
         settings.longValue("gateway.header.timeout.ms", 10_000, 10, 3_600_000),
         settings.longValue("gateway.body.timeout.ms", 30_000, 10, 3_600_000),

@@ -25,9 +25,9 @@ class GatewayConfigTest {
 
   @Test
   void shouldRouteByThePlanByDefault() {
-    assertThat(config().routing()).isEqualTo(Routing.Mode.PLAN);
-    assertThat(config("gateway.routing", "any").routing()).isEqualTo(Routing.Mode.ANY);
-    assertThat(config("gateway.routing", "plan").routing()).isEqualTo(Routing.Mode.PLAN);
+    assertThat(config().steering().routing()).isEqualTo(Routing.Mode.PLAN);
+    assertThat(config("gateway.routing", "any").steering().routing()).isEqualTo(Routing.Mode.ANY);
+    assertThat(config("gateway.routing", "plan").steering().routing()).isEqualTo(Routing.Mode.PLAN);
   }
 
   @Test
@@ -53,5 +53,19 @@ class GatewayConfigTest {
     assertThat(server.maxConnections()).isEqualTo(10_000);
     assertThatThrownBy(() -> config("gateway.header.timeout.ms", "0")).isInstanceOf(ConfigException.class)
         .hasMessageContaining("gateway.header.timeout.ms");
+  }
+
+  @Test
+  void shouldGroupEachSettingUnderItsConcern() {
+    GatewayConfig c = config("topic.prefix", "x", "http.port", "9090", "gateway.max.in.flight", "7",
+        "gateway.demand.interval.ms", "0", "gateway.readiness", "any");
+
+    assertThat(c.kafka().topicPrefix()).isEqualTo("x");
+    assertThat(c.kafka().bootstrapServers()).isEqualTo(c.kafka().clients().getProperty("bootstrap.servers"));
+    assertThat(c.server().httpPort()).isEqualTo(9090);
+    assertThat(c.limits().maxInFlight()).isEqualTo(7);
+    assertThat(c.limits().timeoutMs()).isEqualTo(30_000);
+    assertThat(c.steering().demandIntervalMs()).isZero();
+    assertThat(c.steering().readiness()).isEqualTo(io.partita.gateway.health.CatalogReadiness.Mode.ANY);
   }
 }

@@ -158,8 +158,8 @@ public final class InferenceWorker implements Service {
       thread.start();
     }
     if (s.followPlan()) {
-      follower = new PlanFollower(new KafkaConsumer<>(planConsumerProps()), topics.planAssignments(), config.hostId(),
-          config.codecs().codec(SlotAssignment.class), this::planChanged, loop("worker-plan", metrics));
+      follower = new PlanFollower(new KafkaConsumer<>(planConsumerProps()), topics.planAssignments(config.codecs()),
+          config.hostId(), this::planChanged, loop("worker-plan", metrics));
       follower.start();
     }
     if (config.operation().metricsPort() > 0) {

@@ -189,7 +189,7 @@ final class LocalCommand implements Callable<Integer> {
               + "Stop with Ctrl-C.%n%n",
           bootstrap, gateway.port(), gateway.grpcPort() < 0 ? "off (--grpc-port -1)" : "localhost:" + gateway.grpcPort()
               + " (inference.GRPCInferenceService)", gateway.port(), repo, plannerConfig.topicPrefix(),
-          routingLine(gatewayConfig.routing()), gateway.port());
+          routingLine(gatewayConfig.steering().routing()), gateway.port());
       markServed();
     } catch (Exception e) {
       services.close();

@@ -113,7 +113,7 @@ public final class PlannerService implements Service {
         org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
     growerAdmin = Admin.create(adminProps);
     grower = new RequestTopicGrower(new org.apache.kafka.clients.consumer.KafkaConsumer<>(consumer), growerAdmin, config.topics(),
-        config.codecs().codec(io.partita.avro.SlotAssignment.class), config.requestPartitions(), config.topicReplication());
+        config.codecs(), config.requestPartitions(), config.topicReplication());
     grower.start();
   }
 

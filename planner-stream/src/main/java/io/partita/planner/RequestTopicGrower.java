@@ -3,7 +3,7 @@ package io.partita.planner;
 import io.partita.avro.SlotAssignment;
 import io.partita.common.Topics;
 import io.partita.common.kafka.RequestTopics;
-import io.partita.common.serde.RecordCodec;
+import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.RequestPartitionCounts;
 import io.partita.schemas.DecodeException;
 import java.time.Duration;
@@ -39,7 +39,7 @@ final class RequestTopicGrower implements Runnable, AutoCloseable {
   private final Consumer<String, byte[]> consumer;
   private final Admin admin;
   private final Topics topics;
-  private final RecordCodec<SlotAssignment> codec;
+  private final io.partita.common.Topic<SlotAssignment> assignments;
   private final int minimum;
   private final short replication;
   private final Map<String, SlotAssignment> current = new HashMap<>();
@@ -47,12 +47,12 @@ final class RequestTopicGrower implements Runnable, AutoCloseable {
   private volatile boolean running = true;
   private Thread thread;
 
-  RequestTopicGrower(Consumer<String, byte[]> consumer, Admin admin, Topics topics, RecordCodec<SlotAssignment> codec,
+  RequestTopicGrower(Consumer<String, byte[]> consumer, Admin admin, Topics topics, Codecs codecs,
       int minimum, short replication) {
     this.consumer = consumer;
     this.admin = admin;
     this.topics = topics;
-    this.codec = codec;
+    this.assignments = topics.planAssignments(codecs);
     this.minimum = minimum;
     this.replication = replication;
   }
@@ -66,7 +66,7 @@ final class RequestTopicGrower implements Runnable, AutoCloseable {
   @Override
   public void run() {
     try {
-      String topic = topics.planAssignments();
+      String topic = assignments.name();
       List<TopicPartition> partitions = new ArrayList<>();
       for (PartitionInfo p : consumer.partitionsFor(topic)) {
         partitions.add(new TopicPartition(topic, p.partition()));
@@ -103,7 +103,7 @@ final class RequestTopicGrower implements Runnable, AutoCloseable {
       return current.remove(r.key()) != null;
     }
     try {
-      SlotAssignment a = codec.decode(r.topic(), r.value());
+      SlotAssignment a = assignments.decode(r.value());
       return !a.equals(current.put(r.key(), a));
     } catch (DecodeException e) {
       log.warn("Skipping {}-{}@{}: not a SlotAssignment: {}", r.topic(), r.partition(), r.offset(), e.getMessage());

@@ -5,7 +5,7 @@ import io.partita.avro.InferenceError;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.common.KafkaHeaders;
-import io.partita.common.serde.RecordCodec;
+import io.partita.common.Topic;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -58,9 +58,7 @@ public final class PendingCalls {
   /** How many recently answered ids are remembered to tell a duplicate from a stray reply. */
   private static final int REMEMBERED = 10_000;
 
-  private final String replyTopic;
-  private final RecordCodec<InferenceRequest> requests;
-  private final RecordCodec<InferenceReply> replies;
+  private final Topic<InferenceReply> replies;
   private final Unreadable unreadable;
   private final Executor answers;
   private final LongSupplier clock;
@@ -79,15 +77,12 @@ public final class PendingCalls {
   private final AtomicLong undecodable = new AtomicLong();
 
   /**
-   * @param replyTopic where this process's replies come back ({@code reply-to} of every request)
+   * @param replies where this process's replies come back ({@code reply-to} of every request)
    * @param answers where whatever waits on a call's future runs (never the reply loop's thread nor
    *     the JVM's shared timeout thread)
    * @param clock epoch milliseconds, for the {@code deadline} header
    */
-  public PendingCalls(String replyTopic, RecordCodec<InferenceRequest> requests, RecordCodec<InferenceReply> replies,
-      Unreadable unreadable, Executor answers, LongSupplier clock) {
-    this.replyTopic = replyTopic;
-    this.requests = requests;
+  public PendingCalls(Topic<InferenceReply> replies, Unreadable unreadable, Executor answers, LongSupplier clock) {
     this.replies = replies;
     this.unreadable = unreadable;
     this.answers = answers;
@@ -100,7 +95,7 @@ public final class PendingCalls {
    * {@link java.util.concurrent.TimeoutException} at {@code timeoutMs}, with the produce failure, or
    * with an {@link IllegalStateException} when the id is already in flight.
    */
-  public CompletableFuture<InferenceReply> send(Producer<String, byte[]> producer, String topic, Integer partition,
+  public CompletableFuture<InferenceReply> send(Producer<String, byte[]> producer, Topic<InferenceRequest> topic, Integer partition,
       InferenceRequest request, long timeoutMs, String traceparent) {
     String id = request.getId();
     CompletableFuture<InferenceReply> reply = new CompletableFuture<>();
@@ -115,10 +110,10 @@ public final class PendingCalls {
           }
         }, answers);
     try {
-      ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, partition, id, requests.encode(topic, request));
+      ProducerRecord<String, byte[]> record = topic.record(partition, id, request);
       KafkaHeaders.put(record.headers(), KafkaHeaders.SERVICE_MODEL, request.getServiceModel());
       KafkaHeaders.put(record.headers(), KafkaHeaders.CORRELATION_ID, id);
-      KafkaHeaders.put(record.headers(), KafkaHeaders.REPLY_TO, replyTopic);
+      KafkaHeaders.put(record.headers(), KafkaHeaders.REPLY_TO, replies.name());
       KafkaHeaders.put(record.headers(), KafkaHeaders.DEADLINE, Long.toString(clock.getAsLong() + timeoutMs));
       KafkaHeaders.put(record.headers(), KafkaHeaders.TRACEPARENT, traceparent);
       producer.send(record, (metadata, failure) -> {
@@ -156,7 +151,7 @@ public final class PendingCalls {
     }
     InferenceReply reply;
     try {
-      reply = replies.decode(record.topic(), record.value());
+      reply = replies.decode(record.value());
     } catch (Throwable e) { // DecodeException, or anything a hostile record makes the decoder throw
       if (e instanceof VirtualMachineError fatal) {
         throw fatal;
@@ -216,7 +211,7 @@ public final class PendingCalls {
   }
 
   public String replyTopic() {
-    return replyTopic;
+    return replies.name();
   }
 
   /** Calls waiting for a reply. */

@@ -28,6 +28,8 @@ public final class Codecs {
 
   private final String mode;
   private final SchemaRegistryClient registry;
+  /** One codec per record type: codecs are thread-safe, and a topic handle asks for one per call. */
+  private final java.util.Map<Class<?>, RecordCodec<?>> codecs = new java.util.concurrent.ConcurrentHashMap<>();
 
   private Codecs(String mode, SchemaRegistryClient registry) {
     this.mode = mode;
@@ -61,7 +63,13 @@ public final class Codecs {
     return registry;
   }
 
+  /** The codec of one record type, made once per type and shared by every caller (it is thread-safe). */
+  @SuppressWarnings("unchecked")
   public <T extends SpecificRecord> RecordCodec<T> codec(Class<T> type) {
+    return (RecordCodec<T>) codecs.computeIfAbsent(type, t -> create(type));
+  }
+
+  private <T extends SpecificRecord> RecordCodec<T> create(Class<T> type) {
     if (registry != null) {
       return new RegistryCodec<>(type, registry);
     }

@@ -8,7 +8,8 @@ import io.partita.avro.InferenceRequest;
 import io.partita.avro.Tensor;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
+import io.partita.common.Topic;
+import io.partita.common.Topics;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -23,12 +24,14 @@ import org.junit.jupiter.api.Test;
 
 class PendingCallsTest {
   private static final Codecs CODECS = Codecs.singleObject();
-  private static final RecordCodec<InferenceReply> REPLIES = CODECS.codec(InferenceReply.class);
+  private static final Topics TOPICS = new Topics("p");
+  private static final Topic<InferenceReply> REPLIES = TOPICS.replies("me", CODECS);
+  private static final Topic<InferenceRequest> DEMO = TOPICS.requests("demo", CODECS);
   private final MockProducer<String, byte[]> producer =
       new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
 
   private static PendingCalls calls(PendingCalls.Unreadable unreadable) {
-    return new PendingCalls("p.replies.me", CODECS.codec(InferenceRequest.class), REPLIES, unreadable, Runnable::run, () -> 1_000L);
+    return new PendingCalls(REPLIES, unreadable, Runnable::run, () -> 1_000L);
   }
 
   private static InferenceRequest request(String id) {
@@ -45,13 +48,13 @@ class PendingCallsTest {
   }
 
   private static byte[] ok(String id) {
-    return REPLIES.encode("p.replies.me", InferenceReply.newBuilder().setId(id).setServiceModel("demo-a")
+    return REPLIES.encode(InferenceReply.newBuilder().setId(id).setServiceModel("demo-a")
         .setModelVersion("1").setOutputs(List.of()).build());
   }
 
   @Test
   void shouldWriteTheWireFormatHeadersAndKeyOfARequest() {
-    calls(PendingCalls.Unreadable.KEEP_WAITING).send(producer, "p.requests.demo", 2, request("r-1"), 500, "00-abc-def-01");
+    calls(PendingCalls.Unreadable.KEEP_WAITING).send(producer, DEMO, 2, request("r-1"), 500, "00-abc-def-01");
     ProducerRecord<String, byte[]> sent = producer.history().get(0);
     assertThat(sent.topic()).isEqualTo("p.requests.demo");
     assertThat(sent.partition()).isEqualTo(2);
@@ -66,10 +69,10 @@ class PendingCallsTest {
   @Test
   void shouldRememberWhenTheBrokerAcknowledgedARequestOnlyWhileAckStampsAreOn() {
     PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
-    calls.send(producer, "t", null, request("unstamped"), 10_000, null);
+    calls.send(producer, DEMO, null, request("unstamped"), 10_000, null);
     calls.stampAcks(true);
     long before = io.partita.common.EpochMicros.now();
-    calls.send(producer, "t", null, request("stamped"), 10_000, null);
+    calls.send(producer, DEMO, null, request("stamped"), 10_000, null);
 
     assertThat(calls.takeAcked("unstamped")).isZero();
     assertThat(calls.takeAcked("stamped")).isBetween(before, io.partita.common.EpochMicros.now());
@@ -79,8 +82,8 @@ class PendingCallsTest {
   @Test
   void shouldRefuseAnIdAlreadyInFlightWithoutSendingIt() {
     PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
-    calls.send(producer, "t", null, request("same"), 10_000, null);
-    CompletableFuture<InferenceReply> second = calls.send(producer, "t", null, request("same"), 10_000, null);
+    calls.send(producer, DEMO, null, request("same"), 10_000, null);
+    CompletableFuture<InferenceReply> second = calls.send(producer, DEMO, null, request("same"), 10_000, null);
     assertThat(second).isCompletedExceptionally();
     assertThat(failure(second)).isInstanceOf(IllegalStateException.class).hasMessageContaining("already in flight");
     assertThat(producer.history()).hasSize(1);
@@ -90,7 +93,7 @@ class PendingCallsTest {
   @Test
   void shouldAnswerTheCallAndCountASecondReplyAsADuplicate() throws Exception {
     PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
-    CompletableFuture<InferenceReply> future = calls.send(producer, "t", null, request("r-2"), 10_000, null);
+    CompletableFuture<InferenceReply> future = calls.send(producer, DEMO, null, request("r-2"), 10_000, null);
     assertThat(calls.take(reply("r-2", ok("r-2"))).taken()).isEqualTo(PendingCalls.Taken.ANSWERED);
     assertThat(future.get(1, TimeUnit.SECONDS).getId()).isEqualTo("r-2");
     assertThat(calls.take(reply("r-2", ok("r-2"))).taken()).isEqualTo(PendingCalls.Taken.DUPLICATE);
@@ -103,7 +106,7 @@ class PendingCallsTest {
   @Test
   void shouldAnswerAnUnreadableReplyAtOnceWithAnErrorWhenTheOwnerSaysSo() throws Exception {
     PendingCalls calls = calls(PendingCalls.Unreadable.ANSWER_WITH_ERROR);
-    CompletableFuture<InferenceReply> future = calls.send(producer, "t", null, request("r-3"), 10_000, null);
+    CompletableFuture<InferenceReply> future = calls.send(producer, DEMO, null, request("r-3"), 10_000, null);
     PendingCalls.Outcome outcome = calls.take(reply("r-3", new byte[] {(byte) 0xC3, 0x01, 1, 2, 3}));
     assertThat(outcome.taken()).isEqualTo(PendingCalls.Taken.UNREADABLE);
     InferenceReply answer = future.get(1, TimeUnit.SECONDS);
@@ -115,7 +118,7 @@ class PendingCallsTest {
   @Test
   void shouldKeepTheCallWaitingForARealReplyAfterAnUnreadableOne() throws Exception {
     PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
-    CompletableFuture<InferenceReply> future = calls.send(producer, "t", null, request("r-4"), 10_000, null);
+    CompletableFuture<InferenceReply> future = calls.send(producer, DEMO, null, request("r-4"), 10_000, null);
     assertThat(calls.take(reply("r-4", new byte[] {0, 1, 2})).taken()).isEqualTo(PendingCalls.Taken.UNREADABLE);
     assertThat(future).isNotDone();
     calls.take(reply("r-4", ok("r-4")));
@@ -125,7 +128,7 @@ class PendingCallsTest {
   @Test
   void shouldForgetACallAtItsDeadline() {
     PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
-    CompletableFuture<InferenceReply> future = calls.send(producer, "t", null, request("r-5"), 20, null);
+    CompletableFuture<InferenceReply> future = calls.send(producer, DEMO, null, request("r-5"), 20, null);
     assertThat(failure(future)).isInstanceOf(TimeoutException.class);
     assertThat(calls.inFlight()).isZero();
   }
@@ -133,8 +136,8 @@ class PendingCallsTest {
   @Test
   void shouldFailEveryWaitingCallOnClose() {
     PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
-    CompletableFuture<InferenceReply> a = calls.send(producer, "t", null, request("a"), 10_000, null);
-    CompletableFuture<InferenceReply> b = calls.send(producer, "t", null, request("b"), 10_000, null);
+    CompletableFuture<InferenceReply> a = calls.send(producer, DEMO, null, request("a"), 10_000, null);
+    CompletableFuture<InferenceReply> b = calls.send(producer, DEMO, null, request("b"), 10_000, null);
     calls.failAll("closing for the test");
     for (CompletableFuture<InferenceReply> f : List.of(a, b)) {
       assertThat(failure(f)).isInstanceOf(IllegalStateException.class).hasMessage("closing for the test");
@@ -146,7 +149,7 @@ class PendingCallsTest {
   void shouldFailTheCallWhenTheProducerFails() {
     MockProducer<String, byte[]> failing = new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer());
     PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
-    CompletableFuture<InferenceReply> future = calls.send(failing, "t", null, request("r-6"), 10_000, null);
+    CompletableFuture<InferenceReply> future = calls.send(failing, DEMO, null, request("r-6"), 10_000, null);
     failing.errorNext(new org.apache.kafka.common.errors.RecordTooLargeException("too big"));
     assertThat(failure(future)).isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
     assertThat(calls.inFlight()).isZero();

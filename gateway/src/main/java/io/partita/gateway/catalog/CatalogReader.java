@@ -2,8 +2,7 @@ package io.partita.gateway.catalog;
 
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
-import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
+import io.partita.common.Topic;
 import io.partita.gateway.health.LoopGuard;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,20 +33,20 @@ public final class CatalogReader implements Runnable, AutoCloseable {
   private final Consumer<String, byte[]> consumer;
   private final String modelsTopic;
   private final String servicesTopic;
-  private final RecordCodec<ModelVersion> versions;
-  private final RecordCodec<ServiceModel> services;
+  private final Topic<ModelVersion> versions;
+  private final Topic<ServiceModel> services;
   private final CatalogView view;
   private final LoopGuard guard;
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
   private volatile boolean running = true;
 
-  public CatalogReader(Consumer<String, byte[]> consumer, String modelsTopic, String servicesTopic, Codecs codecs,
+  public CatalogReader(Consumer<String, byte[]> consumer, Topic<ModelVersion> versions, Topic<ServiceModel> services,
       CatalogView view, LoopGuard guard) {
     this.consumer = consumer;
-    this.modelsTopic = modelsTopic;
-    this.servicesTopic = servicesTopic;
-    this.versions = codecs.codec(ModelVersion.class);
-    this.services = codecs.codec(ServiceModel.class);
+    this.modelsTopic = versions.name();
+    this.servicesTopic = services.name();
+    this.versions = versions;
+    this.services = services;
     this.view = view;
     this.guard = guard;
   }
@@ -155,9 +154,9 @@ public final class CatalogReader implements Runnable, AutoCloseable {
       return;
     }
     if (models) {
-      view.putVersion(record.key(), versions.decode(record.topic(), record.value()));
+      view.putVersion(record.key(), versions.decode(record.value()));
     } else {
-      view.putService(record.key(), services.decode(record.topic(), record.value()));
+      view.putService(record.key(), services.decode(record.value()));
     }
   }
 

@@ -10,8 +10,8 @@ import io.partita.avro.SlotAssignment;
 import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionChoice;
 import io.partita.common.Topics;
+import io.partita.common.Topic;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +33,6 @@ public final class DashboardState {
   /** One dead letter as it was read, with where it sits on the dead-letter topic. */
   public record Letter(long offset, long timestamp, DeadLetter letter) {}
 
-  private final Topics topics;
   private final int deadLetters;
   private final Map<String, Table<?>> byTopic;
   final Table<HostEnvironment> hosts;
@@ -44,54 +43,49 @@ public final class DashboardState {
   final Table<Route> routes;
   final Table<Demand> demand;
   final Table<JobStatus> jobs;
-  private final RecordCodec<DeadLetter> letterCodec;
+  private final Topic<DeadLetter> letterTopic;
   private final ArrayDeque<Letter> letters = new ArrayDeque<>();
   private final AtomicLong undecodable = new AtomicLong();
   private final AtomicLong changes = new AtomicLong();
 
   /** @param deadLetters how many of the last dead letters to keep */
   public DashboardState(Topics topics, Codecs codecs, int deadLetters) {
-    this.topics = topics;
     this.deadLetters = deadLetters;
-    this.hosts = new Table<>(codecs.codec(HostEnvironment.class));
-    this.timings = new Table<>(codecs.codec(TimingEvent.class));
-    this.partitions = new Table<>(codecs.codec(PartitionPlan.class));
-    this.assignments = new Table<>(codecs.codec(SlotAssignment.class));
-    this.versions = new Table<>(codecs.codec(VersionChoice.class));
-    this.routes = new Table<>(codecs.codec(Route.class));
-    this.demand = new Table<>(codecs.codec(Demand.class));
-    this.jobs = new Table<>(codecs.codec(JobStatus.class));
-    this.letterCodec = codecs.codec(DeadLetter.class);
-    this.byTopic = Map.of(
-        topics.hostEnvironments(), hosts,
-        topics.profileTimings(), timings,
-        topics.planPartitions(), partitions,
-        topics.planAssignments(), assignments,
-        topics.planVersions(), versions,
-        topics.planRoutes(), routes,
-        topics.demand(), demand,
-        topics.jobStatus(), jobs);
+    this.hosts = new Table<>(topics.hostEnvironments(codecs));
+    this.timings = new Table<>(topics.profileTimings(codecs));
+    this.partitions = new Table<>(topics.planPartitions(codecs));
+    this.assignments = new Table<>(topics.planAssignments(codecs));
+    this.versions = new Table<>(topics.planVersions(codecs));
+    this.routes = new Table<>(topics.planRoutes(codecs));
+    this.demand = new Table<>(topics.demand(codecs));
+    this.jobs = new Table<>(topics.jobStatus(codecs));
+    this.letterTopic = topics.deadLetter(codecs);
+    Map<String, Table<?>> tables = new java.util.HashMap<>();
+    for (Table<?> t : List.of(hosts, timings, partitions, assignments, versions, routes, demand, jobs)) {
+      tables.put(t.topic.name(), t);
+    }
+    this.byTopic = Map.copyOf(tables);
   }
 
   /** The compacted topics read from their beginning. */
   public List<String> tableTopics() {
     List<String> out = new ArrayList<>(byTopic.keySet());
-    out.remove(topics.profileTimings());
+    out.remove(timings.topic.name());
     out.sort(String::compareTo);
     return out;
   }
 
   /** The stream topics read from their last records: timings and dead letters. */
   public List<String> streamTopics() {
-    return List.of(topics.profileTimings(), topics.deadLetter());
+    return List.of(timings.topic.name(), letterTopic.name());
   }
 
   /** Applies one record read from {@code topic}; a null value is a tombstone. */
   public void apply(String topic, String key, byte[] value, long offset, long timestamp) {
     try {
-      if (topic.equals(topics.deadLetter())) {
+      if (topic.equals(letterTopic.name())) {
         if (value != null) {
-          DeadLetter letter = letterCodec.decode(topic, value);
+          DeadLetter letter = letterTopic.decode(value);
           synchronized (letters) {
             letters.addLast(new Letter(offset, timestamp, letter));
             while (letters.size() > deadLetters) {
@@ -108,11 +102,11 @@ public final class DashboardState {
       }
       if (table == timings && value != null) {
         // The latest measurement of each point wins, whatever key the profiler used.
-        TimingEvent e = timings.codec.decode(topic, value);
+        TimingEvent e = timings.topic.decode(value);
         timings.rows.put(String.join("/", e.getModel(), e.getVersion(), e.getHost(), e.getPool(),
             Integer.toString(e.getSize()), Integer.toString(e.getBatch()), e.getProvider()), e);
       } else if (key != null) {
-        table.apply(topic, key, value);
+        table.apply(key, value);
       }
       changes.incrementAndGet();
     } catch (RuntimeException e) {
@@ -139,18 +133,18 @@ public final class DashboardState {
 
   /** The latest value per key of one topic, sorted by key. */
   static final class Table<T extends SpecificRecord> {
-    final RecordCodec<T> codec;
+    final Topic<T> topic;
     final Map<String, T> rows = new ConcurrentSkipListMap<>();
 
-    Table(RecordCodec<T> codec) {
-      this.codec = codec;
+    Table(Topic<T> topic) {
+      this.topic = topic;
     }
 
-    void apply(String topic, String key, byte[] value) {
+    void apply(String key, byte[] value) {
       if (value == null) {
         rows.remove(key);
       } else {
-        rows.put(key, codec.decode(topic, value));
+        rows.put(key, topic.decode(value));
       }
     }
 

@@ -29,7 +29,6 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
@@ -600,7 +599,6 @@ public final class JobRunner implements Runnable, AutoCloseable {
           .setOutputs(error != null ? List.of() : outputs)
           .setError(error).setAttempts(attempts).setTimestamp(ctx.clock().getAsLong())
           .build();
-      String topic = ctx.topics().jobItems();
       synchronized (lock) {
         if (!leading || done.get(index)) {
           return; // lost the lead: the next leader sends it again
@@ -610,7 +608,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
           log.info("Job {} runs on version {} of {} (the version that answered its first row)", jobId, version,
               initial.getServiceModel());
         }
-        ctx.producer().send(new ProducerRecord<>(topic, 0, jobId, ctx.store().resultCodec().encode(topic, result)), (md, e) -> {
+        ctx.producer().send(ctx.store().results().record(0, jobId, result), (md, e) -> {
           if (e != null) {
             writeFailure.compareAndSet(null, e);
             log.error("Job {}: the result of item {} could not be written: {}", jobId, index, e.toString());

@@ -4,9 +4,9 @@ import io.partita.avro.BatchJob;
 import io.partita.avro.JobItem;
 import io.partita.avro.JobItemResult;
 import io.partita.avro.JobStatus;
+import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import io.partita.gateway.health.LoopGuard;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,7 +29,6 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -61,9 +60,9 @@ public final class JobStore implements Runnable, AutoCloseable {
   private final Supplier<Consumer<String, byte[]>> consumers;
   private final Consumer<String, byte[]> follower;
   private final LongSupplier clock;
-  private final RecordCodec<BatchJob> jobCodec;
-  private final RecordCodec<JobStatus> statusCodec;
-  private final RecordCodec<JobItemResult> resultCodec;
+  private final Topic<BatchJob> jobs;
+  private final Topic<JobStatus> statusTopic;
+  private final Topic<JobItemResult> results;
   private final Map<String, JobStatus> statuses = new ConcurrentHashMap<>();
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
   private final Object changed = new Object();
@@ -84,9 +83,9 @@ public final class JobStore implements Runnable, AutoCloseable {
     this.consumers = consumers;
     this.follower = consumers.get();
     this.clock = clock;
-    this.jobCodec = codecs.codec(BatchJob.class);
-    this.statusCodec = codecs.codec(JobStatus.class);
-    this.resultCodec = codecs.codec(JobItemResult.class);
+    this.jobs = topics.jobs(codecs);
+    this.statusTopic = topics.jobStatus(codecs);
+    this.results = topics.jobItems(codecs);
   }
 
   /** Completes once every status written before start has been read. */
@@ -126,7 +125,7 @@ public final class JobStore implements Runnable, AutoCloseable {
             continue;
           }
           try {
-            JobStatus status = statusCodec.decode(record.topic(), record.value());
+            JobStatus status = statusTopic.decode(record.value());
             String problem = JobStates.problem(status);
             if (problem != null) {
               throw new IllegalArgumentException("job status that cannot be run: " + problem);
@@ -217,8 +216,7 @@ public final class JobStore implements Runnable, AutoCloseable {
   }
 
   private java.util.concurrent.Future<RecordMetadata> send(JobStatus status) {
-    String topic = topics.jobStatus();
-    return producer.send(new ProducerRecord<>(topic, status.getJobId(), statusCodec.encode(topic, status)));
+    return producer.send(statusTopic.record(status.getJobId(), status));
   }
 
   /**
@@ -241,7 +239,7 @@ public final class JobStore implements Runnable, AutoCloseable {
     for (int c = 0; c < chunks.size(); c++) {
       BatchJob chunk = BatchJob.newBuilder().setJobId(jobId).setServiceModel(job.serviceModel()).setVersion(job.version())
           .setChunk(c).setFirstIndex(first).setItems(chunks.get(c)).build();
-      sent.add(producer.send(new ProducerRecord<>(topics.jobs(), 0, jobId, jobCodec.encode(topics.jobs(), chunk))));
+      sent.add(producer.send(jobs.record(0, jobId, chunk)));
       first += chunks.get(c).size();
     }
     long inputOffset = await(sent.get(0)).offset();
@@ -304,20 +302,21 @@ public final class JobStore implements Runnable, AutoCloseable {
   }
 
   public BatchJob decodeChunk(ConsumerRecord<String, byte[]> record) {
-    return jobCodec.decode(record.topic(), record.value());
+    return jobs.decode(record.value());
   }
 
   public JobItemResult decodeResult(ConsumerRecord<String, byte[]> record) {
-    return resultCodec.decode(record.topic(), record.value());
+    return results.decode(record.value());
   }
 
   /** The topic of per-item results. */
   public String resultsTopic() {
-    return topics.jobItems();
+    return results.name();
   }
 
-  public RecordCodec<JobItemResult> resultCodec() {
-    return resultCodec;
+  /** The topic of per-item results, bound to its codec (the job leader writes them). */
+  public Topic<JobItemResult> results() {
+    return results;
   }
 
   private long endOffset(String topic) {

@@ -1,8 +1,9 @@
 package io.partita.gateway.kafka;
 
 import io.partita.avro.Demand;
+import io.partita.common.Topic;
 import io.partita.common.Topics;
-import io.partita.common.serde.RecordCodec;
+import io.partita.common.serde.Codecs;
 import io.partita.gateway.health.LoopGuard;
 import java.util.HashMap;
 import java.util.List;
@@ -17,7 +18,6 @@ import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +45,7 @@ public final class DemandReporter implements Runnable {
   private final Topics topics;
   private final Producer<String, byte[]> producer;
   private final Admin admin;
-  private final RecordCodec<Demand> codec;
+  private final Topic<Demand> demandTopic;
   private final LongSupplier clock;
   private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
   private long lastReport;
@@ -53,8 +53,8 @@ public final class DemandReporter implements Runnable {
 
   /** @param baseModels service model to its base model */
   public DemandReporter(Map<String, String> baseModels, Topics topics, Producer<String, byte[]> producer, Admin admin,
-      RecordCodec<Demand> codec, LongSupplier clock, LoopGuard guard) {
-    this(fixed(Map.copyOf(baseModels)), topics, producer, admin, codec, clock, guard);
+      Codecs codecs, LongSupplier clock, LoopGuard guard) {
+    this(fixed(Map.copyOf(baseModels)), topics, producer, admin, codecs, clock, guard);
   }
 
   private static java.util.function.Supplier<Map<String, String>> fixed(Map<String, String> baseModels) {
@@ -66,13 +66,13 @@ public final class DemandReporter implements Runnable {
    *     count: a model added to the catalog is reported from then on, one withdrawn no longer)
    */
   public DemandReporter(java.util.function.Supplier<Map<String, String>> baseModels, Topics topics, Producer<String, byte[]> producer,
-      Admin admin, RecordCodec<Demand> codec, LongSupplier clock, LoopGuard guard) {
+      Admin admin, Codecs codecs, LongSupplier clock, LoopGuard guard) {
     this.guard = guard;
     this.baseModels = baseModels;
     this.topics = topics;
     this.producer = producer;
     this.admin = admin;
-    this.codec = codec;
+    this.demandTopic = topics.demand(codecs);
     this.clock = clock;
     this.lastReport = clock.getAsLong();
     guard.ready(); // it runs on a timer: alive from the start, and nothing it meets can end it
@@ -107,8 +107,7 @@ public final class DemandReporter implements Runnable {
       LongAdder count = counts.get(model);
       double rate = rounded(count == null ? 0 : count.sumThenReset() / seconds);
       Demand demand = new Demand(model, rate, lag.getOrDefault(model, 0L), now);
-      String topic = topics.demand();
-      producer.send(new ProducerRecord<>(topic, model, codec.encode(topic, demand)), (md, e) -> {
+      producer.send(demandTopic.record(model, demand), (md, e) -> {
         if (e != null) {
           guard.retrying("writing the demand report of " + model, e);
         }

@@ -1,11 +1,9 @@
 package io.partita.gateway.kafka;
 
 import io.partita.avro.InferenceReply;
-import io.partita.avro.InferenceRequest;
+import io.partita.common.Topic;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.PendingCalls;
-import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import io.partita.gateway.health.LoopGuard;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -46,9 +44,9 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
   private volatile boolean running = true;
   private volatile boolean reading;
 
-  public ReplyRouter(Consumer<String, byte[]> consumer, String topic, Codecs codecs, LoopGuard guard) {
+  public ReplyRouter(Consumer<String, byte[]> consumer, Topic<InferenceReply> replies, LoopGuard guard) {
     this.consumer = consumer;
-    this.topic = topic;
+    this.topic = replies.name();
     this.guard = guard;
     AtomicInteger n = new AtomicInteger();
     this.answers = Executors.newFixedThreadPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2), r -> {
@@ -57,8 +55,7 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
       return t;
     });
     // A reply that cannot be read answers its call at once (500) rather than leaving it to its deadline (504).
-    this.calls = new PendingCalls(topic, codecs.codec(InferenceRequest.class), codecs.codec(InferenceReply.class),
-        PendingCalls.Unreadable.ANSWER_WITH_ERROR, answers, System::currentTimeMillis);
+    this.calls = new PendingCalls(replies, PendingCalls.Unreadable.ANSWER_WITH_ERROR, answers, System::currentTimeMillis);
   }
 
   /** The calls waiting on this reply topic; {@link RequestProducer} sends through it. */

@@ -4,7 +4,7 @@ import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceError;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
-import io.partita.common.Topics;
+import io.partita.common.Topic;
 import io.partita.gateway.routing.NotRoutableException;
 import io.partita.gateway.routing.Routing;
 import java.util.concurrent.CompletableFuture;
@@ -22,21 +22,19 @@ import org.apache.kafka.clients.producer.Producer;
 public final class RequestProducer {
   private final Producer<String, byte[]> producer;
   private final ReplyRouter router;
-  private final Topics topics;
   private final Routing routing;
-  private final Function<String, String> baseModelOf;
+  private final Function<String, Topic<InferenceRequest>> requestTopicOf;
 
   /**
-   * @param baseModelOf the base model of a service model (the service model itself for a model
-   *     served without weight files)
+   * @param requestTopicOf the request topic of a service model: its base model's (the service
+   *     model's own for a model served without weight files), from {@code Topics.requests}
    */
-  public RequestProducer(Producer<String, byte[]> producer, ReplyRouter router, Topics topics, Routing routing,
-      Function<String, String> baseModelOf) {
-    this.baseModelOf = baseModelOf;
+  public RequestProducer(Producer<String, byte[]> producer, ReplyRouter router, Routing routing,
+      Function<String, Topic<InferenceRequest>> requestTopicOf) {
+    this.requestTopicOf = requestTopicOf;
     this.routing = routing;
     this.producer = producer;
     this.router = router;
-    this.topics = topics;
   }
 
   public Routing routing() {
@@ -65,7 +63,7 @@ public final class RequestProducer {
    * threads, not on the reply loop's thread or the JVM's one timeout thread.
    */
   public CompletableFuture<InferenceReply> send(InferenceRequest request, long timeoutMs, String traceparent, Routing.Target target) {
-    String topic = topics.requests(baseModelOf.apply(request.getServiceModel()));
+    Topic<InferenceRequest> topic = requestTopicOf.apply(request.getServiceModel());
     return router.calls().send(producer, topic, target.partition(), request, timeoutMs, traceparent);
   }
 

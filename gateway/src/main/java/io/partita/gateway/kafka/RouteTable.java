@@ -1,8 +1,7 @@
 package io.partita.gateway.kafka;
 
 import io.partita.avro.Route;
-import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
+import io.partita.common.Topic;
 import io.partita.gateway.health.LoopGuard;
 import java.time.Duration;
 import java.util.List;
@@ -30,18 +29,18 @@ public final class RouteTable implements Runnable, AutoCloseable {
 
   private final Consumer<String, byte[]> consumer;
   private final String topic;
-  private final RecordCodec<Route> codec;
+  private final Topic<Route> routesTopic;
   private final Map<String, Route> routes = new ConcurrentHashMap<>();
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
   private volatile boolean running = true;
   private volatile boolean reading;
   private final LoopGuard guard;
 
-  public RouteTable(Consumer<String, byte[]> consumer, String topic, Codecs codecs, LoopGuard guard) {
+  public RouteTable(Consumer<String, byte[]> consumer, Topic<Route> routesTopic, LoopGuard guard) {
     this.guard = guard;
     this.consumer = consumer;
-    this.topic = topic;
-    this.codec = codecs.codec(Route.class);
+    this.topic = routesTopic.name();
+    this.routesTopic = routesTopic;
   }
 
   /** The current route of a service model, or null when the planner has written none (or deleted it). */
@@ -141,7 +140,7 @@ public final class RouteTable implements Runnable, AutoCloseable {
       routes.remove(record.key());
       return;
     }
-    routes.put(record.key(), codec.decode(record.topic(), record.value()));
+    routes.put(record.key(), routesTopic.decode(record.value()));
   }
 
   @Override

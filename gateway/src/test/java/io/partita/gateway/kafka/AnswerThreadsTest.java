@@ -24,11 +24,12 @@ class AnswerThreadsTest {
   void shouldAnswerADeadlineOnTheGatewaysAnswerThreadsNotOnTheJvmsTimeoutThread() {
     // Before: the 504 was written to the client on the JVM's one CompletableFuture delay thread, so
     // one client slow to read could hold up every deadline in the process.
-    ReplyRouter router = new ReplyRouter(new MockConsumer<>("latest"), "p.replies.g", Codecs.singleObject(),
+    ReplyRouter router = new ReplyRouter(new MockConsumer<>("latest"), new Topics("p").replies("g", Codecs.singleObject()),
         new GatewayLoops().register(GatewayLoops.REPLIES));
     try {
       MockProducer<String, byte[]> producer = new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
-      RequestProducer requests = new RequestProducer(producer, router, new Topics("p"), Routing.any(), m -> m);
+      RequestProducer requests = new RequestProducer(producer, router, Routing.any(),
+          m -> new Topics("p").requests(m, Codecs.singleObject()));
       InferenceRequest request = InferenceRequest.newBuilder().setId("r-1").setServiceModel("demo").setVersion(null)
           .setInputs(List.of(Tensor.newBuilder().setName("input").setDatatype("FP32").setShape(List.of(1L))
               .setData(ByteBuffer.allocate(4)).build()))

@@ -3,9 +3,9 @@ package io.partita.gateway.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.partita.avro.Demand;
 import io.partita.avro.JobStatus;
 import io.partita.avro.Route;
+import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.health.Loop;
 import io.partita.common.serde.Codecs;
@@ -53,7 +53,8 @@ class LoopsSurvivePoisonTest {
 
   @Test
   void shouldPassOverPoisonedRoutesAndKeepTheGoodOnes() throws Exception {
-    String topic = "p.plan.routes";
+    Topic<Route> routes = new Topics("p").planRoutes(CODECS);
+    String topic = routes.name();
     MockConsumer<String, byte[]> consumer = consumerOf(topic, 4);
     Route good = Route.newBuilder().setServiceModel("demo").setRequestTopic("p.requests.demo").setReadyInstances(1)
         .setInstances(List.of(RouteInstance.newBuilder().setInstanceId("demo#0").setHost("host-a").setSlot("cpu-0")
@@ -61,14 +62,14 @@ class LoopsSurvivePoisonTest {
         .build();
     consumer.schedulePollTask(() -> {
       consumer.addRecord(record(topic, 0, "demo-a", "garbage".getBytes(StandardCharsets.UTF_8)));
-      consumer.addRecord(record(topic, 1, null, CODECS.codec(Route.class).encode(topic, good)));
-      consumer.addRecord(record(topic, 2, "demo", CODECS.codec(Route.class).encode(topic, good)));
+      consumer.addRecord(record(topic, 1, null, routes.encode(good)));
+      consumer.addRecord(record(topic, 2, "demo", routes.encode(good)));
       consumer.addRecord(record(topic, 3, "demo-b", new byte[] {(byte) 0xC3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 'x'}));
     });
     consumer.schedulePollTask(() -> consumer.setPollException(new KafkaException("broker went away")));
     GatewayLoops loops = new GatewayLoops();
     LoopGuard guard = loops.register(GatewayLoops.ROUTES);
-    RouteTable table = new RouteTable(consumer, topic, CODECS, guard);
+    RouteTable table = new RouteTable(consumer, routes, guard);
     Thread thread = new Thread(table, "test-routes");
     thread.start();
     try {
@@ -123,7 +124,7 @@ class LoopsSurvivePoisonTest {
     GatewayLoops loops = new GatewayLoops();
     LoopGuard guard = loops.register(GatewayLoops.DEMAND);
     DemandReporter reporter = new DemandReporter(Map.of("demo", "demo"), new Topics("p"), producer, null,
-        CODECS.codec(Demand.class), System::currentTimeMillis, guard);
+        CODECS, System::currentTimeMillis, guard);
     reporter.record("demo");
     reporter.run();
     assertThat(producer.history()).hasSize(1);

@@ -4,7 +4,7 @@ import io.partita.avro.SlotAssignment;
 import io.partita.common.health.Fatal;
 import io.partita.common.health.Loop;
 import io.partita.common.log.RateLimitedLog;
-import io.partita.common.serde.RecordCodec;
+import io.partita.common.Topic;
 import io.partita.schemas.DecodeException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,7 +42,7 @@ public final class PlanFollower implements Runnable, AutoCloseable {
   private final KafkaConsumer<String, byte[]> consumer;
   private final String topic;
   private final String host;
-  private final RecordCodec<SlotAssignment> codec;
+  private final Topic<SlotAssignment> assignments;
   private final Consumer<List<SlotAssignment>> onChange;
   private final Map<String, SlotAssignment> current = new TreeMap<>();
   private List<SlotAssignment> handedOver;
@@ -55,13 +55,13 @@ public final class PlanFollower implements Runnable, AutoCloseable {
    * @param consumer a consumer with String keys and byte-array values, isolation.level=read_committed, no group
    * @param onChange called on the follower's thread with this host's assignments, ordered by slot
    */
-  public PlanFollower(KafkaConsumer<String, byte[]> consumer, String topic, String host, RecordCodec<SlotAssignment> codec,
+  public PlanFollower(KafkaConsumer<String, byte[]> consumer, Topic<SlotAssignment> assignments, String host,
                       Consumer<List<SlotAssignment>> onChange, Loop health) {
     this.health = health;
     this.consumer = consumer;
-    this.topic = topic;
+    this.topic = assignments.name();
     this.host = host;
-    this.codec = codec;
+    this.assignments = assignments;
     this.onChange = onChange;
   }
 
@@ -156,7 +156,7 @@ public final class PlanFollower implements Runnable, AutoCloseable {
     }
     SlotAssignment a;
     try {
-      a = codec.decode(r.topic(), r.value());
+      a = assignments.decode(r.value());
     } catch (DecodeException e) {
       warnings.warn("undecodable assignment", "Skipping {}-{}@{} (key {}): not a SlotAssignment: {}",
           r.topic(), r.partition(), r.offset(), key, e.getMessage());

@@ -5,6 +5,7 @@ import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.common.KafkaHeaders;
+import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.health.Fatal;
 import io.partita.common.health.Loop;
@@ -117,7 +118,7 @@ public final class RequestLoop implements Runnable {
   private final LongSupplier clock;
   private final RecordCodec<InferenceRequest> requests;
   private final RecordCodec<InferenceReply> replies;
-  private final RecordCodec<DeadLetter> deadLetters;
+  private final Topic<DeadLetter> deadLetters;
   private final OffsetTracker<TopicPartition> tracker = new OffsetTracker<>();
   private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
   private final Set<TopicPartition> owned = new HashSet<>();
@@ -148,7 +149,7 @@ public final class RequestLoop implements Runnable {
     this.health = health;
     this.requests = codecs.codec(InferenceRequest.class);
     this.replies = codecs.codec(InferenceReply.class);
-    this.deadLetters = codecs.codec(DeadLetter.class);
+    this.deadLetters = topics.deadLetter(codecs);
     this.consumer = consumer;
     this.producer = producer;
     this.slots = slots;
@@ -481,8 +482,7 @@ public final class RequestLoop implements Runnable {
 
   private void sendDeadLetter(Answer answer, DeadLetter letter, String serviceModel, boolean withValue) {
     ConsumerRecord<String, byte[]> record = answer.record;
-    byte[] value = deadLetters.encode(topics.deadLetter(), letter);
-    ProducerRecord<String, byte[]> out = new ProducerRecord<>(topics.deadLetter(), record.key(), value);
+    ProducerRecord<String, byte[]> out = deadLetters.record(record.key(), letter);
     out.headers().add("source-topic", record.topic().getBytes(StandardCharsets.UTF_8));
     send(out, FIRST_RETRY_MS, e -> {
       if (e == null) {

@@ -1,12 +1,12 @@
 package io.partita.worker.kafka;
 
 import io.partita.avro.SlotStatus;
+import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.health.Fatal;
 import io.partita.common.health.Loop;
 import io.partita.common.log.RateLimitedLog;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -15,7 +15,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,8 +33,7 @@ public final class StatusPublisher implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(StatusPublisher.class);
 
   private final Producer<String, byte[]> producer;
-  private final String topic;
-  private final RecordCodec<SlotStatus> codec;
+  private final Topic<SlotStatus> topic;
   private final Supplier<List<SlotStatus>> statuses;
   private final long intervalMs;
   private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -51,8 +49,7 @@ public final class StatusPublisher implements AutoCloseable {
                          long intervalMs, Loop health) {
     this.health = health;
     this.producer = producer;
-    this.topic = topics.workerStatus();
-    this.codec = codecs.codec(SlotStatus.class);
+    this.topic = topics.workerStatus(codecs);
     this.statuses = statuses;
     this.intervalMs = intervalMs;
   }
@@ -80,7 +77,7 @@ public final class StatusPublisher implements AutoCloseable {
    * thread, after any status of that slot it was about to send, so the tombstone is the last word.
    */
   public void tombstone(String key) {
-    Runnable send = () -> producer.send(new ProducerRecord<>(topic, key, null), (meta, e) -> {
+    Runnable send = () -> producer.send(topic.record(key, null), (meta, e) -> {
       if (e != null) {
         log.warn("The tombstone of slot status {} was not written: {}", key, e.getMessage());
       }
@@ -100,7 +97,7 @@ public final class StatusPublisher implements AutoCloseable {
   private void publish() {
     try {
       for (SlotStatus status : statuses.get()) {
-        producer.send(new ProducerRecord<>(topic, key(status), codec.encode(topic, status)), (meta, e) -> {
+        producer.send(topic.record(key(status), status), (meta, e) -> {
           if (e != null) {
             health.notReady("slot status is not written: " + e.getMessage());
             warnings.warn("status " + e.getClass().getSimpleName(), "Slot status {} was not written: {}", key(status), e.getMessage());

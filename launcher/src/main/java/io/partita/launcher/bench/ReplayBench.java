@@ -3,9 +3,9 @@ package io.partita.launcher.bench;
 import io.partita.avro.BaselineScore;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.TimingEvent;
+import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import io.partita.models.demo.DemoRepository;
 import io.partita.models.repo.ModelRepository;
 import io.partita.planner.catalog.CatalogPublisher;
@@ -38,8 +38,8 @@ final class ReplayBench {
     Path repo = Files.createTempDirectory(workDir, "replay-repo");
     DemoRepository.writeTo(repo);
     Path state = Files.createTempDirectory(workDir, "replay-state");
-    RecordCodec<TimingEvent> timings = codecs.codec(TimingEvent.class);
-    RecordCodec<HostEnvironment> environments = codecs.codec(HostEnvironment.class);
+    Topic<TimingEvent> timings = topics.profileTimings(codecs);
+    Topic<HostEnvironment> environments = topics.hostEnvironments(codecs);
     int[] sizes = {1, 2, 4, 8};
     int[] batches = {1, 2, 4, 8, 16, 32};
     List<String> versions = List.of("1", "2");
@@ -55,7 +55,7 @@ final class ReplayBench {
             .setOnnxRuntimeVersion("1.29.0").setExecutionProviders(List.of("CPU")).setOsName("Linux").setOsVersion("6")
             .setOsArch("amd64").setJavaVersion("17")
             .setBaseline(new BaselineScore(100_000.0 * (1 + h % 5), 8, 32, 10, 80, "reference-mlp")).setTimestamp(t).build();
-        run.pipe(topics.hostEnvironments(), host(h), environments.encode(topics.hostEnvironments(), env), t);
+        run.pipe(environments.name(), host(h), environments.encode(env), t);
       }
       run.plan();
       // Host ids made once: String.format per event cost the benchmark itself about 15 % of its time.
@@ -78,7 +78,7 @@ final class ReplayBench {
             .setP50Ms(p50).setP90Ms(p50 * 1.1).setP99Ms(p50 * 1.3).setMeanMs(p50 * 1.02).setSamples(200)
             .setThroughput(b * 1000.0 / p50).setMemoryBytes(4L << 20).setStable(true).setPinned(true).setOk(true)
             .setTimestamp(++t).build();
-        run.pipe(topics.profileTimings(), Keys.timing(e), timings.encode(topics.profileTimings(), e), t);
+        run.pipe(timings.name(), Keys.timing(e), timings.encode(e), t);
         if ((i + 1) % planEvery == 0) {
           run.plan();
           plans++;

@@ -3,10 +3,10 @@ package io.partita.planner.catalog;
 import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
+import io.partita.common.Topic;
 import io.partita.common.catalog.CatalogSignatures;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
@@ -106,8 +106,8 @@ public final class CatalogPublisher {
    */
   public static List<ProducerRecord<String, byte[]>> records(RepositoryIndex index, Topics topics, Codecs codecs,
       java.util.Optional<String> baseUri) {
-    RecordCodec<ModelVersion> versions = codecs.codec(ModelVersion.class);
-    RecordCodec<ServiceModel> services = codecs.codec(ServiceModel.class);
+    Topic<ModelVersion> versions = topics.catalogModels(codecs);
+    Topic<ServiceModel> services = topics.catalogServices(codecs);
     List<ProducerRecord<String, byte[]>> out = new ArrayList<>();
     for (ModelEntry model : index.models().values()) {
       for (VersionEntry v : model.versions().values()) {
@@ -118,8 +118,7 @@ public final class CatalogPublisher {
             .setMemoryBytes(v.memoryBytes().isPresent() ? v.memoryBytes().getAsLong() : null)
             .setInputs(CatalogSignatures.toCatalog(v.signature().inputs()))
             .setOutputs(CatalogSignatures.toCatalog(v.signature().outputs())).build();
-        out.add(new ProducerRecord<>(topics.catalogModels(), Keys.modelVersion(v.model(), v.version()),
-            versions.encode(topics.catalogModels(), record)));
+        out.add(versions.record(Keys.modelVersion(v.model(), v.version()), record));
       }
     }
     for (ServiceModelEntry sm : index.serviceModels().values()) {
@@ -128,7 +127,7 @@ public final class CatalogPublisher {
       ServiceModel record = ServiceModel.newBuilder().setName(sm.name()).setBaseModel(sm.baseModel())
           .setWeightFile(file).setInstances(1).setService(null).setLatencyObjectiveMs(null).setMinAccuracy(null)
           .setMemoryCapBytes(null).build();
-      out.add(new ProducerRecord<>(topics.catalogServices(), sm.name(), services.encode(topics.catalogServices(), record)));
+      out.add(services.record(sm.name(), record));
     }
     return out;
   }

@@ -7,9 +7,9 @@ import io.partita.avro.Gpu;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
+import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -70,12 +70,12 @@ public record Inventory(List<HostChange> hosts) {
 
   /** The recorded input with this inventory applied. */
   public List<Recorded> apply(List<Recorded> recorded, Topics topics, Codecs codecs) {
-    RecordCodec<HostEnvironment> envs = codecs.codec(HostEnvironment.class);
-    RecordCodec<TimingEvent> timings = codecs.codec(TimingEvent.class);
-    RecordCodec<SlotStatus> statuses = codecs.codec(SlotStatus.class);
+    Topic<HostEnvironment> envs = topics.hostEnvironments(codecs);
+    Topic<TimingEvent> timings = topics.profileTimings(codecs);
+    Topic<SlotStatus> statuses = topics.workerStatus(codecs);
     Map<String, HostEnvironment> lastEnv = new TreeMap<>();
     for (Recorded r : recorded) {
-      if (r.topic().equals(topics.hostEnvironments()) && r.value() != null) {
+      if (r.topic().equals(envs.name()) && r.value() != null) {
         HostEnvironment env = decodeOrNull(envs, r);
         if (env != null) {
           lastEnv.put(env.getHostId(), env);
@@ -86,7 +86,7 @@ public record Inventory(List<HostChange> hosts) {
     for (int i = 0; i < hosts.size(); i++) {
       HostChange h = hosts.get(i);
       if (h.remove()) {
-        out.removeIf(r -> hostOf(r, topics, envs, timings, statuses).equals(h.id()));
+        out.removeIf(r -> hostOf(r, envs, timings, statuses).equals(h.id()));
         continue;
       }
       String source = h.like() != null ? h.like() : h.id();
@@ -100,21 +100,20 @@ public record Inventory(List<HostChange> hosts) {
         if (h.like() == null || r.value() == null) {
           continue;
         }
-        if (r.topic().equals(topics.profileTimings())) {
+        if (r.topic().equals(timings.name())) {
           TimingEvent e = decodeOrNull(timings, r);
           if (e != null && e.getHost().equals(source)) {
             TimingEvent copy = TimingEvent.newBuilder(e).setHost(h.id()).build();
             added.add(new Recorded(r.topic(), r.partition(), r.offset(), r.timestamp(), r.key(),
-                timings.encode(r.topic(), copy)));
+                timings.encode(copy)));
           }
         }
       }
       out.addAll(added);
       HostEnvironment changed = change(template, h);
-      Recorded last = out.stream().filter(r -> r.topic().equals(topics.hostEnvironments())).reduce((a, b) -> b).orElse(null);
+      Recorded last = out.stream().filter(r -> r.topic().equals(envs.name())).reduce((a, b) -> b).orElse(null);
       long ts = last == null ? 0 : last.timestamp();
-      out.add(new Recorded(topics.hostEnvironments(), 0, Long.MAX_VALUE - hosts.size() + i, ts, h.id(),
-          envs.encode(topics.hostEnvironments(), changed)));
+      out.add(new Recorded(envs.name(), 0, Long.MAX_VALUE - hosts.size() + i, ts, h.id(), envs.encode(changed)));
     }
     return out;
   }
@@ -144,25 +143,25 @@ public record Inventory(List<HostChange> hosts) {
     return b.build();
   }
 
-  private static String hostOf(Recorded r, Topics topics, RecordCodec<HostEnvironment> envs,
-      RecordCodec<TimingEvent> timings, RecordCodec<SlotStatus> statuses) {
-    if (r.topic().equals(topics.hostEnvironments())) {
+  private static String hostOf(Recorded r, Topic<HostEnvironment> envs, Topic<TimingEvent> timings,
+      Topic<SlotStatus> statuses) {
+    if (r.topic().equals(envs.name())) {
       return String.valueOf(r.key());
     }
-    if (r.topic().equals(topics.profileTimings())) {
+    if (r.topic().equals(timings.name())) {
       TimingEvent e = decodeOrNull(timings, r);
       return e == null ? "" : e.getHost();
     }
-    if (r.topic().equals(topics.workerStatus())) {
+    if (r.topic().equals(statuses.name())) {
       SlotStatus s = decodeOrNull(statuses, r);
       return s == null ? "" : s.getHost();
     }
     return "";
   }
 
-  private static <T> T decodeOrNull(RecordCodec<T> codec, Recorded r) {
+  private static <T> T decodeOrNull(Topic<T> topic, Recorded r) {
     try {
-      return r.value() == null ? null : codec.decode(r.topic(), r.value());
+      return r.value() == null ? null : topic.decode(r.value());
     } catch (RuntimeException e) {
       return null; // a poison record stays as it is; the planner dead-letters it
     }

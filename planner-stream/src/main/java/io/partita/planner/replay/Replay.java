@@ -193,7 +193,7 @@ public final class Replay {
       ObjectNode table = root.putObject(t.id());
       plan.getOrDefault(t, new TreeMap<>()).forEach((key, bytes) -> {
         try {
-          table.set(key, mapper.readTree(codecs.codec(t.type()).decode(t.topic(topics), bytes).toString()));
+          table.set(key, mapper.readTree(t.topic(topics, codecs).decode(bytes).toString()));
         } catch (IOException e) {
           throw new UncheckedIOException(e);
         }

@@ -4,13 +4,13 @@ import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.PartitionPlan;
-import io.partita.avro.ProfileRequest;
 import io.partita.avro.ServiceMapping;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionChoice;
+import io.partita.common.Topic;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
@@ -170,7 +170,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
           for (String key : decision.state().open()) {
             asked.put(key, Long.toString(now).getBytes(java.nio.charset.StandardCharsets.UTF_8));
           }
-          byte[] bytes = codec(ProfileRequest.class).encode(settings.topics().profileRequests(), decision.request());
+          byte[] bytes = settings.topics().profileRequests(codecs).encode(decision.request());
           context.forward(new Record<>(host, bytes, Math.max(0, context.currentStreamTimeMs())),
               PlannerTopologyNames.PROFILE_REQUEST_SINK);
           metrics.requested();
@@ -236,10 +236,10 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
 
   /** The live plan records of one table, decoded, by key. */
   private <T extends SpecificRecord> SortedMap<String, T> current(PlanTable table, Class<T> type) {
-    RecordCodec<T> codec = codec(type);
+    Topic<T> topic = table.topic(settings.topics(), codecs, type);
     SortedMap<String, T> out = new TreeMap<>();
     try (KeyValueIterator<String, byte[]> it = plans.prefixScan(table.storePrefix(), KEYS)) {
-      it.forEachRemaining(kv -> out.put(kv.key.substring(table.storePrefix().length()), codec.decode(table.topic(settings.topics()), kv.value)));
+      it.forEachRemaining(kv -> out.put(kv.key.substring(table.storePrefix().length()), topic.decode(kv.value)));
     }
     return out;
   }
@@ -409,7 +409,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
     private boolean emit(PlanTable table, String key, SpecificRecord value) {
       String storeKey = table.storeKey(key);
       byte[] old = plans.get(storeKey);
-      byte[] bytes = value == null ? null : ((RecordCodec) codec(table.type())).encode(table.topic(settings.topics()), value);
+      byte[] bytes = value == null ? null : ((Topic) table.topic(settings.topics(), codecs)).encode(value);
       if (bytes == null ? old == null : old != null && Arrays.equals(old, bytes)) {
         return false;
       }

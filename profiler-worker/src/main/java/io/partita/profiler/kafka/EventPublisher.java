@@ -4,10 +4,10 @@ import io.partita.avro.DeadLetter;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.ProfileStatus;
 import io.partita.avro.TimingEvent;
+import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.kafka.DeadLetters;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.idle.MeasuringCondition;
 import io.partita.profiler.metrics.ProfilerMetrics;
@@ -41,12 +41,11 @@ public final class EventPublisher {
   public static final String COMPONENT = "profiler";
 
   private final Producer<String, byte[]> producer;
-  private final Topics topics;
   private final LongSupplier clock;
-  private final RecordCodec<HostEnvironment> environments;
-  private final RecordCodec<TimingEvent> timings;
-  private final RecordCodec<ProfileStatus> statuses;
-  private final RecordCodec<DeadLetter> deadLetters;
+  private final Topic<HostEnvironment> environments;
+  private final Topic<TimingEvent> timings;
+  private final Topic<ProfileStatus> statuses;
+  private final Topic<DeadLetter> deadLetters;
   private final List<Future<RecordMetadata>> pending = new ArrayList<>();
   private final ProfilerMetrics metrics;
 
@@ -59,17 +58,15 @@ public final class EventPublisher {
                         ProfilerMetrics metrics) {
     this.metrics = metrics;
     this.producer = producer;
-    this.topics = topics;
     this.clock = clock;
-    this.environments = codecs.codec(HostEnvironment.class);
-    this.timings = codecs.codec(TimingEvent.class);
-    this.statuses = codecs.codec(ProfileStatus.class);
-    this.deadLetters = codecs.codec(DeadLetter.class);
+    this.environments = topics.hostEnvironments(codecs);
+    this.timings = topics.profileTimings(codecs);
+    this.statuses = topics.profileStatus(codecs);
+    this.deadLetters = topics.deadLetter(codecs);
   }
 
   public void environment(ProbedHost env) {
-    String topic = topics.hostEnvironments();
-    send(topic, env.hostId(), environments.encode(topic, AvroMapper.environment(env, clock.getAsLong())), null);
+    send(environments.record(env.hostId(), AvroMapper.environment(env, clock.getAsLong())), null);
   }
 
   public void timing(TimingResult result, String requestId, MeasuringCondition condition) {
@@ -81,21 +78,17 @@ public final class EventPublisher {
   }
 
   private void timing(TimingEvent event) {
-    String topic = topics.profileTimings();
     String condition = event.getCondition();
-    send(topic, AvroMapper.timingKey(event), timings.encode(topic, event), () -> metrics.timingPublished(condition));
+    send(timings.record(AvroMapper.timingKey(event), event), () -> metrics.timingPublished(condition));
   }
 
   public void status(String requestId, String host, String state, int done, int total, String message) {
-    String topic = topics.profileStatus();
     ProfileStatus status = AvroMapper.status(requestId, host, state, done, total, message, clock.getAsLong());
-    send(topic, AvroMapper.statusKey(requestId, host), statuses.encode(topic, status), null);
+    send(statuses.record(AvroMapper.statusKey(requestId, host), status), null);
   }
 
   public void deadLetter(ConsumerRecord<String, byte[]> record, Throwable error) {
-    String topic = topics.deadLetter();
-    send(topic, record.key(), deadLetters.encode(topic,
-        DeadLetters.of(record, error, COMPONENT, clock.getAsLong())), metrics::deadLettered);
+    send(deadLetters.record(record.key(), DeadLetters.of(record, error, COMPONENT, clock.getAsLong())), metrics::deadLettered);
   }
 
   /**
@@ -138,8 +131,8 @@ public final class EventPublisher {
   }
 
   /** @param acknowledged run when the broker acknowledged the record (metrics), or null */
-  private void send(String topic, String key, byte[] value, Runnable acknowledged) {
-    Future<RecordMetadata> future = producer.send(new ProducerRecord<>(topic, key, value), (meta, e) -> {
+  private void send(ProducerRecord<String, byte[]> record, Runnable acknowledged) {
+    Future<RecordMetadata> future = producer.send(record, (meta, e) -> {
       if (e == null && acknowledged != null) {
         acknowledged.run();
       }

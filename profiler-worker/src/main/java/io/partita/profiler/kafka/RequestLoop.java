@@ -1,9 +1,9 @@
 package io.partita.profiler.kafka;
 
 import io.partita.avro.ProfileRequest;
+import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
-import io.partita.common.serde.RecordCodec;
 import io.partita.profiler.run.ProfileOutcome;
 import io.partita.profiler.run.ProfileSpec;
 import io.partita.schemas.DecodeException;
@@ -53,11 +53,10 @@ public final class RequestLoop implements Runnable {
 
   private final Consumer<String, byte[]> consumer;
   private final EventPublisher publisher;
-  private final Topics topics;
   private final String hostId;
   private final long defaultBudgetMillis;
   private final Function<ProfileSpec, Future<ProfileOutcome>> submit;
-  private final RecordCodec<ProfileRequest> requests;
+  private final Topic<ProfileRequest> requests;
   private volatile boolean running = true;
   private volatile Throwable failure;
 
@@ -69,17 +68,16 @@ public final class RequestLoop implements Runnable {
                      String hostId, long defaultBudgetMillis, Function<ProfileSpec, Future<ProfileOutcome>> submit) {
     this.consumer = consumer;
     this.publisher = publisher;
-    this.topics = topics;
     this.hostId = hostId;
     this.defaultBudgetMillis = defaultBudgetMillis;
     this.submit = submit;
-    this.requests = codecs.codec(ProfileRequest.class);
+    this.requests = topics.profileRequests(codecs);
   }
 
   @Override
   public void run() {
     try {
-      consumer.subscribe(List.of(topics.profileRequests()));
+      consumer.subscribe(List.of(requests.name()));
       while (running) {
         ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
         for (ConsumerRecord<String, byte[]> record : records) {
@@ -110,7 +108,7 @@ public final class RequestLoop implements Runnable {
   private boolean handle(ConsumerRecord<String, byte[]> record) throws InterruptedException, ExecutionException {
     ProfileRequest request;
     try {
-      request = requests.decode(record.topic(), record.value());
+      request = requests.decode(record.value());
     } catch (DecodeException e) {
       log.warn("Dead-lettering an undecodable profile request at {}-{}@{}: {}", record.topic(), record.partition(),
           record.offset(), e.getMessage());

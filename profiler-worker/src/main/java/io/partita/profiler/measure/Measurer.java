@@ -162,7 +162,7 @@ public final class Measurer {
 
   /** One point: a partition of {@code size} resources running {@code batch}-sized runs. */
   public TimingResult measurePoint(ModelRef model, Provider provider, int size, int batch) {
-    TimingResult.PointKey key = key(model, provider, size, batch);
+    TimingResult.Point key = key(model, provider, size, batch);
     List<List<SlotConfig>> layout;
     try {
       layout = layout(provider, List.of(size));
@@ -199,6 +199,8 @@ public final class Measurer {
    */
   public GroupingResult measureGrouping(ModelRef model, Provider provider, List<Integer> sizes, int batch) {
     String pool = poolOf(provider);
+    GroupingResult.Grouping what = new GroupingResult.Grouping(model.model(), model.version(), host.hostId(), pool, sizes,
+        batch, provider.name());
     List<List<SlotConfig>> layout;
     try {
       if (sizes.isEmpty()) {
@@ -206,14 +208,12 @@ public final class Measurer {
       }
       layout = layout(provider, sizes);
     } catch (IllegalArgumentException e) {
-      return new GroupingResult(model.model(), model.version(), host.hostId(), pool, sizes, batch, provider.name(),
-          List.of(), 0, -1, false, e.getMessage());
+      return GroupingResult.failed(what, e.getMessage());
     }
     List<SlotConfig> all = layout.stream().flatMap(List::stream).toList();
     SlotsOutcome run = runSlots(model, all, batch, settings.sampler().withStopWhenStable(false));
     if (run.error() != null) {
-      return new GroupingResult(model.model(), model.version(), host.hostId(), pool, sizes, batch, provider.name(),
-          List.of(), 0, -1, false, run.error());
+      return GroupingResult.failed(what, run.error());
     }
     List<TimingResult> partitions = new ArrayList<>();
     int next = 0;
@@ -229,11 +229,10 @@ public final class Measurer {
       memory = memory < 0 || partitionMemory < 0 ? -1 : memory + partitionMemory;
       next += n;
     }
-    return new GroupingResult(model.model(), model.version(), host.hostId(), pool, sizes, batch, provider.name(),
-        partitions, aggregate, memory, true, null);
+    return new GroupingResult(what, partitions, aggregate, memory, true, null);
   }
 
-  private TimingResult partitionResult(TimingResult.PointKey key, List<SlotOutcome> slots, int batch, long memory) {
+  private TimingResult partitionResult(TimingResult.Point key, List<SlotOutcome> slots, int batch, long memory) {
     long[] merged = slots.stream().flatMapToLong(s -> Arrays.stream(s.outcome().samplesNanos())).toArray();
     double throughput = slots.stream().mapToDouble(s -> s.outcome().throughput(batch)).sum();
     boolean stable = slots.stream().allMatch(s -> s.outcome().stable());
@@ -371,8 +370,8 @@ public final class Measurer {
         : opener.open(model.bytes(), slot).session();
   }
 
-  private TimingResult.PointKey key(ModelRef model, Provider provider, int size, int batch) {
-    return new TimingResult.PointKey(model.model(), model.version(), host.hostId(), poolOf(provider), size, batch,
+  private TimingResult.Point key(ModelRef model, Provider provider, int size, int batch) {
+    return new TimingResult.Point(model.model(), model.version(), host.hostId(), poolOf(provider), size, batch,
         provider.name());
   }
 

@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Test;
 class AvroMapperTest {
 
   private static TimingResult point(int size, double p50, double p99, double throughput, boolean stable) {
-    return new TimingResult("m", "1", "h1", "cpu", size, 8, "CPU", p50, p50 * 1.1, p99, p50, 100, throughput,
-        1000, stable, true, true, null);
+    return new TimingResult(new TimingResult.Point("m", "1", "h1", "cpu", size, 8, "CPU"),
+        new TimingResult.Latency(p50, p50 * 1.1, p99, p50, 100), throughput, 1000,
+        new TimingResult.Outcome(stable, true, true, null));
   }
 
   @Test
@@ -40,7 +41,7 @@ class AvroMapperTest {
 
   @Test
   void shouldRecordTheConditionAPointOrGroupingWasMeasuredUnderAndUncheckedWhenNotGiven() {
-    GroupingResult g = new GroupingResult("m", "1", "h1", "cpu", List.of(1, 1), 8, "CPU",
+    GroupingResult g = new GroupingResult(new GroupingResult.Grouping("m", "1", "h1", "cpu", List.of(1, 1), 8, "CPU"),
         List.of(point(1, 1.0, 2.0, 300, true), point(1, 1.2, 2.5, 280, true)), 580, 2000, true, null);
 
     assertThat(AvroMapper.timing(point(1, 1, 2, 3, true), "r1", MeasuringCondition.IDLE, 1).getCondition()).isEqualTo("IDLE");
@@ -54,7 +55,7 @@ class AvroMapperTest {
 
   @Test
   void shouldMapAGroupingToOneEventWithTheAggregateAndTheSlowestPartitionsLatencies() {
-    GroupingResult g = new GroupingResult("m", "1", "h1", "cpu", List.of(1, 1), 8, "CPU",
+    GroupingResult g = new GroupingResult(new GroupingResult.Grouping("m", "1", "h1", "cpu", List.of(1, 1), 8, "CPU"),
         List.of(point(1, 1.0, 2.0, 300, true), point(1, 1.2, 2.5, 280, false)), 580, 2000, true, null);
 
     TimingEvent e = AvroMapper.timing(g, null, 1);
@@ -73,7 +74,7 @@ class AvroMapperTest {
 
   @Test
   void shouldMapAFailedGroupingWithItsErrorAndNoNumbers() {
-    GroupingResult g = new GroupingResult("m", "1", "h1", "cpu", List.of(4, 4), 1, "CPU", List.of(), 0, -1, false,
+    GroupingResult g = new GroupingResult(new GroupingResult.Grouping("m", "1", "h1", "cpu", List.of(4, 4), 1, "CPU"), List.of(), 0, -1, false,
         "partitions [4, 4] need 8 cores; 2 usable");
 
     TimingEvent e = AvroMapper.timing(g, "r", 1);
