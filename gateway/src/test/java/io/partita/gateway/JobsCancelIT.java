@@ -47,7 +47,9 @@ class JobsCancelIT {
         "gateway.jobs.retries", "0",
         "gateway.jobs.pack.rows", "4"))))) { // 20 rows in 5 requests: the share is counted in requests
       gateway.start();
-      HttpResponse<String> created = post(gateway, "/v2/jobs?model=demo", JobLinesFixture.lines(DemoMlp.sampleInput(20, 5)));
+      // Pinned to a version: a job without one sends rows alone until one is answered (it chooses the
+      // version), and nothing answers here; pinned, its rows go packed from the start.
+      HttpResponse<String> created = post(gateway, "/v2/jobs?model=demo&version=1", JobLinesFixture.lines(DemoMlp.sampleInput(20, 5)));
       assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
       String id = JSON.readTree(created.body()).get("id").asText();
       // Jobs may hold 2 of the 4 slots: exactly 2 requests (of 4 rows each) are produced while no reply comes.
