@@ -14,6 +14,7 @@ import io.partita.common.kafka.TopicAdmin;
 import io.partita.models.demo.DemoMlp;
 import io.partita.models.demo.DemoRepository;
 import io.partita.schemas.AvroCodec;
+import io.partita.testkit.ChildJvm;
 import io.partita.testkit.KafkaFixture;
 import java.io.ByteArrayOutputStream;
 import java.net.ServerSocket;
@@ -85,19 +86,11 @@ class ChaosIT {
   }
 
   private Process startWorker(Topics topics, int port, int incarnation) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    Path logs = Files.createDirectories(Path.of("target", "chaos"));
-    // ONNX Runtime crashes on start with a command line over ~4 KiB: the class path goes in a file.
-    Path argFile = logs.resolve("classpath.args");
-    Files.writeString(argFile, "-cp \"" + classpath.replace("\\", "\\\\") + "\"\n");
-    Process p = new ProcessBuilder(java, "-Xmx384m", "@" + argFile.toAbsolutePath(), ChaosWorkerMain.class.getName(),
-        KafkaFixture.bootstrapServers(), topics.prefix(), repo.toString(),
-        "host.id=chaos-host", "worker.threads=1", "worker.metrics.port=" + port,
-        "worker.group.instance.id=" + topics.prefix() + "-worker")
-        .redirectErrorStream(true)
-        .redirectOutput(logs.resolve(topics.prefix() + "-" + incarnation + ".log").toFile())
-        .start();
+    Process p = ChildJvm.start(ChaosWorkerMain.class, "384m",
+        Path.of("target", "chaos", topics.prefix() + "-" + incarnation + ".log"),
+        List.of(KafkaFixture.bootstrapServers(), topics.prefix(), repo.toString(),
+            "host.id=chaos-host", "worker.threads=1", "worker.metrics.port=" + port,
+            "worker.group.instance.id=" + topics.prefix() + "-worker"));
     processes.add(p);
     return p;
   }

@@ -17,6 +17,7 @@ import io.partita.models.demo.DemoMlp;
 import io.partita.models.demo.DemoRepository;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.testkit.ChildJvm;
 import io.partita.testkit.KafkaFixture;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -194,18 +195,10 @@ class PackedJobKillIT {
   }
 
   private Process startChild(String what, Topics topics, int incarnation, List<String> settings) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    Path logs = Files.createDirectories(Path.of("target", "packkill"));
-    // ONNX Runtime crashes on start with a command line over ~4 KiB: the class path goes in a file.
-    Path argFile = logs.resolve("classpath.args");
-    Files.writeString(argFile, "-cp \"" + classpath.replace("\\", "\\\\") + "\"\n");
-    List<String> command = new ArrayList<>(List.of(java, "-Xmx384m", "@" + argFile.toAbsolutePath(), ChildMain.class.getName(), what));
-    command.addAll(settings);
-    Process p = new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectOutput(logs.resolve(topics.prefix() + "-" + what + "-" + incarnation + ".log").toFile())
-        .start();
+    List<String> args = new ArrayList<>(List.of(what));
+    args.addAll(settings);
+    Process p = ChildJvm.start(ChildMain.class, "384m",
+        Path.of("target", "packkill", topics.prefix() + "-" + what + "-" + incarnation + ".log"), args);
     processes.add(p);
     return p;
   }

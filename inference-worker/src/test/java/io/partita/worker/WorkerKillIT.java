@@ -11,6 +11,7 @@ import io.partita.common.Topics;
 import io.partita.models.demo.DemoMlp;
 import io.partita.models.demo.DemoRepository;
 import io.partita.schemas.AvroCodec;
+import io.partita.testkit.ChildJvm;
 import io.partita.testkit.KafkaFixture;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,22 +64,13 @@ class WorkerKillIT {
   }
 
   private Process startWorker(Topics topics, int incarnation) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    Path logs = Files.createDirectories(Path.of("target", "worker-kill"));
-    // The class path goes in an argument file: ONNX Runtime 1.29 crashes (SIGSEGV) on start when the
-    // process's command line is longer than about 4 KiB.
-    Path argFile = logs.resolve("classpath.args");
-    Files.writeString(argFile, "-cp \"" + classpath.replace("\\", "\\\\") + "\"\n");
-    Process p = new ProcessBuilder(java, "-Xmx384m", "@" + argFile.toAbsolutePath(), WorkerProcessMain.class.getName(),
-        KafkaFixture.bootstrapServers(), topics.prefix(), repo.toString(),
-        "host.id=kill-host", "worker.threads=1",
-        // Static membership: a restarted process takes over the dead one's partitions without waiting
-        // for its session to time out.
-        "kafka.group.instance.id=" + topics.prefix() + "-worker")
-        .redirectErrorStream(true)
-        .redirectOutput(logs.resolve(topics.prefix() + "-" + incarnation + ".log").toFile())
-        .start();
+    Process p = ChildJvm.start(WorkerProcessMain.class, "384m",
+        Path.of("target", "worker-kill", topics.prefix() + "-" + incarnation + ".log"),
+        List.of(KafkaFixture.bootstrapServers(), topics.prefix(), repo.toString(),
+            "host.id=kill-host", "worker.threads=1",
+            // Static membership: a restarted process takes over the dead one's partitions without
+            // waiting for its session to time out.
+            "kafka.group.instance.id=" + topics.prefix() + "-worker"));
     processes.add(p);
     return p;
   }

@@ -1,5 +1,6 @@
 package io.partita.launcher;
 
+import io.partita.testkit.ChildJvm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -61,13 +62,7 @@ class EmbeddedKafkaCrashIT {
   }
 
   private Process startChild(Path log, String... args) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    Path argFile = dir.resolve("classpath.args");
-    Files.writeString(argFile, "-cp \"" + classpath.replace("\\", "\\\\") + "\"\n");
-    List<String> command = new java.util.ArrayList<>(List.of(java, "-Xmx512m", "@" + argFile, EmbeddedKafkaCrashMain.class.getName()));
-    command.addAll(List.of(args));
-    return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    return ChildJvm.start(EmbeddedKafkaCrashMain.class, "512m", log, List.of(args));
   }
 
   private static String value(String output, String key) {
