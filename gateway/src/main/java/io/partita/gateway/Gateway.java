@@ -218,10 +218,12 @@ public final class Gateway implements Service {
   private java.util.function.Function<String, io.partita.gateway.jobs.PackRule> packing(ModelCatalog catalog) {
     long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
     long maxBytes = Math.max(1, Math.min(config.limits().maxBodyBytes(), maxRequest) / 2);
-    return serviceModel -> catalog.current().serviceModel(serviceModel)
-        .flatMap(s -> catalog.current().model(s.baseModel()))
-        .map(m -> new io.partita.gateway.jobs.PackRule(m.signature(), config.jobs().packRows(), maxBytes))
-        .orElse(io.partita.gateway.jobs.PackRule.alone());
+    return serviceModel -> {
+      RepositoryIndex index = catalog.current(); // one snapshot: the service model and its base model agree
+      return index.serviceModel(serviceModel).flatMap(s -> index.model(s.baseModel()))
+          .map(m -> new io.partita.gateway.jobs.PackRule(m.signature(), config.jobs().packRows(), maxBytes))
+          .orElse(io.partita.gateway.jobs.PackRule.alone());
+    };
   }
 
   /** The repository scanned once, or the catalog topics read up to their ends and then followed. */

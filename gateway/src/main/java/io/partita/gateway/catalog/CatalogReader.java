@@ -91,7 +91,9 @@ public final class CatalogReader implements Runnable, AutoCloseable {
             break;
           }
           guard.faulted("reading the catalog", e);
-          pause(1000);
+          if (!guard.backOff()) {
+            running = false;
+          }
           continue;
         }
         for (ConsumerRecord<String, byte[]> record : records) {
@@ -126,16 +128,6 @@ public final class CatalogReader implements Runnable, AutoCloseable {
         guard.stopped();
       }
       consumer.close(Duration.ofSeconds(2));
-    }
-  }
-
-  // A fixed back-off after a failed poll: the broker gives no signal to wait for, and retrying at once would spin.
-  private void pause(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      running = false;
     }
   }
 

@@ -1,7 +1,7 @@
 package io.partita.gateway.catalog;
 
+import io.partita.common.catalog.CatalogFold;
 import io.partita.common.catalog.CatalogSignatures;
-import io.partita.models.repo.ModelRepository;
 import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
@@ -9,13 +9,10 @@ import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Precision;
 import io.partita.models.repo.RepositoryIndex;
-import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.VersionEntry;
 import io.partita.models.repo.WeightFile;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -84,30 +81,11 @@ public final class CatalogView implements ModelCatalog {
    * @return whether the offered models or versions changed
    */
   public boolean rebuild() {
-    Map<String, List<VersionEntry>> byModel = new TreeMap<>();
+    List<VersionEntry> accepted = new ArrayList<>();
     for (Map.Entry<String, ModelVersion> e : versions.entrySet()) {
-      Optional<VersionEntry> entry = entry(e.getKey(), e.getValue());
-      entry.ifPresent(v -> byModel.computeIfAbsent(v.model(), m -> new ArrayList<>()).add(v));
+      entry(e.getKey(), e.getValue()).ifPresent(accepted::add);
     }
-    Map<String, List<ServiceModelEntry>> servicesByModel = new TreeMap<>();
-    Map<String, ServiceModelEntry> offered = new TreeMap<>();
-    for (ServiceModel s : services.values()) {
-      if (!byModel.containsKey(s.getBaseModel())) {
-        continue;
-      }
-      ServiceModelEntry entry = new ServiceModelEntry(s.getName(), s.getBaseModel(), weightFile(s.getWeightFile()));
-      servicesByModel.computeIfAbsent(s.getBaseModel(), m -> new ArrayList<>()).add(entry);
-      offered.put(entry.name(), entry);
-    }
-    Map<String, ModelEntry> models = new TreeMap<>();
-    byModel.forEach((model, list) -> {
-      list.sort(Comparator.comparing(v -> ModelRepository.versionKey(v.version())));
-      Map<String, VersionEntry> ordered = new LinkedHashMap<>();
-      list.forEach(v -> ordered.put(v.version(), v));
-      models.put(model, new ModelEntry(model, Path.of(model), Optional.empty(), ordered,
-          servicesByModel.getOrDefault(model, List.of())));
-    });
-    RepositoryIndex next = new RepositoryIndex(Path.of("catalog"), models, offered);
+    RepositoryIndex next = CatalogFold.index(EMPTY.root(), accepted, services.values(), Path::of, CatalogView::weightFile);
     RepositoryIndex before = current;
     current = next;
     return !sameOffer(before, next);

@@ -1,21 +1,17 @@
 package io.partita.worker.catalog;
 
+import io.partita.common.catalog.CatalogFold;
 import io.partita.common.catalog.CatalogSignatures;
-import io.partita.models.repo.ModelRepository;
 import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
-import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Precision;
 import io.partita.models.repo.RepositoryIndex;
-import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.VersionEntry;
 import io.partita.models.repo.WeightFile;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -54,7 +50,7 @@ public final class CatalogIndex {
    */
   public static Folded fold(Map<String, ModelVersion> versions, Map<String, ServiceModel> services, Path root, Path cache) {
     Map<String, String> leftOut = new TreeMap<>();
-    Map<String, List<VersionEntry>> byModel = new TreeMap<>();
+    List<VersionEntry> accepted = new ArrayList<>();
     for (Map.Entry<String, ModelVersion> e : versions.entrySet()) {
       ModelVersion v = e.getValue();
       Optional<ModelSignature> signature;
@@ -77,27 +73,10 @@ public final class CatalogIndex {
           v.getUri(), v.getSha256(), Precision.parse(v.getPrecision()).orElse(Precision.FP32), v.getProviders(),
           v.getAccuracy() == null ? OptionalDouble.empty() : OptionalDouble.of(v.getAccuracy()),
           v.getMemoryBytes() == null ? OptionalLong.empty() : OptionalLong.of(v.getMemoryBytes()), signature.get());
-      byModel.computeIfAbsent(v.getModel(), m -> new ArrayList<>()).add(entry);
+      accepted.add(entry);
     }
-    Map<String, List<ServiceModelEntry>> servicesByModel = new TreeMap<>();
-    Map<String, ServiceModelEntry> offered = new TreeMap<>();
-    for (ServiceModel s : services.values()) {
-      if (!byModel.containsKey(s.getBaseModel())) {
-        continue;
-      }
-      ServiceModelEntry entry = new ServiceModelEntry(s.getName(), s.getBaseModel(), weightFile(s.getWeightFile(), cache));
-      servicesByModel.computeIfAbsent(s.getBaseModel(), m -> new ArrayList<>()).add(entry);
-      offered.put(entry.name(), entry);
-    }
-    Map<String, ModelEntry> models = new TreeMap<>();
-    byModel.forEach((model, list) -> {
-      list.sort(Comparator.comparing(v -> ModelRepository.versionKey(v.version())));
-      Map<String, VersionEntry> ordered = new LinkedHashMap<>();
-      list.forEach(v -> ordered.put(v.version(), v));
-      models.put(model, new ModelEntry(model, root.resolve(model), Optional.empty(), ordered,
-          servicesByModel.getOrDefault(model, List.of())));
-    });
-    return new Folded(new RepositoryIndex(root, models, offered), leftOut);
+    return new Folded(CatalogFold.index(root, accepted, services.values(), root::resolve, f -> weightFile(f, cache)),
+        leftOut);
   }
 
   private static Optional<WeightFile> weightFile(CatalogWeightFile f, Path cache) {

@@ -116,6 +116,10 @@ final class LoadRunner {
     return new Result(inFlight, all.length, errors.get(), measured.toNanos() / 1e9, summary, 1);
   }
 
+  /**
+   * Waits for a point of the run's wall-clock schedule (the warm-up's end, the window's end): a fixed
+   * wait is right here, since the window is a span of time by definition, not a condition to await.
+   */
   private static void sleepUntil(long nanoTime) throws InterruptedException {
     long left;
     while ((left = nanoTime - System.nanoTime()) > 0) {
