@@ -150,6 +150,40 @@ class MeasuredChoiceTest {
   }
 
   @Test
+  void shouldNotChooseByAGroupingMeasuredWhileServingKeptTheCoresBusy() {
+    io.partita.planner.metrics.PlannerMetrics metrics = io.partita.planner.metrics.PlannerMetrics.inMemory();
+    try (PlanRun run = new PlanRun(settings, CODECS, stateDir, metrics)) {
+      given(run, 1000);
+      run.plan();
+      ProfileRequest request = requests(run).get(0);
+
+      // The profiler waited for idle slots in vain: both groupings measured with serving traffic on the cores
+      pipe(run, topics.profileTimings(), "g11", TimingEvent.newBuilder(measuredGrouping(List.of(1, 1), 120.0, 16.0,
+          request.getRequestId())).setCondition("BUSY_AFTER_WAIT").build(), 2000);
+      pipe(run, topics.profileTimings(), "g2", TimingEvent.newBuilder(measuredGrouping(List.of(2), 160.0, 6.2,
+          request.getRequestId())).setCondition("BUSY_AFTER_WAIT").build(), 2000);
+      run.plan();
+
+      assertThat(metrics.registry().get(io.partita.planner.metrics.PlannerMetrics.OUTSTANDING).gauge().value())
+          .as("the busy measurements still answered the request").isZero();
+      PartitionPlan plan = partitionPlan(run);
+      assertThat(plan.getSizes()).as("the prediction stands: {1,1}").containsExactly(1, 1);
+      assertThat(plan.getBasis()).isEqualTo("predicted");
+      assertThat(plan.getMeasuredThroughput()).isNull();
+      assertThat(plan.getInterferenceFactor()).as("nor learnt from").isEqualTo(1.0);
+
+      // An idle measurement of the same groupings is chosen by
+      pipe(run, topics.profileTimings(), "g11", TimingEvent.newBuilder(measuredGrouping(List.of(1, 1), 120.0, 16.0, null))
+          .setCondition("IDLE").setTimestamp(3000).build(), 3000);
+      pipe(run, topics.profileTimings(), "g2", TimingEvent.newBuilder(measuredGrouping(List.of(2), 160.0, 6.2, null))
+          .setCondition("IDLE").setTimestamp(3000).build(), 3000);
+      run.plan();
+      assertThat(partitionPlan(run).getSizes()).containsExactly(2);
+      assertThat(partitionPlan(run).getBasis()).isEqualTo("measured");
+    }
+  }
+
+  @Test
   void shouldNeverMakeASecondRequestWhileTheFirstIsOutstandingHoweverOftenTheSameTimingsArrive() {
     try (PlanRun run = new PlanRun(settings, CODECS, stateDir)) {
       given(run, 1000);

@@ -32,6 +32,27 @@ record BenchModel(String name, Path file, ModelSignature signature, Map<Integer,
     return signature.inputs().get(0);
   }
 
+  /**
+   * The sizes of {@code dims} by the names the model gives those dimensions, as the profiler takes
+   * them ({@code --dim NAME=SIZE}); opens the model once to read the names.
+   */
+  Map<String, Long> namedDims(OrtEnvironment env) throws OrtException {
+    Map<String, Long> named = new java.util.HashMap<>();
+    try (ai.onnxruntime.OrtSession session = env.createSession(file.toString(), new ai.onnxruntime.OrtSession.SessionOptions())) {
+      for (ai.onnxruntime.NodeInfo node : session.getInputInfo().values()) {
+        if (node.getInfo() instanceof ai.onnxruntime.TensorInfo info && info.getDimensionNames() != null) {
+          String[] names = info.getDimensionNames();
+          dims.forEach((d, size) -> {
+            if (d < names.length && names[d] != null && !names[d].isEmpty()) {
+              named.put(names[d], size);
+            }
+          });
+        }
+      }
+    }
+    return named;
+  }
+
   long[] shape(int batch) {
     List<Long> spec = input().shape();
     long[] shape = new long[spec.size()];

@@ -43,8 +43,12 @@ final class PlannedGrouping {
   static Planned plan(BenchModel model, int batch, long budgetMs) throws Exception {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
     ProbedHost host = HostProbe.live().probe("bench", ProviderProbe.probe(env));
-    Measurer measurer = new Measurer(env, host, Measurer.Settings.ofBudgetMillis(budgetMs));
+    Measurer.Settings budget = Measurer.Settings.ofBudgetMillis(budgetMs);
+    // Dynamic dimensions past the batch (OCR's width) by name, as `partita profile --dim` gives them.
+    Measurer measurer = new Measurer(env, host, new Measurer.Settings(budget.sampler(), model.namedDims(env),
+        budget.commands(), budget.measureMemory(), budget.spinning()));
     ModelRef ref = ModelRef.ofFile(model.name(), "1", model.file());
+    String firstError = null;
     List<ProfilePoint> profile = new ArrayList<>();
     StringBuilder measured = new StringBuilder();
     for (int k : measurer.defaultSizes(ProviderProbe.Provider.CPU)) {
@@ -52,10 +56,12 @@ final class PlannedGrouping {
       if (t.ok()) {
         profile.add(new ProfilePoint(k, t.p50Ms(), Math.max(1, t.memoryBytes())));
         measured.append(measured.length() == 0 ? "" : ", ").append("k=").append(k).append(": ").append(Report.fmt(t.p50Ms())).append(" ms");
+      } else if (firstError == null) {
+        firstError = "k=" + k + ": " + t.outcome().error();
       }
     }
     if (profile.isEmpty()) {
-      return new Planned(List.of(), batch, "nothing measured");
+      return new Planned(List.of(), batch, "nothing measured; " + firstError);
     }
     GroupingPlan plan = GroupingPlanner.plan(new GroupingProblem(
         model.name(), host.usableCores(), Long.MAX_VALUE / 4, batch, profile, 0, 0, null, GroupingObjective.THROUGHPUT));

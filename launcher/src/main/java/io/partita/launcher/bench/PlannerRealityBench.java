@@ -1,62 +1,207 @@
 package io.partita.launcher.bench;
 
 import ai.onnxruntime.OrtEnvironment;
-import io.partita.planning.GroupingObjective;
-import io.partita.planning.GroupingPlan;
-import io.partita.planning.GroupingPlanner;
-import io.partita.planning.GroupingProblem;
-import io.partita.planning.ProfilePoint;
-import io.partita.profiler.env.ProbedHost;
+import io.partita.avro.GroupingOption;
+import io.partita.avro.PartitionPlan;
+import io.partita.avro.ProfileRequest;
+import io.partita.avro.TimingEvent;
+import io.partita.common.Topics;
+import io.partita.common.serde.Codecs;
+import io.partita.models.repo.ModelRepository;
+import io.partita.planner.catalog.CatalogPublisher;
+import io.partita.planner.plan.Keys;
+import io.partita.planner.plan.PlanSettings;
+import io.partita.planner.replay.PlanRun;
+import io.partita.planner.stream.PlanTable;
 import io.partita.profiler.env.HostProbe;
+import io.partita.profiler.env.ProbedHost;
 import io.partita.profiler.env.ProviderProbe;
+import io.partita.profiler.kafka.AvroMapper;
 import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.Measurer;
 import io.partita.profiler.measure.ModelRef;
 import io.partita.profiler.measure.TimingResult;
-import io.partita.profiler.onnx.TinyModels;
+import io.partita.profiler.run.ProfileRunner;
+import io.partita.profiler.run.ProfileSink;
+import io.partita.profiler.run.ProfileSpec;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
- * The planner against reality on this machine's CPU pool: measure T(k) for each partition size,
- * let the grouping planner choose, then run every grouping of the pool for real (the profiler's
- * grouping mode: all partitions at once, pinned to their own cores) and compare the choice with
- * the best measured grouping (oracle) and with one instance on all cores (naive).
+ * The planner against reality on this machine's CPU pool, with the loop closed as it runs live:
+ *
+ * <ol>
+ *   <li>the profiler's runner measures T(k) of the model at one batch size on each partition size;
+ *   <li>the planner topology (the live planner's builder, in Kafka's test driver, as {@code partita
+ *       replay} runs it) plans from those points and asks, on {@code profile.requests}, for
+ *       grouping-mode measurements of its choice (and of a runner-up within the margin);
+ *   <li>each request is measured by the profiler's own runner ({@link ProfileRunner}, the code the
+ *       profiler worker runs for a request) and the timing events go back to the planner, which
+ *       re-plans; the simulated clock moves past the planner's rate limit between rounds, until the
+ *       planner asks for nothing more (the loop has closed);
+ *   <li>then every grouping of the pool runs once more for real, independently, and the planner's
+ *       figures (the predictions before the loop, what the final plan expects after it) are
+ *       compared with that check.
+ * </ol>
  */
 final class PlannerRealityBench {
+  private static final String HOST = "bench";
+  private static final String POOL = "cpu";
+  private static final int MAX_ROUNDS = 8;
+
   private PlannerRealityBench() {}
 
-  record Row(List<Integer> sizes, double predicted, double measured, boolean chosen) {}
+  /**
+   * One grouping of the pool.
+   *
+   * @param predicted the sum of the single-size points (the plan before the loop)
+   * @param planned what the final plan expects of it (its measurement, or its corrected prediction);
+   *     NaN when the final plan does not list it
+   * @param basis "measured" or "predicted" in the final plan; empty when not listed
+   * @param check the independent grouping-mode run after the loop
+   */
+  record Row(List<Integer> sizes, double predicted, double planned, String basis, double check, boolean first,
+      boolean chosen) {}
 
-  record Outcome(List<Row> rows, int cores, int batch, String model) {}
+  /**
+   * @param asks profile requests the planner sent; groupingsMeasured the groupings they named
+   * @param why the final plan's own sentence
+   */
+  record Outcome(String model, int batch, int cores, List<Row> rows, int asks, int groupingsMeasured, int rounds,
+      List<Integer> firstChoice, List<Integer> finalChoice, String why, String error) {}
 
-  static Outcome run(int batch, long budgetMs) throws Exception {
+  static Outcome run(BenchModel model, int batch, long budgetMs, Path workDir) throws Exception {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
-    ProbedHost host = HostProbe.live().probe("bench", ProviderProbe.probe(env));
-    Measurer measurer = new Measurer(env, host, Measurer.Settings.ofBudgetMillis(budgetMs));
-    ModelRef model = ModelRef.ofBytes("reference-mlp", "1", TinyModels.referenceMlp());
+    ProbedHost host = HostProbe.live().probe(HOST, ProviderProbe.probe(env));
+    Measurer.Settings budget = Measurer.Settings.ofBudgetMillis(budgetMs);
+    Measurer.Settings settings = new Measurer.Settings(budget.sampler(), model.namedDims(env), budget.commands(),
+        budget.measureMemory(), budget.spinning());
+    ProfileRunner runner = new ProfileRunner(env, settings);
+    Path repo = Files.createTempDirectory(workDir, "loop-repo");
+    Files.createDirectories(repo.resolve(model.name()).resolve("1"));
+    Files.copy(model.file(), repo.resolve(model.name()).resolve("1").resolve("model.onnx"));
+    List<ModelRef> refs = List.of(ModelRef.ofFile(model.name(), "1", model.file()));
     int cores = host.usableCores();
-    List<ProfilePoint> profile = new ArrayList<>();
-    for (int k : measurer.defaultSizes(ProviderProbe.Provider.CPU)) {
-      TimingResult t = measurer.measurePoint(model, ProviderProbe.Provider.CPU, k, batch);
-      if (t.ok()) {
-        profile.add(new ProfilePoint(k, t.p50Ms(), Math.max(1, t.memoryBytes())));
+
+    Topics topics = new Topics("bench-loop");
+    Codecs codecs = Codecs.singleObject();
+    PlanSettings planSettings = PlanSettings.defaults(topics);
+    long interval = planSettings.measure().intervalMs();
+    Path state = Files.createTempDirectory(workDir, "loop-state");
+    try (PlanRun plan = new PlanRun(planSettings, codecs, state)) {
+      long[] clock = {1_700_000_000_000L};
+      for (var record : CatalogPublisher.records(ModelRepository.scan(repo), topics, codecs)) {
+        plan.pipe(record.topic(), record.key(), record.value(), clock[0]);
       }
-    }
-    GroupingPlan plan = GroupingPlanner.plan(new GroupingProblem(
-        model.model(), cores, Long.MAX_VALUE / 4, batch, profile, 0, 0, null, GroupingObjective.THROUGHPUT));
-    List<Integer> chosen = plan.choice() == null ? List.of() : plan.choice().sizes();
-    List<Row> rows = new ArrayList<>();
-    for (List<Integer> grouping : groupings(cores, profile.stream().map(ProfilePoint::size).toList())) {
-      double predicted = 0;
-      for (int k : grouping) {
-        double t = profile.stream().filter(p -> p.size() == k).findFirst().orElseThrow().latencyMs();
-        predicted += batch * 1000.0 / t;
+      plan.pipe(topics.hostEnvironments(), HOST, codecs.codec(io.partita.avro.HostEnvironment.class)
+          .encode(topics.hostEnvironments(), AvroMapper.environment(host, clock[0])), clock[0]);
+
+      // 1. Single-size points, as a profiler's default run measures them.
+      Map<Integer, Double> points = new TreeMap<>();
+      String[] firstError = {null};
+      ProfileSpec spec = new ProfileSpec("bench-points", model.name(), "1", List.of(), List.of(batch), List.of(),
+          List.of(ProviderProbe.Provider.CPU), budgetMs);
+      runner.run(spec, host, refs, sink(plan, topics, codecs, clock, spec.requestId(), r -> {
+        if (r.ok() && r.stable()) {
+          points.put(r.size(), r.p50Ms());
+        } else if (firstError[0] == null) {
+          firstError[0] = "k=" + r.size() + ": " + (r.ok() ? "unstable" : r.error());
+        }
+      }));
+      plan.plan();
+      PartitionPlan first = partitionPlan(plan, topics, codecs, model.name());
+      if (first == null || !first.getPlanned() || first.getDefaultPlan()) {
+        return new Outcome(model.name(), batch, cores, List.of(), 0, 0, 0, List.of(), List.of(), "",
+            "the planner had no measured point to plan from (" + (first != null && first.getDefaultPlan() ? "default plan" : "no plan")
+                + (firstError[0] == null ? "" : "; first failure " + firstError[0]) + ")");
       }
-      GroupingResult measured = measurer.measureGrouping(model, ProviderProbe.Provider.CPU, grouping, batch);
-      rows.add(new Row(grouping, predicted, measured.ok() ? measured.aggregateThroughput() : Double.NaN, grouping.equals(chosen)));
+
+      // 2-3. The planner asks, the profiler's runner answers, the planner re-plans; until it asks for nothing.
+      int handled = 0;
+      int groupingsMeasured = 0;
+      int rounds = 0;
+      while (rounds < MAX_ROUNDS) {
+        List<ProfileRequest> asked = plan.profileRequests().stream()
+            .map(kv -> codecs.codec(ProfileRequest.class).decode(topics.profileRequests(), kv.value)).toList();
+        if (asked.size() == handled) {
+          break;
+        }
+        for (ProfileRequest request : asked.subList(handled, asked.size())) {
+          ProfileSpec measure = AvroMapper.spec(request, budgetMs);
+          groupingsMeasured += measure.groupings().size();
+          runner.run(measure, host, refs, sink(plan, topics, codecs, clock, request.getRequestId(), r -> {}));
+        }
+        handled = asked.size();
+        rounds++;
+        plan.plan();
+        // past the planner's rate limit, so that a further ask can go out
+        plan.advanceWallClock(Duration.ofMillis(interval + 1_000));
+      }
+      PartitionPlan last = partitionPlan(plan, topics, codecs, model.name());
+
+      // 4. Every grouping once more, independently of what the planner saw.
+      Measurer measurer = new Measurer(env, host, settings);
+      Map<List<Integer>, GroupingOption> listed = new LinkedHashMap<>();
+      last.getRunnersUp().forEach(o -> listed.put(List.copyOf(o.getSizes()), o));
+      List<Row> rows = new ArrayList<>();
+      for (List<Integer> grouping : groupings(cores, new ArrayList<>(points.keySet()))) {
+        double predicted = 0;
+        for (int k : grouping) {
+          predicted += batch * 1000.0 / points.get(k);
+        }
+        GroupingResult check = measurer.measureGrouping(refs.get(0), ProviderProbe.Provider.CPU, grouping, batch);
+        boolean chosen = grouping.equals(last.getSizes());
+        double planned = Double.NaN;
+        String basis = "";
+        if (chosen) {
+          planned = last.getExpectedThroughput() == null ? Double.NaN : last.getExpectedThroughput();
+          basis = last.getBasis();
+        } else if (listed.containsKey(grouping) && listed.get(grouping).getExpectedThroughput() != null) {
+          planned = listed.get(grouping).getExpectedThroughput();
+          basis = listed.get(grouping).getBasis();
+        }
+        rows.add(new Row(grouping, predicted, planned, basis, check.ok() ? check.aggregateThroughput() : Double.NaN,
+            grouping.equals(first.getSizes()), chosen));
+      }
+      return new Outcome(model.name(), batch, cores, rows, handled, groupingsMeasured, rounds,
+          List.copyOf(first.getSizes()), List.copyOf(last.getSizes()), last.getWhy() == null ? "" : last.getWhy(), null);
     }
-    return new Outcome(rows, cores, batch, model.model());
+  }
+
+  /** A sink that hands every measured point or grouping to the planner as the profiler worker publishes it. */
+  private static ProfileSink sink(PlanRun plan, Topics topics, Codecs codecs, long[] clock, String requestId,
+      java.util.function.Consumer<TimingResult> points) {
+    return new ProfileSink() {
+      @Override
+      public void starting(int done, int total, String label) {}
+
+      @Override
+      public void point(TimingResult result, int done, int total) {
+        points.accept(result);
+        send(AvroMapper.timing(result, requestId, ++clock[0]));
+      }
+
+      @Override
+      public void grouping(GroupingResult result, int done, int total) {
+        send(AvroMapper.timing(result, requestId, ++clock[0]));
+      }
+
+      private void send(TimingEvent e) {
+        plan.pipe(topics.profileTimings(), AvroMapper.timingKey(e),
+            codecs.codec(TimingEvent.class).encode(topics.profileTimings(), e), e.getTimestamp());
+      }
+    };
+  }
+
+  private static PartitionPlan partitionPlan(PlanRun plan, Topics topics, Codecs codecs, String model) {
+    byte[] bytes = plan.tables().get(PlanTable.PARTITIONS).get(Keys.partition(model, "1", HOST, POOL));
+    return bytes == null ? null : codecs.codec(PartitionPlan.class).decode(PlanTable.PARTITIONS.topic(topics), bytes);
   }
 
   /** Every multiset of measured sizes that uses all {@code n} cores, largest parts first. */
@@ -82,5 +227,4 @@ final class PlannerRealityBench {
       }
     }
   }
-
 }

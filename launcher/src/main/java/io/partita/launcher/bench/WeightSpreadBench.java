@@ -2,7 +2,6 @@ package io.partita.launcher.bench;
 
 import io.partita.client.PartitaClient;
 import io.partita.models.repo.Sha256;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,7 +13,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 
@@ -27,10 +28,11 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
  * <pre>
  * ./mvnw -B -o -q -pl launcher -am compile dependency:build-classpath -Dmdep.outputFile=/tmp/cp
  * CLASSPATH="launcher/target/classes:$(cat /tmp/cp)" java io.partita.launcher.bench.WeightSpreadBench \
- *     /tmp/bench-weights 16 3 10 100 1000
+ *     /tmp/bench-weights 16 256 3 10 100 1000
  * </pre>
  * (the class path goes through the environment: ONNX Runtime crashes on a command line over 4 KiB).
- * arguments: work dir, clients, warm-up s, measured s, then the spreads (1 is always measured first).
+ * arguments: work dir, clients, requests in flight (0: none), warm-up s, measured s, then the spreads
+ * (1 is always measured first).
  */
 public final class WeightSpreadBench {
   static final int WIDTH = 512;
@@ -39,10 +41,15 @@ public final class WeightSpreadBench {
 
   private WeightSpreadBench() {}
 
-  /** One row: path, service models spread over, clients, throughput, latency, ratio to all-on-one, partitions. */
-  record Row(String path, int spread, int clients, LoadRunner.Result result, double vsOne, int partitions) {}
+  /** One row: path, service models spread over, the load, throughput, latency, ratio to all-on-one, partitions. */
+  record Row(String path, int spread, String load, LoadRunner.Result result, double vsOne, int partitions) {}
 
-  static List<Row> run(Path workDir, List<Integer> spreads, int clients, Duration warmup, Duration measured,
+  /**
+   * Runs every spread at two loads: a closed loop of {@code clients} threads, and {@code inFlight}
+   * requests kept outstanding from one caller (skipped when 0). "vs one" compares with all on one
+   * service model on the same path at the same load.
+   */
+  static List<Row> run(Path workDir, List<Integer> spreads, int clients, int inFlight, Duration warmup, Duration measured,
       Map<String, String> workerSettings) throws Exception {
     int files = spreads.stream().mapToInt(Integer::intValue).max().orElse(1);
     Path dir = Files.createTempDirectory(workDir, "weights");
@@ -69,10 +76,12 @@ public final class WeightSpreadBench {
          PartitaClient client = env.client();
          Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, env.kafka.bootstrapServers()))) {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      String inferUrl = "http://localhost:" + env.gateway.port() + "/v2/models/";
+      List<Integer> order = new ArrayList<>(List.of(1));
+      spreads.stream().filter(s -> s > 1).forEach(order::add);
       for (String path : List.of("Kafka", "HTTP")) {
+        boolean kafka = path.equals("Kafka");
         double one = Double.NaN;
-        List<Integer> order = new ArrayList<>(List.of(1));
-        spreads.stream().filter(s -> s > 1).forEach(order::add);
         for (int spread : order) {
           int[] next = new int[clients];
           LoadRunner.Result r = LoadRunner.run(clients, warmup, measured, 1, i -> {
@@ -80,29 +89,58 @@ public final class WeightSpreadBench {
             String body = input.jsonBody(1, i);
             return () -> {
               String name = names.get((next[i]++ * clients + i) % spread);
-              if (path.equals("Kafka")) {
-                io.partita.avro.InferenceReply reply = client.infer(BASE, name, inputs).get(60, TimeUnit.SECONDS);
-                if (reply.getError() != null) {
-                  throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
-                }
-              } else {
-                HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + name + "/infer"))
-                    .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
-                HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-                if (response.statusCode() != 200) {
-                  throw new IOException("HTTP " + response.statusCode() + ": " + response.body());
-                }
-              }
+              (kafka ? kafkaCall(client, inputs, name) : httpCall(http, inferUrl, body, name)).get(60, TimeUnit.SECONDS);
             };
           });
-          if (spread == 1) {
-            one = r.throughput();
+          one = spread == 1 ? r.throughput() : one;
+          rows.add(new Row(path, spread, clients + " clients", r, r.throughput() / one, requestPartitions(admin, env.prefix)));
+        }
+        if (inFlight == 0) {
+          continue;
+        }
+        for (int spread : order) {
+          // Inputs as the closed loop's: one per lane's worth, chosen round robin with the service model.
+          List<List<io.partita.avro.Tensor>> inputs = new ArrayList<>();
+          List<String> bodies = new ArrayList<>();
+          for (int i = 0; i < clients; i++) {
+            inputs.add(List.of(input.wireInput(1, i)));
+            bodies.add(input.jsonBody(1, i));
           }
-          rows.add(new Row(path, spread, clients, r, r.throughput() / one, requestPartitions(admin, env.prefix)));
+          AtomicLong calls = new AtomicLong();
+          LoadRunner.Result r = LoadRunner.inFlight(inFlight, warmup, measured, () -> {
+            long n = calls.getAndIncrement();
+            String name = names.get((int) (n % spread));
+            int which = (int) (n % inputs.size());
+            return kafka ? kafkaCall(client, inputs.get(which), name) : httpCall(http, inferUrl, bodies.get(which), name);
+          }, LoadRunner.Window.NONE);
+          one = spread == 1 ? r.throughput() : one;
+          rows.add(new Row(path, spread, inFlight + " in flight", r, r.throughput() / one, requestPartitions(admin, env.prefix)));
         }
       }
     }
     return rows;
+  }
+
+  /** One request through Kafka; completes exceptionally on an error reply. */
+  private static CompletableFuture<?> kafkaCall(PartitaClient client, List<io.partita.avro.Tensor> inputs, String serviceModel) {
+    return client.infer(BASE, serviceModel, inputs).thenApply(reply -> {
+      if (reply.getError() != null) {
+        throw new IllegalStateException(reply.getError().getCode() + ": " + reply.getError().getMessage());
+      }
+      return reply;
+    });
+  }
+
+  /** One request through the gateway's HTTP API; completes exceptionally on any status but 200. */
+  private static CompletableFuture<?> httpCall(HttpClient http, String inferUrl, String body, String serviceModel) {
+    HttpRequest request = HttpRequest.newBuilder(URI.create(inferUrl + serviceModel + "/infer"))
+        .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
+    return http.sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8)).thenApply(response -> {
+      if (response.statusCode() != 200) {
+        throw new IllegalStateException("HTTP " + response.statusCode() + ": " + response.body());
+      }
+      return response;
+    });
   }
 
   /** Partitions of every request topic on the broker, summed. */
@@ -113,20 +151,21 @@ public final class WeightSpreadBench {
         .mapToInt(d -> d.partitions().size()).sum();
   }
 
-  /** A targeted run: {@code <work dir> <clients> <warm-up s> <measured s> <spread>...}; prints one line per row. */
+  /** A targeted run: {@code <work dir> <clients> <in flight> <warm-up s> <measured s> <spread>...}; prints one line per row. */
   public static void main(String[] args) throws Exception {
     Path work = Path.of(args[0]).toAbsolutePath();
     Files.createDirectories(work);
     int clients = Integer.parseInt(args[1]);
-    Duration warmup = Duration.ofSeconds(Long.parseLong(args[2]));
-    Duration measured = Duration.ofSeconds(Long.parseLong(args[3]));
+    int inFlight = Integer.parseInt(args[2]);
+    Duration warmup = Duration.ofSeconds(Long.parseLong(args[3]));
+    Duration measured = Duration.ofSeconds(Long.parseLong(args[4]));
     List<Integer> spreads = new ArrayList<>();
-    for (int i = 4; i < args.length; i++) {
+    for (int i = 5; i < args.length; i++) {
       spreads.add(Integer.parseInt(args[i]));
     }
-    for (Row r : run(work, spreads, clients, warmup, measured, Map.of("worker.batch.max", "8", "worker.batch.delay.ms", "2"))) {
-      System.out.printf("%-5s spread=%-5d clients=%d items/s=%.0f p50=%.2fms p99=%.2fms errors=%d vs-one=%.2f request-partitions=%d%n",
-          r.path(), r.spread(), r.clients(), r.result().throughput(), r.result().latency() == null ? Double.NaN : r.result().latency().p50Nanos() / 1e6,
+    for (Row r : run(work, spreads, clients, inFlight, warmup, measured, Map.of("worker.batch.max", "8", "worker.batch.delay.ms", "2"))) {
+      System.out.printf("%-5s spread=%-5d load=%s items/s=%.0f p50=%.2fms p99=%.2fms errors=%d vs-one=%.2f request-partitions=%d%n",
+          r.path(), r.spread(), r.load(), r.result().throughput(), r.result().latency() == null ? Double.NaN : r.result().latency().p50Nanos() / 1e6,
           r.result().latency() == null ? Double.NaN : r.result().latency().p99Nanos() / 1e6, r.result().errors(), r.vsOne(), r.partitions());
     }
     System.exit(0);

@@ -28,7 +28,7 @@ class BenchQuickIT {
     String report = Files.readString(out);
     for (String section : List.of("1. Pipeline against the engine", "2. Planner against reality", "3a. Weight files: memory",
         "3b. Weight files: throughput", "3c. Weight files through the pipeline", "4. Planning speed", "4b. Replay re-planning",
-        "5. Kafka ceiling", "1b. Share of the engine", "1c. Where the time goes", "1d. CPU split")) {
+        "5. Kafka ceiling", "2b. The loop, per model", "1b. Share of the engine", "1c. Where the time goes", "1d. CPU split")) {
       assertThat(report).contains("### " + section);
     }
     assertThat(report).contains("Machine: ").contains("Reproduce: `./partita bench --quick`");
@@ -39,7 +39,15 @@ class BenchQuickIT {
       assertThat(m.find()).as("row for %s in%n%s", path, report).isTrue();
       assertThat(Double.parseDouble(m.group(1))).as(path).isPositive();
     }
-    assertThat(report).contains("planner's choice");
+    // Section 2 closed the loop: the planner asked for at least one grouping-mode measurement of its choice.
+    Matcher loop = Pattern.compile("\\| demo-mlp \\| 8 \\| \\[[0-9, ]+\\] \\| \\[[0-9, ]+\\] \\| ([0-9]+) \\| ([0-9]+) \\|").matcher(report);
+    assertThat(loop.find()).as("loop row of section 2b in%n%s", report).isTrue();
+    assertThat(Integer.parseInt(loop.group(1))).as("asks").isPositive();
+    assertThat(Integer.parseInt(loop.group(2))).as("groupings measured").isPositive();
+    assertThat(report).contains("final choice");
+    // 3c has rows with requests in flight beside the closed loop's.
+    assertThat(report).contains("| Kafka | spread over 10 service models | 32 in flight |")
+        .contains("| HTTP | spread over 10 service models | 32 in flight |");
     // The stage table has the worker's run for the Kafka rows (from the replies' partita-stages header), and the plan's rows ran.
     Matcher stages = Pattern.compile("\\| demo-mlp \\| off \\| 1 clients \\| ([0-9]+) \\|( [0-9.e+-]+ \\|){4} ([0-9.e+-]+) \\|").matcher(report);
     assertThat(stages.find()).as("stage row in%n%s", report).isTrue();

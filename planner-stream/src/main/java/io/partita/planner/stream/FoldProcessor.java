@@ -33,6 +33,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * deletion of the key.
  */
 final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
+  /** {@code TimingEvent.condition} of a measurement made while serving slots stayed busy (the profiler's MeasuringCondition). */
+  static final String BUSY_AFTER_WAIT = "BUSY_AFTER_WAIT";
+
   static final String COMPONENT = "planner";
   private static final byte[] MARK = new byte[0];
 
@@ -148,6 +151,13 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     }
     if (!e.getOk() || !e.getStable()) {
       return; // a failed or unstable point is kept on the topic but never planned with
+    }
+    if (!e.getGrouping().isEmpty() && BUSY_AFTER_WAIT.equals(e.getCondition())) {
+      // Serving traffic shared the cores with the grouping (the profiler's wait for idle slots ran
+      // out): its throughput says more about the traffic than about the grouping. It answered the
+      // request above, but is neither chosen by nor learnt from; the prediction stands in for it,
+      // and the planner asks again after planner.measure.retry.ms.
+      return;
     }
     if (!(e.getP50Ms() > 0)) {
       throw new Rejected("p50Ms: a successful measurement needs a time > 0, was " + e.getP50Ms());
