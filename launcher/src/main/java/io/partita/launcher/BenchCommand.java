@@ -22,14 +22,14 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--no-ocr", description = "Skip the PaddleOCR model even when npm can fetch it.")
   boolean noOcr;
 
-  @Option(names = "--only", paramLabel = "PART", description = "Run one part alone: 'ceiling' (the Kafka round trip: Kafka client, HTTP, gRPC) 'pipeline' (table 1 with its stage and CPU tables), 'pipeline-kafka' (the same without the HTTP and gRPC rows), 'planner' (section 2, the planner's closed loop) or 'weights' (section 3c, weight files through the pipeline).")
+  @Option(names = "--only", paramLabel = "PART", description = "Run one part alone: 'ceiling' (the Kafka round trip: Kafka client, HTTP, gRPC) 'pipeline' (table 1 with its stage and CPU tables), 'pipeline-kafka' (the same without the HTTP and gRPC rows), 'planner' (section 2, the planner's closed loop), 'jobs' (section 1e, batch jobs) or 'weights' (section 3c, weight files through the pipeline).")
   String only;
 
   @Override
   public Integer call() throws Exception {
-    if (only != null && !java.util.List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "weights").contains(only)) {
+    if (only != null && !java.util.List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "jobs", "weights").contains(only)) {
       throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--only " + only
-          + ": the parts that run alone are 'ceiling', 'pipeline', 'pipeline-kafka', 'planner' and 'weights'");
+          + ": the parts that run alone are 'ceiling', 'pipeline', 'pipeline-kafka', 'planner', 'jobs' and 'weights'");
     }
     return new Bench(quick, out, workDir, !noOcr, only).run();
   }

@@ -77,11 +77,11 @@ public final class Bench {
       System.out.println("Wrote " + out.toAbsolutePath());
       return 0;
     }
-    if ("planner".equals(only) || "weights".equals(only)) {
-      if ("planner".equals(only)) {
-        plannerReality(models());
-      } else {
-        adaptersThroughPipeline();
+    if ("planner".equals(only) || "weights".equals(only) || "jobs".equals(only)) {
+      switch (only) {
+        case "planner" -> plannerReality(models());
+        case "jobs" -> batchJobs(models());
+        default -> adaptersThroughPipeline();
       }
       report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the " + only + " part alone");
       report.write(out, quick, Machine.describe());
@@ -97,6 +97,7 @@ public final class Bench {
     }
     List<BenchModel> models = models();
     pipeline(models);
+    batchJobs(models);
     plannerReality(models);
     adapters();
     adaptersThroughPipeline();
@@ -183,6 +184,10 @@ public final class Bench {
   private static final Map<String, String> BATCHING_OFF = Map.of("worker.batch.max", "1");
   private static final Map<String, String> BATCHING_ON = Map.of("worker.batch.max", "8", "worker.batch.delay.ms", "2");
 
+  /** The engine's figures of table 1 by model, for the batch jobs' ratios (same run). */
+  private final Map<String, Double> engineBatch1 = new HashMap<>();
+  private final Map<String, Double> engineBest = new HashMap<>();
+
   private void pipeline(List<BenchModel> models) throws Exception {
     List<List<String>> rows = new ArrayList<>();
     List<List<String>> kept = new ArrayList<>();
@@ -199,6 +204,9 @@ public final class Bench {
       }
       LoadRunner.Result batched = EngineBench.run(model, 0, 1, 8, warmup(), measured());
       double engineGain = batched.throughput() / engine.get(1).throughput();
+      engineBatch1.put(model.name(), engine.get(1).throughput());
+      engineBest.put(model.name(), Math.max(batched.throughput(),
+          engine.values().stream().mapToDouble(LoadRunner.Result::throughput).max().orElse(0)));
       rows.add(row(model.name(), "(a) engine, batch of 8 per call", "8 per call", 1, batched.throughput(), ms(batched, false), ms(batched, true),
           Report.fmt(engineGain) + "x batch-1"));
       Map<String, Double> kafkaAtTop = new HashMap<>();
@@ -434,6 +442,39 @@ public final class Bench {
         throw new IOException("HTTP " + response.statusCode() + ": " + response.body());
       }
     };
+  }
+
+  // 1e. Batch jobs, packed.
+  private void batchJobs(List<BenchModel> models) throws Exception {
+    List<List<String>> rows = new ArrayList<>();
+    for (BenchModel model : models) {
+      if (!engineBatch1.containsKey(model.name())) { // run alone (--only jobs): the engine's figures, as table 1 measures them
+        engineBatch1.put(model.name(), EngineBench.run(model, 0, 1, 1, warmup(), measured()).throughput());
+        int top = concurrencies().get(concurrencies().size() - 1);
+        engineBest.put(model.name(), Math.max(EngineBench.run(model, 0, 1, 8, warmup(), measured()).throughput(),
+            EngineBench.run(model, 0, top, 1, warmup(), measured()).throughput()));
+      }
+      boolean mlp = !model.name().equals("ocr-rec");
+      List<int[]> runs = mlp
+          ? List.of(new int[] {quick ? 1_000 : 20_000, 1}, new int[] {quick ? 2_000 : 100_000, 64})
+          : List.of(new int[] {quick ? 16 : 200, 8});
+      for (int[] run : runs) {
+        JobBench.Outcome o = JobBench.run(workDir, model, run[0], quick ? 200 : Math.min(2_000, run[0] / 10), run[1], BATCHING_ON);
+        double batch1 = engineBatch1.getOrDefault(model.name(), Double.NaN);
+        double best = engineBest.getOrDefault(model.name(), Double.NaN);
+        rows.add(row(model.name(), o.rows(), o.packRows(), o.inputBytes() / 1048576.0, o.fromSubmission(), o.fromAccepted(),
+            o.failed(), Report.fmt(o.fromSubmission() / batch1), Report.fmt(o.fromSubmission() / best)));
+      }
+    }
+    report.add(new Report.Table("1e. Batch jobs",
+        "One job through the gateway's jobs API (POST /v2/jobs, JSON lines in, results read back), rows packed "
+            + "gateway.jobs.pack.rows per request record (1: one record per row), one worker slot with dynamic batching "
+            + "(up to 8, 2 ms); broker, worker and gateway in this JVM; a warm-up job first. Items/s from the submission to "
+            + "DONE (what the client sees) and from the job's acceptance (lines parsed and written to Kafka) to DONE; the "
+            + "ratios divide the first by the engine's batch-1 rate at 1 thread and by its best rate (any concurrency, or "
+            + "batch-8 calls) from table 1.",
+        List.of("model", "rows", "pack rows", "input MiB", "items/s (submission to DONE)", "items/s (accepted to DONE)",
+            "failed rows", "vs engine batch-1", "vs engine best"), rows, self));
   }
 
   // 2. The planner against reality, with the loop closed.

@@ -150,10 +150,12 @@ final class PlannerRealityBench {
       Map<List<Integer>, GroupingOption> listed = new LinkedHashMap<>();
       last.getRunnersUp().forEach(o -> listed.put(List.copyOf(o.getSizes()), o));
       List<Row> rows = new ArrayList<>();
-      for (List<Integer> grouping : groupings(cores, new ArrayList<>(points.keySet()))) {
+      // Every grouping of the sizes a profiler measures, even where a point was unstable (its
+      // prediction is then unknown): the naive one instance on all cores is always among them.
+      for (List<Integer> grouping : groupings(cores, measurer.defaultSizes(ProviderProbe.Provider.CPU))) {
         double predicted = 0;
         for (int k : grouping) {
-          predicted += batch * 1000.0 / points.get(k);
+          predicted += points.containsKey(k) ? batch * 1000.0 / points.get(k) : Double.NaN;
         }
         GroupingResult check = measurer.measureGrouping(refs.get(0), ProviderProbe.Provider.CPU, grouping, batch);
         boolean chosen = grouping.equals(last.getSizes());

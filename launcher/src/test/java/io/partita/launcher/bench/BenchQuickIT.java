@@ -28,7 +28,7 @@ class BenchQuickIT {
     String report = Files.readString(out);
     for (String section : List.of("1. Pipeline against the engine", "2. Planner against reality", "3a. Weight files: memory",
         "3b. Weight files: throughput", "3c. Weight files through the pipeline", "4. Planning speed", "4b. Replay re-planning",
-        "5. Kafka ceiling", "2b. The loop, per model", "1b. Share of the engine", "1c. Where the time goes", "1d. CPU split")) {
+        "5. Kafka ceiling", "2b. The loop, per model", "1e. Batch jobs", "1b. Share of the engine", "1c. Where the time goes", "1d. CPU split")) {
       assertThat(report).contains("### " + section);
     }
     assertThat(report).contains("Machine: ").contains("Reproduce: `./partita bench --quick`");
@@ -45,6 +45,10 @@ class BenchQuickIT {
     assertThat(Integer.parseInt(loop.group(1))).as("asks").isPositive();
     assertThat(Integer.parseInt(loop.group(2))).as("groupings measured").isPositive();
     assertThat(report).contains("final choice");
+    // 1e ran a packed job to DONE with every row answered.
+    Matcher job = Pattern.compile("\\| demo-mlp \\| 2000 \\| 64 \\| [0-9.e+-]+ \\| ([0-9.e+-]+) \\| [0-9.e+-]+ \\| 0 \\|").matcher(report);
+    assertThat(job.find()).as("packed job row of 1e in%n%s", report).isTrue();
+    assertThat(Double.parseDouble(job.group(1))).as("job items/s").isPositive();
     // 3c has rows with requests in flight beside the closed loop's.
     assertThat(report).contains("| Kafka | spread over 10 service models | 32 in flight |")
         .contains("| HTTP | spread over 10 service models | 32 in flight |");
