@@ -250,6 +250,12 @@ public final class Bench {
             rows.add(row(model.name(), "(c) HTTP -> gateway -> Kafka -> worker", mode.getKey(), c, r.throughput(), ms(r, false), ms(r, true),
                 Report.fmt(r.throughput() / engine.get(c).throughput())));
           }
+          httpBinaryCall(http, env, model, 0).run();
+          for (int c : concurrencies()) {
+            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpBinaryCall(http, env, model, i));
+            rows.add(row(model.name(), "(c) HTTP binary tensors -> gateway -> Kafka -> worker", mode.getKey(), c, r.throughput(), ms(r, false),
+                ms(r, true), Report.fmt(r.throughput() / engine.get(c).throughput())));
+          }
           try (GrpcCalls grpc = new GrpcCalls(env.gateway.grpcPort())) {
             grpc.call(model, model.name(), 0).run();
             for (int c : concurrencies()) {
@@ -310,7 +316,7 @@ public final class Bench {
     }
     report.add(new Report.Table("1. Pipeline against the engine",
         "Throughput in items per second and latency per call, the same model on the same cores (ONNX Runtime using all cores), "
-            + "batch-1 requests from a closed loop of client threads; HTTP sends OIP JSON, gRPC sends raw_input_contents. The last column is the path's throughput over the engine's "
+            + "batch-1 requests from a closed loop of client threads; HTTP sends OIP JSON, or binary tensors (input and outputs, the OIP binary tensor data extension), gRPC sends raw_input_contents. The last column is the path's throughput over the engine's "
             + "at the same concurrency (for the engine's batch-8 row: its gain over batch-1 calls).",
         List.of("model", "path", "batching", "concurrency", "items/s", "p50 ms", "p99 ms", "vs engine"), rows, self));
     report.add(new Report.Table("1b. Share of the engine's batching gain the pipeline keeps",
@@ -440,6 +446,22 @@ public final class Bench {
       HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
       if (response.statusCode() != 200) {
         throw new IOException("HTTP " + response.statusCode() + ": " + response.body());
+      }
+    };
+  }
+
+  /** The same call with the input and the outputs as binary tensors (OIP binary tensor data extension). */
+  private static LoadRunner.Call httpBinaryCall(HttpClient http, PipelineEnv env, BenchModel model, int i) {
+    BenchModel.BinaryBody body = model.binaryBody(1, i);
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer"))
+        .timeout(Duration.ofSeconds(30))
+        .header("Content-Type", "application/octet-stream")
+        .header("Inference-Header-Content-Length", Integer.toString(body.headerLength()))
+        .POST(HttpRequest.BodyPublishers.ofByteArray(body.bytes())).build();
+    return () -> {
+      HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+      if (response.statusCode() != 200) {
+        throw new IOException("HTTP " + response.statusCode() + ": " + new String(response.body(), StandardCharsets.UTF_8));
       }
     };
   }

@@ -107,4 +107,28 @@ record BenchModel(String name, Path file, ModelSignature signature, Map<Integer,
     }
     return b.append("]}]}").toString();
   }
+
+  /**
+   * An infer body in the OIP binary tensor data extension: a JSON header declaring the input's
+   * {@code binary_data_size} and asking for binary outputs, then the input's raw little-endian
+   * floats; {@code headerLength} goes in {@code Inference-Header-Content-Length}.
+   */
+  record BinaryBody(byte[] bytes, int headerLength) {}
+
+  BinaryBody binaryBody(int batch, long seed) {
+    float[] data = randomData(batch, seed);
+    StringBuilder h = new StringBuilder("{\"inputs\":[{\"name\":\"").append(input().name()).append("\",\"datatype\":\"FP32\",\"shape\":[");
+    long[] shape = shape(batch);
+    for (int i = 0; i < shape.length; i++) {
+      h.append(i == 0 ? "" : ",").append(shape[i]);
+    }
+    h.append("],\"parameters\":{\"binary_data_size\":").append(data.length * 4).append("}}],\"parameters\":{\"binary_data_output\":true}}");
+    byte[] header = h.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    ByteBuffer body = ByteBuffer.allocate(header.length + data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+    body.put(header);
+    for (float f : data) {
+      body.putFloat(f);
+    }
+    return new BinaryBody(body.array(), header.length);
+  }
 }
