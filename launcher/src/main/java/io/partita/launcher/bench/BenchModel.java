@@ -94,14 +94,19 @@ record BenchModel(String name, Path file, ModelSignature signature, Map<Integer,
     return Tensor.newBuilder().setName(input().name()).setDatatype("FP32").setShape(shape).setData(bytes).build();
   }
 
-  String jsonBody(int batch, long seed) {
-    float[] data = randomData(batch, seed);
+  /** {@code {"inputs":[{"name":"x","datatype":"FP32","shape":[1,8}: the body up to the shape's end. */
+  private StringBuilder inputHead(int batch) {
     StringBuilder b = new StringBuilder("{\"inputs\":[{\"name\":\"").append(input().name()).append("\",\"datatype\":\"FP32\",\"shape\":[");
     long[] shape = shape(batch);
     for (int i = 0; i < shape.length; i++) {
       b.append(i == 0 ? "" : ",").append(shape[i]);
     }
-    b.append("],\"data\":[");
+    return b;
+  }
+
+  String jsonBody(int batch, long seed) {
+    float[] data = randomData(batch, seed);
+    StringBuilder b = inputHead(batch).append("],\"data\":[");
     for (int i = 0; i < data.length; i++) {
       b.append(i == 0 ? "" : ",").append(data[i]);
     }
@@ -117,11 +122,7 @@ record BenchModel(String name, Path file, ModelSignature signature, Map<Integer,
 
   BinaryBody binaryBody(int batch, long seed) {
     float[] data = randomData(batch, seed);
-    StringBuilder h = new StringBuilder("{\"inputs\":[{\"name\":\"").append(input().name()).append("\",\"datatype\":\"FP32\",\"shape\":[");
-    long[] shape = shape(batch);
-    for (int i = 0; i < shape.length; i++) {
-      h.append(i == 0 ? "" : ",").append(shape[i]);
-    }
+    StringBuilder h = inputHead(batch);
     h.append("],\"parameters\":{\"binary_data_size\":").append(data.length * 4).append("}}],\"parameters\":{\"binary_data_output\":true}}");
     byte[] header = h.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     ByteBuffer body = ByteBuffer.allocate(header.length + data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
