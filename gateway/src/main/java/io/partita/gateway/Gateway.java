@@ -176,7 +176,8 @@ public final class Gateway implements Service {
     Readiness readiness = new Readiness(loops.loops(), routing, () -> catalog.current().serviceModels().keySet())
         .withServerCheck(new CatalogReadiness(config.steering().readiness(), () -> catalog.current().serviceModels().keySet(), routing::ready));
     HttpApi.Deps deps = new HttpApi.Deps(catalog, requests, capacity, config.apiKeys(), metrics, jobsApi, readiness,
-        config.limits().timeoutMs(), config.limits().maxBodyBytes(), config.limits().retryAfterSeconds(), config.limits().json());
+        config.limits().timeoutMs(), config.limits().maxBodyBytes(), config.limits().retryAfterSeconds(), config.limits().json(),
+        server.serverTiming());
     long jobsBody = config.jobs().maxBodyBytes();
     long inferBody = config.limits().maxBodyBytes();
     HttpFrontDoor.Handler handler = new HttpApi(deps);
@@ -193,7 +194,7 @@ public final class Gateway implements Service {
     if (server.grpcPort() >= 0) {
       List<String> extensions = jobsApi == null ? List.of("binary_tensor_data") : List.of("binary_tensor_data", "partita_jobs");
       grpc = GrpcFrontDoor.start(new GrpcFrontDoor.Settings(server.grpcPort(), (int) Math.min(Integer.MAX_VALUE, inferBody),
-          server.headerTimeoutMs(), server.idleTimeoutMs(), 1000), new GrpcApi(deps.inferService(), metrics, extensions), executor);
+          server.headerTimeoutMs(), server.idleTimeoutMs(), 1000), new GrpcApi(deps.inferService(), metrics, extensions, server.serverTiming()), executor);
     }
     if (config.apiKeys().isOpen()) {
       log.warn("Gateway {} is OPEN: no API keys are configured (gateway.api-keys), so anyone who can reach port {} may call every model",
