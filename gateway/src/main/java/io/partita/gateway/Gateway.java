@@ -176,7 +176,8 @@ public final class Gateway implements Service {
     Readiness readiness = new Readiness(loops.loops(), routing, () -> catalog.current().serviceModels().keySet())
         .withServerCheck(new CatalogReadiness(config.steering().readiness(), () -> catalog.current().serviceModels().keySet(), routing::ready));
     HttpApi.Deps deps = new HttpApi.Deps(catalog, requests, capacity, config.apiKeys(), metrics, jobsApi, readiness,
-        config.limits().timeoutMs(), config.limits().maxBodyBytes(), config.limits().retryAfterSeconds(), config.limits().json());
+        config.limits().timeoutMs(), config.limits().maxBodyBytes(), config.limits().retryAfterSeconds(), config.limits().json(),
+        server.serverTiming());
     long jobsBody = config.jobs().maxBodyBytes();
     long inferBody = config.limits().maxBodyBytes();
     HttpFrontDoor.Handler handler = new HttpApi(deps);
@@ -193,7 +194,7 @@ public final class Gateway implements Service {
     if (server.grpcPort() >= 0) {
       List<String> extensions = jobsApi == null ? List.of("binary_tensor_data") : List.of("binary_tensor_data", "partita_jobs");
       grpc = GrpcFrontDoor.start(new GrpcFrontDoor.Settings(server.grpcPort(), (int) Math.min(Integer.MAX_VALUE, inferBody),
-          server.headerTimeoutMs(), server.idleTimeoutMs(), 1000), new GrpcApi(deps.inferService(), metrics, extensions), executor);
+          server.headerTimeoutMs(), server.idleTimeoutMs(), 1000), new GrpcApi(deps.inferService(), metrics, extensions, server.serverTiming()), executor);
     }
     if (config.apiKeys().isOpen()) {
       log.warn("Gateway {} is OPEN: no API keys are configured (gateway.api-keys), so anyone who can reach port {} may call every model",
@@ -296,8 +297,18 @@ public final class Gateway implements Service {
   private Properties consumerProps() {
     Properties p = KafkaClients.consumer(config.kafka().bootstrapServers(), config.kafka().clients());
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
+    if (!config.kafka().clients().containsKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)) {
+      // The broker answers a waiting fetch as soon as one record is there (fetch.min.bytes 1), so this
+      // wait bounds only fetches that find nothing: at 10 ms each idle loop of the gateway (replies, job
+      // status, job leader) cost the broker and the gateway 100 fetches a second, CPU the infer path
+      // then lacks on a small machine (BENCHMARKS.md 5c), for no gain in latency.
+      p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, Long.toString(IDLE_FETCH_WAIT_MS));
+    }
     return p;
   }
+
+  /** How long the broker may hold a gateway consumer's fetch that finds nothing (Kafka's own default). */
+  static final long IDLE_FETCH_WAIT_MS = 500;
 
   /** The job leader's consumer: in the group {@code <prefix>.gateway.jobs}, never reads, never commits. */
   private Properties leaderProps() {

@@ -88,9 +88,12 @@ public record GatewayConfig(
    *     ({@code gateway.max.connections}, default 10000)
    * @param handlerThreads threads that run request handlers, off the event loops
    *     ({@code gateway.handler.threads}, default max(4, 2 x cores))
+   * @param serverTiming whether infer answers say where their time went in the gateway, in a
+   *     {@code Server-Timing} header (HTTP) or {@code server-timing} trailer (gRPC)
+   *     ({@code gateway.server.timing}, default true)
    */
   public record Server(int httpPort, int grpcPort, long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, int maxConnections,
-      int handlerThreads) {}
+      int handlerThreads, boolean serverTiming) {}
 
   /**
    * Batch job settings.
@@ -227,7 +230,8 @@ public record GatewayConfig(
         settings.longValue("gateway.body.timeout.ms", 30_000, 10, 3_600_000),
         settings.longValue("gateway.idle.timeout.ms", 60_000, 10, 86_400_000),
         settings.integer("gateway.max.connections", 10_000, 1, 1_000_000),
-        settings.integer("gateway.handler.threads", Math.max(4, Runtime.getRuntime().availableProcessors() * 2), 1, 4096));
+        settings.integer("gateway.handler.threads", Math.max(4, Runtime.getRuntime().availableProcessors() * 2), 1, 4096),
+        settings.bool("gateway.server.timing", true));
   }
 
   static Routing.Mode routing(String value) {

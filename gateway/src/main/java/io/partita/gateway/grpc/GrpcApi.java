@@ -3,6 +3,7 @@ package io.partita.gateway.grpc;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Deadline;
+import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -28,6 +29,7 @@ import io.partita.gateway.grpc.proto.ServerReadyRequest;
 import io.partita.gateway.grpc.proto.ServerReadyResponse;
 import io.partita.gateway.http.HttpError;
 import io.partita.gateway.infer.InferService;
+import io.partita.gateway.infer.ServerTiming;
 import io.partita.gateway.metrics.GatewayMetrics;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.TensorSpec;
@@ -57,28 +59,53 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
   private static final Metadata.Key<String> X_API_KEY = Metadata.Key.of("x-api-key", Metadata.ASCII_STRING_MARSHALLER);
   private static final Metadata.Key<String> X_REQUEST_ID = Metadata.Key.of("x-request-id", Metadata.ASCII_STRING_MARSHALLER);
   private static final Metadata.Key<String> TRACE = Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
+  static final Context.Key<ServerTiming> TIMING = Context.key("partita-server-timing");
+  static final Metadata.Key<String> SERVER_TIMING = Metadata.Key.of(ServerTiming.GRPC_KEY, Metadata.ASCII_STRING_MARSHALLER);
 
   private final InferService infer;
   private final GatewayMetrics metrics;
   private final List<String> extensions;
+  private final boolean serverTiming;
 
-  public GrpcApi(InferService infer, GatewayMetrics metrics, List<String> extensions) {
+  /** @param serverTiming whether ModelInfer answers carry a {@code server-timing} trailer ({@code gateway.server.timing}) */
+  public GrpcApi(InferService infer, GatewayMetrics metrics, List<String> extensions, boolean serverTiming) {
     this.infer = infer;
     this.metrics = metrics;
     this.extensions = extensions;
+    this.serverTiming = serverTiming;
   }
 
-  /** Puts the presented key, request id and traceparent of each call into its context. */
-  public static ServerInterceptor metadata() {
+  /**
+   * Puts the presented key, request id and traceparent of each call into its context; for ModelInfer
+   * with {@code gateway.server.timing} on, also its {@link ServerTiming}, started now (the call's
+   * headers are in), whose stages go out in the {@code server-timing} trailer, on success and on error.
+   */
+  public ServerInterceptor metadata() {
     return new ServerInterceptor() {
       @Override
       public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+        ServerTiming timing = null;
+        if (serverTiming && call.getMethodDescriptor() == GRPCInferenceServiceGrpc.getModelInferMethod()) {
+          ServerTiming stamps = new ServerTiming(System.nanoTime());
+          timing = stamps;
+          call = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+            @Override
+            public void close(Status status, Metadata trailers) {
+              String value = stamps.header();
+              if (!value.isEmpty()) {
+                trailers.put(SERVER_TIMING, value);
+              }
+              super.close(status, trailers);
+            }
+          };
+        }
         String key = ApiKeys.presented(headers.get(AUTHORIZATION), headers.get(X_API_KEY));
         String id = headers.get(X_REQUEST_ID);
         if (id == null || id.isBlank() || id.length() > 128 || !id.matches("[\\x21-\\x7e]+")) {
           id = UUID.randomUUID().toString();
         }
-        Context context = Context.current().withValue(KEY, key).withValue(REQUEST_ID, id).withValue(TRACEPARENT, headers.get(TRACE));
+        Context context = Context.current().withValue(KEY, key).withValue(REQUEST_ID, id).withValue(TRACEPARENT, headers.get(TRACE))
+            .withValue(TIMING, timing);
         return Contexts.interceptCall(context, call, headers, next);
       }
     };
@@ -158,10 +185,17 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
   public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
     long start = System.nanoTime();
     String model = request.getModelName();
+    ServerTiming timing = TIMING.get();
+    if (timing != null) {
+      timing.handling(start);
+    }
     try {
-      infer(request, REQUEST_ID.get()).whenComplete((response, failure) -> {
+      infer(request, REQUEST_ID.get(), timing).whenComplete((response, failure) -> {
         if (failure == null) {
-          out.onNext(response);
+          out.onNext(response); // serialized here: counted in encode
+          if (timing != null) {
+            timing.encoded();
+          }
           out.onCompleted();
           metrics.request(model, "infer", 200, System.nanoTime() - start);
         } else {
@@ -195,7 +229,7 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
         String id = REQUEST_ID.get(context) + "-" + sequence.incrementAndGet();
         CompletableFuture<ModelInferResponse> answer;
         try {
-          answer = infer(request, id);
+          answer = infer(request, id, null);
         } catch (RuntimeException e) {
           answer = CompletableFuture.failedFuture(e);
         }
@@ -232,7 +266,7 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
   }
 
   /** Checks and submits one infer request; the future carries the response or an {@link HttpError}. */
-  private CompletableFuture<ModelInferResponse> infer(ModelInferRequest request, String requestId) {
+  private CompletableFuture<ModelInferResponse> infer(ModelInferRequest request, String requestId, ServerTiming timing) {
     String name = request.getModelName();
     infer.authorize(KEY.get(), name);
     InferService.Resolved model = infer.resolve(name, request.getModelVersion());
@@ -249,7 +283,7 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
     var outputs = GrpcTensors.outputs(request, model.version().signature());
     boolean raw = request.getRawInputContentsCount() > 0;
     String traceparent = TRACEPARENT.get();
-    return infer.submit(new InferService.Submit(requestId, model, inputs, outputs, timeoutMs, traceparent))
+    return infer.submit(new InferService.Submit(requestId, model, inputs, outputs, timeoutMs, traceparent), timing)
         .thenApply(reply -> response(reply, request.getId().isEmpty() ? null : request.getId(), raw));
   }
 

@@ -43,7 +43,7 @@ public final class GrpcFrontDoor implements AutoCloseable {
         .maxConnectionIdle(settings.idleTimeoutMs(), TimeUnit.MILLISECONDS)
         .maxConcurrentCallsPerConnection(settings.maxConcurrentCalls())
         .permitKeepAliveTime(10, TimeUnit.SECONDS)
-        .addService(ServerInterceptors.intercept(api, GrpcApi.metadata()))
+        .addService(ServerInterceptors.intercept(api, api.metadata()))
         .build();
     try {
       server.start();

@@ -20,7 +20,7 @@ final class Call {
 
   final Exchange exchange;
   final String requestId;
-  private final long start = System.nanoTime();
+  final long start = System.nanoTime();
   private final GatewayMetrics metrics;
   private final AtomicBoolean answered = new AtomicBoolean();
   String model;

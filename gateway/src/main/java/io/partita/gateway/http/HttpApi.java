@@ -8,6 +8,7 @@ import io.partita.avro.InferenceReply;
 import io.partita.gateway.auth.ApiKeys;
 import io.partita.gateway.health.Readiness;
 import io.partita.gateway.infer.InferService;
+import io.partita.gateway.infer.ServerTiming;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
@@ -22,6 +23,7 @@ import io.partita.models.repo.VersionEntry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,10 +46,11 @@ public final class HttpApi implements HttpFrontDoor.Handler {
    * @param readiness whether the gateway and each model can serve, and why not ({@link Readiness})
    * @param jobs the batch job endpoints, or null when jobs are off
    * @param json the limits infer bodies are read within ({@code gateway.json.*})
+   * @param serverTiming whether infer answers carry a {@code Server-Timing} header ({@code gateway.server.timing})
    */
   public record Deps(ModelCatalog catalog, RequestProducer requests, Capacity capacity, ApiKeys keys,
       GatewayMetrics metrics, JobsApi jobs, Readiness readiness, long defaultTimeoutMs, long maxBodyBytes,
-      int retryAfterSeconds, JsonLimits json) {
+      int retryAfterSeconds, JsonLimits json, boolean serverTiming) {
 
     /** The transport-free infer path over the same parts, shared with the gRPC front door. */
     public InferService inferService() {
@@ -197,28 +200,52 @@ public final class HttpApi implements HttpFrontDoor.Handler {
   }
 
   private void infer(Call call, ServiceModelEntry service, VersionEntry pinned, VersionEntry signatureOf) throws IOException {
-    byte[] body = call.body(deps.maxBodyBytes(), "gateway.max.body.bytes");
-    InferBody.Parsed parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature(), deps.json());
-    infer.submit(new InferService.Submit(call.requestId, new InferService.Resolved(service, signatureOf, pinned),
-        parsed.inputs(), parsed.outputs(), parsed.timeoutMs(), call.header("traceparent"))).whenComplete((reply, failure) -> {
-          if (failure == null) {
-            answer(call, reply, parsed);
-          } else if (failure instanceof HttpError e) {
-            call.error(e.status(), e.getMessage());
-          } else {
-            log.error("Unexpected failure of request {}", call.requestId, failure);
-            call.error(500, "internal error; see the gateway log for request " + call.requestId);
-          }
-        });
+    ServerTiming timing = deps.serverTiming() ? new ServerTiming(call.exchange.receivedNanos()).handling(call.start) : null;
+    InferBody.Parsed parsed;
+    CompletableFuture<InferenceReply> reply;
+    try {
+      byte[] body = call.body(deps.maxBodyBytes(), "gateway.max.body.bytes");
+      parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature(), deps.json());
+      reply = infer.submit(new InferService.Submit(call.requestId, new InferService.Resolved(service, signatureOf, pinned),
+          parsed.inputs(), parsed.outputs(), parsed.timeoutMs(), call.header("traceparent")), timing);
+    } catch (HttpError e) { // refused before producing: the answer still says how long it waited for a handler
+      stamp(call, timing);
+      throw e;
+    }
+    reply.whenComplete((answer, failure) -> {
+      if (failure == null) {
+        answer(call, answer, parsed, timing);
+      } else if (failure instanceof HttpError e) {
+        stamp(call, timing);
+        call.error(e.status(), e.getMessage());
+      } else {
+        log.error("Unexpected failure of request {}", call.requestId, failure);
+        call.error(500, "internal error; see the gateway log for request " + call.requestId);
+      }
+    });
   }
 
-  private void answer(Call call, InferenceReply reply, InferBody.Parsed parsed) {
+  private void answer(Call call, InferenceReply reply, InferBody.Parsed parsed, ServerTiming timing) {
     InferAnswer answer = InferAnswer.of(reply, parsed.clientId(), parsed);
+    if (timing != null) {
+      timing.encoded();
+      stamp(call, timing);
+    }
     if (answer.binary()) {
       call.exchange.getResponseHeaders().set("Inference-Header-Content-Length", Integer.toString(answer.headerLength()));
       call.bytes(200, "application/octet-stream", answer.body());
     } else {
       call.bytes(200, "application/json", answer.body());
+    }
+  }
+
+  /** Puts the stages reached so far in the answer's {@code Server-Timing} header (none when off or none reached). */
+  private static void stamp(Call call, ServerTiming timing) {
+    if (timing != null) {
+      String value = timing.header();
+      if (!value.isEmpty()) {
+        call.exchange.getResponseHeaders().set(ServerTiming.HTTP_HEADER, value);
+      }
     }
   }
 

@@ -119,11 +119,19 @@ public final class InferService {
    * that a moment later would be served; it is then answered 503 naming why, as before.
    */
   public CompletableFuture<InferenceReply> submit(Submit s) {
+    return submit(s, null);
+  }
+
+  /**
+   * {@link #submit(Submit)}, stamping {@code timing} (null: none) as the request is produced and as
+   * its reply or failure comes back, before the returned future completes.
+   */
+  public CompletableFuture<InferenceReply> submit(Submit s, ServerTiming timing) {
     long timeoutMs = timeoutMs(s.timeoutMs());
     Routing routing = deps.requests().routing();
     String name = s.model().service().name();
     try {
-      return produce(s, timeoutMs, routing.choose(name));
+      return produce(s, timeoutMs, routing.choose(name), timing);
     } catch (NotRoutableException e) {
       long graceMs = Math.min(ROUTE_GRACE_MS, timeoutMs);
       if (graceMs <= 0 || !routing.settling(name)) {
@@ -131,7 +139,7 @@ public final class InferService {
       }
       CompletableFuture<InferenceReply> answer = new CompletableFuture<>();
       long now = System.nanoTime();
-      retryRoute(s, timeoutMs, now, now + graceMs * 1_000_000L, answer);
+      retryRoute(s, timeoutMs, now, now + graceMs * 1_000_000L, answer, timing);
       return answer;
     }
   }
@@ -146,7 +154,8 @@ public final class InferService {
         return t;
       });
 
-  private void retryRoute(Submit s, long timeoutMs, long startNanos, long giveUpAtNanos, CompletableFuture<InferenceReply> answer) {
+  private void retryRoute(Submit s, long timeoutMs, long startNanos, long giveUpAtNanos, CompletableFuture<InferenceReply> answer,
+      ServerTiming timing) {
     ROUTE_WAITS.schedule(() -> {
       try {
         Routing.Target target;
@@ -156,12 +165,12 @@ public final class InferService {
           if (System.nanoTime() - giveUpAtNanos >= 0) {
             answer.completeExceptionally(new HttpError(503, e.getMessage()));
           } else {
-            retryRoute(s, timeoutMs, startNanos, giveUpAtNanos, answer);
+            retryRoute(s, timeoutMs, startNanos, giveUpAtNanos, answer, timing);
           }
           return;
         }
         long waitedMs = (System.nanoTime() - startNanos) / 1_000_000L; // the wait counts against the call's deadline
-        produce(s, Math.max(1, timeoutMs - waitedMs), target).whenComplete((reply, failure) -> {
+        produce(s, Math.max(1, timeoutMs - waitedMs), target, timing).whenComplete((reply, failure) -> {
           if (failure != null) {
             answer.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure);
           } else {
@@ -175,7 +184,7 @@ public final class InferService {
   }
 
   /** Takes an in-flight slot and produces to the chosen target; refusals are thrown (429, 409). */
-  private CompletableFuture<InferenceReply> produce(Submit s, long timeoutMs, Routing.Target target) {
+  private CompletableFuture<InferenceReply> produce(Submit s, long timeoutMs, Routing.Target target, ServerTiming timing) {
     if (!deps.capacity().tryOnline()) {
       throw new HttpError(429, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
     }
@@ -187,8 +196,14 @@ public final class InferService {
         .setOutputs(s.outputs())
         .build();
     CompletableFuture<InferenceReply> answer = new CompletableFuture<>();
+    if (timing != null) {
+      timing.producing();
+    }
     try {
       deps.requests().send(request, timeoutMs, s.traceparent(), target).whenComplete((reply, failure) -> {
+        if (timing != null) {
+          timing.replied();
+        }
         deps.capacity().releaseOnline();
         if (failure != null) {
           answer.completeExceptionally(failed(failure, s.requestId(), timeoutMs));
@@ -198,6 +213,9 @@ public final class InferService {
           answer.complete(reply);
         }
       });
+      if (timing != null) {
+        timing.produced();
+      }
     } catch (IllegalStateException e) {
       deps.capacity().releaseOnline();
       throw duplicate(s.requestId());

@@ -34,6 +34,7 @@ public final class Exchange {
   private final Headers responseHeaders = new Headers(new LinkedHashMap<>());
   private final Runnable onAnswered;
   private final URI uri;
+  private final long receivedNanos = System.nanoTime();
 
   Exchange(HttpServerRequest request, Context context, byte[] body, boolean bodyOverLimit, Runnable onAnswered) {
     this(request, context, body, bodyOverLimit, false, onAnswered);
@@ -81,6 +82,14 @@ public final class Exchange {
   /** Headers of the answer; set them before answering. */
   public Headers getResponseHeaders() {
     return responseHeaders;
+  }
+
+  /**
+   * When the request was handed over whole ({@link System#nanoTime}): its last byte received on the
+   * event loop, or the moment its body was found over its limit or abandoned.
+   */
+  public long receivedNanos() {
+    return receivedNanos;
   }
 
   /** The whole body, received before the handler ran; empty when it was over its limit. */

@@ -439,13 +439,23 @@ public final class Bench {
   }
 
   private static LoadRunner.Call httpCall(HttpClient http, PipelineEnv env, BenchModel model, int i) {
+    return httpCall(http, env, model, i, null);
+  }
+
+  /** An HTTP infer call whose Server-Timing header and round trip go to {@code stages} (null: not read). */
+  private static LoadRunner.Call httpCall(HttpClient http, PipelineEnv env, BenchModel model, int i, GatewayStages stages) {
     HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer"))
         .timeout(Duration.ofSeconds(30))
         .POST(HttpRequest.BodyPublishers.ofString(model.jsonBody(1, i))).build();
     return () -> {
+      long start = System.nanoTime();
       HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+      long roundTrip = System.nanoTime() - start;
       if (response.statusCode() != 200) {
         throw new IOException("HTTP " + response.statusCode() + ": " + response.body());
+      }
+      if (stages != null) {
+        stages.call(response.headers().firstValue("Server-Timing").orElse(null), roundTrip);
       }
     };
   }
@@ -652,30 +662,47 @@ public final class Bench {
     Files.write(file, TinyModels.identity());
     BenchModel identity = BenchModel.of("identity", file, Map.of(), "Identity on one float");
     List<List<String>> rows = new ArrayList<>();
+    List<List<String>> stageRows = new ArrayList<>();
+    List<List<String>> cpuRows = new ArrayList<>();
     LoadRunner.Result engine = EngineBench.run(identity, 1, 1, 1, warmup(), measured());
     rows.add(row("(a) engine, in-process", 1, engine.throughput(), ms(engine, false), ms(engine, true), "", ""));
     Path dir = Files.createTempDirectory(workDir, "ceiling");
-    try (PipelineEnv env = new PipelineEnv(dir, List.of(identity), Map.of(), 1);
+    CpuSplit cpu = new CpuSplit();
+    try (PipelineEnv env = new PipelineEnv(dir, List.of(identity), Map.of(), 1, cpu);
          PartitaClient client = env.client()) {
+      cpu.part("load generator");
       Map<Integer, LoadRunner.Result> kafka = new HashMap<>();
       for (int c : concurrencies()) {
-        LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, identity, i));
+        CeilingProbe probe = new CeilingProbe(cpu);
+        LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> kafkaCall(client, identity, i), probe);
         kafka.put(c, r);
-        rows.add(row("(b) Kafka round trip, Java client", c, r.throughput(), ms(r, false), ms(r, true), "1.00", ""));
+        String path = "(b) Kafka round trip, Java client";
+        rows.add(row(path, c, r.throughput(), ms(r, false), ms(r, true), "1.00", ""));
+        probe.addCpuRow(cpuRows, path, c, r);
       }
       HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(); // as in the pipeline table
       httpCall(http, env, identity, 0).run(); // one call first: connection set-up and class loading stay out of the window
+      cpu.part("load generator"); // the HttpClient's threads, started by that call
       for (int c : concurrencies()) {
-        LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, identity, i));
-        rows.add(row("(c) HTTP round trip", c, r.throughput(), ms(r, false), ms(r, true),
+        CeilingProbe probe = new CeilingProbe(cpu);
+        LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, identity, i, probe.stages), probe);
+        String path = "(c) HTTP round trip";
+        rows.add(row(path, c, r.throughput(), ms(r, false), ms(r, true),
             Report.fmt(r.throughput() / kafka.get(c).throughput()), Report.fmt(ms(r, false) - ms(kafka.get(c), false))));
+        probe.addStageRow(stageRows, path, c);
+        probe.addCpuRow(cpuRows, path, c, r);
       }
       try (GrpcCalls grpc = new GrpcCalls(env.gateway.grpcPort())) {
         grpc.call(identity, identity.name(), 0).run();
+        cpu.part("load generator");
         for (int c : concurrencies()) {
-          LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> grpc.call(identity, identity.name(), i));
-          rows.add(row("(d) gRPC round trip (raw contents)", c, r.throughput(), ms(r, false), ms(r, true),
+          CeilingProbe probe = new CeilingProbe(cpu);
+          LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> grpc.call(identity, identity.name(), i, probe.stages), probe);
+          String path = "(d) gRPC round trip (raw contents)";
+          rows.add(row(path, c, r.throughput(), ms(r, false), ms(r, true),
               Report.fmt(r.throughput() / kafka.get(c).throughput()), Report.fmt(ms(r, false) - ms(kafka.get(c), false))));
+          probe.addStageRow(stageRows, path, c);
+          probe.addCpuRow(cpuRows, path, c, r);
         }
       }
     }
@@ -684,5 +711,73 @@ public final class Bench {
             + "The last two columns compare each gateway path with the Kafka-native client at the same concurrency: "
             + "round trips/s over the client's, and the p50 the gateway adds.",
         List.of("path", "concurrency", "round trips/s", "p50 ms", "p99 ms", "vs Kafka client", "p50 added ms"), rows, self));
+    List<String> stageColumns = new ArrayList<>(List.of("path", "concurrency", "calls"));
+    GatewayStages.STAGES.forEach(st -> stageColumns.add(st + " ms"));
+    stageColumns.addAll(List.of("outside the gateway ms", "median round trip ms"));
+    report.add(new Report.Table("5b. Where the time goes (gateway paths)",
+        "Median per stage of the gateway rows of table 5, from the gateway's own Server-Timing answers (HTTP header, gRPC "
+            + "trailer; docs/gateway.md): queue (request received to its handler running on a handler thread), decode (key, "
+            + "model, body decode and validation, routing), produce (the request handed to the Kafka producer), kafka (to the "
+            + "reply on a gateway answer thread: broker, worker, reply fetch), encode (the answer's body or message). Outside "
+            + "the gateway: per call, the client's round trip less the gateway's stages (client encode and send, loopback, the "
+            + "answer's write, client receive), then the median.",
+        stageColumns, stageRows, self));
+    List<String> cpuColumns = new ArrayList<>(List.of("path", "concurrency", "round trips/s", "cores busy"));
+    CpuSplit.PARTS.forEach(part -> cpuColumns.add(part + " %"));
+    cpuColumns.addAll(List.of("gateway CPU us/call", "load generator CPU us/call"));
+    report.add(new Report.Table("5c. CPU split (Kafka ceiling)",
+        "Share of the process's CPU time in the measured window of each row of table 5, by part, as in table 1d (all parts in this "
+            + "JVM). The load generator is the Java client's threads (Kafka rows), the JDK HttpClient and its threads (HTTP rows), "
+            + "or grpc-java's client on its own Netty threads (gRPC rows). The last two columns are CPU microseconds per round "
+            + "trip of the gateway and of the load generator.",
+        cpuColumns, cpuRows, self));
+  }
+
+  /** One row of the ceiling: the CPU split over its measured window, and the gateway's stages of the calls in it. */
+  private static final class CeilingProbe implements LoadRunner.Window {
+    final GatewayStages stages = new GatewayStages();
+    private final CpuSplit cpu;
+    private Map<Long, Long> before;
+    private CpuSplit.Split split;
+    private long startNanos;
+
+    CeilingProbe(CpuSplit cpu) {
+      this.cpu = cpu;
+    }
+
+    @Override
+    public void start() {
+      before = cpu.snapshot();
+      startNanos = System.nanoTime();
+      stages.start();
+    }
+
+    @Override
+    public void end() {
+      stages.stop();
+      split = cpu.between(before, cpu.snapshot(), (System.nanoTime() - startNanos) / 1e9);
+    }
+
+    void addStageRow(List<List<String>> stageRows, String path, int concurrency) {
+      GatewayStages.Summary s = stages.summary();
+      List<String> st = row(path, concurrency, s.calls());
+      for (double m : s.medianMs()) {
+        st.add(Report.fmt(m));
+      }
+      st.add(Report.fmt(s.outsideMs()));
+      st.add(Report.fmt(s.roundTripMs()));
+      stageRows.add(st);
+    }
+
+    void addCpuRow(List<List<String>> cpuRows, String path, int concurrency, LoadRunner.Result r) {
+      List<String> c = row(path, concurrency, r.throughput(), split.coresBusy());
+      for (double share : split.shares()) {
+        c.add(Report.fmt(share * 100));
+      }
+      double cpuMicrosPerCall = split.coresBusy() * 1e6 / r.throughput();
+      c.add(Report.fmt(cpuMicrosPerCall * split.shares()[CpuSplit.PARTS.indexOf("gateway")]));
+      c.add(Report.fmt(cpuMicrosPerCall * split.shares()[CpuSplit.PARTS.indexOf("load generator")]));
+      cpuRows.add(c);
+    }
   }
 }

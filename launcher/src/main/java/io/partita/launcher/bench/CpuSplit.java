@@ -45,8 +45,13 @@ final class CpuSplit {
 
   /** A thread created after the parts started, by its name. */
   static String byName(String name) {
-    if (name.startsWith("bench-load") || name.startsWith("partita-client") || name.contains("| bench")) {
+    if (name.startsWith("bench-load") || name.startsWith("partita-client") || name.contains("| bench")
+        || name.startsWith("HttpClient-")) { // the JDK HttpClient's selector and workers: only the bench's load uses it
       return "load generator";
+    }
+    // the gateway's handler threads, and the gRPC server's Netty loops (the bench's gRPC client has its own)
+    if (name.startsWith("partita-handler") || name.startsWith("grpc-default-") || name.startsWith("partita-route-wait")) {
+      return "gateway";
     }
     if (name.startsWith("partita-slot") || name.startsWith("partita-worker")) {
       return "worker";

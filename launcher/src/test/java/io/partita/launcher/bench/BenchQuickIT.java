@@ -28,7 +28,8 @@ class BenchQuickIT {
     String report = Files.readString(out);
     for (String section : List.of("1. Pipeline against the engine", "2. Planner against reality", "3a. Weight files: memory",
         "3b. Weight files: throughput", "3c. Weight files through the pipeline", "4. Planning speed", "4b. Replay re-planning",
-        "5. Kafka ceiling", "2b. The loop, per model", "1e. Batch jobs", "1b. Share of the engine", "1c. Where the time goes", "1d. CPU split")) {
+        "5. Kafka ceiling", "2b. The loop, per model", "1e. Batch jobs", "1b. Share of the engine", "1c. Where the time goes",
+        "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)")) {
       assertThat(report).contains("### " + section);
     }
     assertThat(report).contains("Machine: ").contains("Reproduce: `./partita bench --quick`");
@@ -61,5 +62,14 @@ class BenchQuickIT {
     Matcher grpc = Pattern.compile("\\| \\(d\\) gRPC round trip \\(raw contents\\) \\| 1 \\| ([0-9.e+-]+) \\|").matcher(report);
     assertThat(grpc.find()).as("gRPC row of the Kafka ceiling in%n%s", report).isTrue();
     assertThat(Double.parseDouble(grpc.group(1))).isPositive();
+    // The gateway's Server-Timing answers reached table 5b: calls counted and a Kafka stage, for HTTP and gRPC.
+    String table5b = report.substring(report.indexOf("### 5b."), report.indexOf("### 5c."));
+    for (String path : List.of("(c) HTTP round trip", "(d) gRPC round trip (raw contents)")) {
+      Matcher gateway = Pattern.compile("\\| " + Pattern.quote(path) + " \\| 1 \\| ([0-9]+) \\|( [0-9.e+-]+ \\|){3} ([0-9.e+-]+) \\|")
+          .matcher(table5b);
+      assertThat(gateway.find()).as("5b row for %s in%n%s", path, table5b).isTrue();
+      assertThat(Integer.parseInt(gateway.group(1))).isPositive();
+      assertThat(Double.parseDouble(gateway.group(3))).as("kafka ms").isPositive();
+    }
   }
 }
