@@ -297,18 +297,8 @@ public final class Gateway implements Service {
   private Properties consumerProps() {
     Properties p = KafkaClients.consumer(config.kafka().bootstrapServers(), config.kafka().clients());
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
-    if (!config.kafka().clients().containsKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)) {
-      // The broker answers a waiting fetch as soon as one record is there (fetch.min.bytes 1), so this
-      // wait bounds only fetches that find nothing: at 10 ms each idle loop of the gateway (replies, job
-      // status, job leader) cost the broker and the gateway 100 fetches a second, CPU the infer path
-      // then lacks on a small machine (BENCHMARKS.md 5c), for no gain in latency.
-      p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, Long.toString(IDLE_FETCH_WAIT_MS));
-    }
     return p;
   }
-
-  /** How long the broker may hold a gateway consumer's fetch that finds nothing (Kafka's own default). */
-  static final long IDLE_FETCH_WAIT_MS = 500;
 
   /** The job leader's consumer: in the group {@code <prefix>.gateway.jobs}, never reads, never commits. */
   private Properties leaderProps() {

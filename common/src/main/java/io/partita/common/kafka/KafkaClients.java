@@ -59,13 +59,21 @@ public final class KafkaClients {
     return p;
   }
 
+  /** {@code fetch.max.wait.ms} of every consumer made here unless the settings give one (Kafka's default). */
+  public static final long IDLE_FETCH_WAIT_MS = 500;
+
   public static Properties consumer(String bootstrapServers, Properties kafka) {
     Properties p = base(bootstrapServers, kafka);
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    // Replies and routes are small and latency matters: answer a fetch as soon as data is there.
-    p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "10");
+    // How long the broker may hold a fetch that finds nothing. It costs no latency: with
+    // fetch.min.bytes 1 the broker answers a waiting fetch as soon as a record is appended. It costs
+    // CPU when short: at 10 ms (this class's old value) each idle consumer (a worker's plan, catalog
+    // and request loops, a gateway's replies, routes and jobs, a client's replies) made 100 fetches
+    // a second, broker and client CPU a 2-core host then lacked for the calls (BENCHMARKS.md 1d, 5c).
+    // Kafka's own default; kafka.fetch.max.wait.ms overrides it.
+    p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, Long.toString(IDLE_FETCH_WAIT_MS));
     return p;
   }
 }
