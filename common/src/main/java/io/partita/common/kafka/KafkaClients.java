@@ -69,10 +69,10 @@ public final class KafkaClients {
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     // How long the broker may hold a fetch that finds nothing. It costs no latency: with
     // fetch.min.bytes 1 the broker answers a waiting fetch as soon as a record is appended. It costs
-    // CPU when short: at 10 ms (this class's old value) each idle consumer (a worker's plan, catalog
-    // and request loops, a gateway's replies, routes and jobs, a client's replies) made 100 fetches
-    // a second, broker and client CPU a 2-core host then lacked for the calls (BENCHMARKS.md 1d, 5c).
-    // Kafka's own default; kafka.fetch.max.wait.ms overrides it.
+    // CPU when short: at 10 ms (this method's old value) each idle consumer made here (a gateway's
+    // replies, routes, catalog and jobs loops, a client's replies) made 100 fetches a second, broker
+    // and client CPU a 2-core host then lacked for the calls (BENCHMARKS.md 5c). Kafka's own default,
+    // as the worker's consumers (from base()) always had; kafka.fetch.max.wait.ms overrides it.
     p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, Long.toString(IDLE_FETCH_WAIT_MS));
     return p;
   }
