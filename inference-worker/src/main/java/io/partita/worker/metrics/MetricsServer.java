@@ -1,60 +1,43 @@
 package io.partita.worker.metrics;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import io.partita.common.metrics.MetricsEndpoint;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * The worker's HTTP endpoint (JDK HTTP server): {@code GET /metrics} (the registry in the Prometheus
- * text format), {@code GET /health/live} and {@code GET /health/ready} (200, or 503 with the loop or
- * part that is not; the decision is {@link WorkerHealth}'s).
+ * The worker's HTTP endpoint ({@link MetricsEndpoint} on the JDK HTTP server): {@code GET /metrics}
+ * (the registry in the Prometheus text format), {@code GET /health/live} and {@code GET
+ * /health/ready} (200, or 503 with the loop or part that is not; the decision is {@link
+ * WorkerHealth}'s).
  */
 public final class MetricsServer implements AutoCloseable {
-  private final HttpServer server;
+  private final MetricsEndpoint endpoint;
 
   public MetricsServer(PrometheusMeterRegistry registry, int port) throws IOException {
     this(registry, null, port);
   }
 
   public MetricsServer(PrometheusMeterRegistry registry, WorkerHealth health, int port) throws IOException {
-    server = HttpServer.create(new InetSocketAddress(port), 0);
-    server.createContext("/metrics", exchange -> serve(exchange, "text/plain; version=0.0.4; charset=utf-8",
-        () -> new WorkerHealth.Answer(200, registry.scrape())));
-    if (health != null) {
-      server.createContext("/health/live", exchange -> serve(exchange, "text/plain; charset=utf-8", health::live));
-      server.createContext("/health/ready", exchange -> serve(exchange, "text/plain; charset=utf-8", health::ready));
-    }
-    server.setExecutor(null);
-    server.start();
+    endpoint = new MetricsEndpoint(registry, port, health == null ? Map.of() : Map.of(
+        "/health/live", text(health::live),
+        "/health/ready", text(health::ready)));
   }
 
-  private static void serve(HttpExchange exchange, String contentType, Supplier<WorkerHealth.Answer> answer) throws IOException {
-    try (exchange) {
-      if (!exchange.getRequestMethod().equals("GET")) {
-        exchange.sendResponseHeaders(405, -1);
-        return;
-      }
+  private static Supplier<MetricsEndpoint.Text> text(Supplier<WorkerHealth.Answer> answer) {
+    return () -> {
       WorkerHealth.Answer a = answer.get();
-      byte[] body = a.body().getBytes(StandardCharsets.UTF_8);
-      exchange.getResponseHeaders().set("Content-Type", contentType);
-      exchange.sendResponseHeaders(a.status(), body.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(body);
-      }
-    }
+      return new MetricsEndpoint.Text(a.status(), a.body());
+    };
   }
 
   public int port() {
-    return server.getAddress().getPort();
+    return endpoint.port();
   }
 
   @Override
   public void close() {
-    server.stop(0);
+    endpoint.close();
   }
 }

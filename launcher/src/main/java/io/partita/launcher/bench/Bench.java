@@ -70,40 +70,43 @@ public final class Bench {
   public int run() throws Exception {
     Files.createDirectories(workDir);
     Instant started = Instant.now();
-    if ("pipeline".equals(only) || "pipeline-kafka".equals(only)) {
-      pipeline(models());
-      report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the pipeline alone");
-      report.write(out, quick, Machine.describe());
-      System.out.println("Wrote " + out.toAbsolutePath());
-      return 0;
-    }
-    if ("planner".equals(only) || "weights".equals(only) || "jobs".equals(only)) {
-      switch (only) {
-        case "planner" -> plannerReality(models());
-        case "jobs" -> batchJobs(models());
-        default -> adaptersThroughPipeline();
-      }
-      report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the " + only + " part alone");
-      report.write(out, quick, Machine.describe());
-      System.out.println("Wrote " + out.toAbsolutePath());
-      return 0;
-    }
-    if ("ceiling".equals(only)) {
+    String span;
+    if (only == null) {
+      List<BenchModel> models = models();
+      pipeline(models);
+      batchJobs(models);
+      plannerReality(models);
+      adapters();
+      adaptersThroughPipeline();
+      planningSpeed();
       kafkaCeiling();
-      report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the Kafka ceiling alone");
-      report.write(out, quick, Machine.describe());
-      System.out.println("Wrote " + out.toAbsolutePath());
-      return 0;
+      span = "the whole run";
+    } else {
+      span = switch (only) {
+        case "pipeline", "pipeline-kafka" -> {
+          pipeline(models());
+          yield "the pipeline alone";
+        }
+        case "planner" -> {
+          plannerReality(models());
+          yield "the planner part alone";
+        }
+        case "jobs" -> {
+          batchJobs(models());
+          yield "the jobs part alone";
+        }
+        case "weights" -> {
+          adaptersThroughPipeline();
+          yield "the weights part alone";
+        }
+        case "ceiling" -> {
+          kafkaCeiling();
+          yield "the Kafka ceiling alone";
+        }
+        default -> throw new IllegalArgumentException("only: no bench part '" + only + "'");
+      };
     }
-    List<BenchModel> models = models();
-    pipeline(models);
-    batchJobs(models);
-    plannerReality(models);
-    adapters();
-    adaptersThroughPipeline();
-    planningSpeed();
-    kafkaCeiling();
-    report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for the whole run");
+    report.note("duration", Duration.between(started, Instant.now()).toSeconds() + " s for " + span);
     report.write(out, quick, Machine.describe());
     System.out.println("Wrote " + out.toAbsolutePath());
     return 0;

@@ -6,6 +6,7 @@ import ai.onnxruntime.OrtException;
 import io.partita.avro.Tensor;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
+import io.partita.profiler.measure.Measurer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -51,6 +52,13 @@ record BenchModel(String name, Path file, ModelSignature signature, Map<Integer,
       }
     }
     return named;
+  }
+
+  /** The profiler's measuring settings for this model: the given budget, its dimensions by name. */
+  Measurer.Settings profilerSettings(OrtEnvironment env, long budgetMs) throws OrtException {
+    Measurer.Settings budget = Measurer.Settings.ofBudgetMillis(budgetMs);
+    return new Measurer.Settings(budget.sampler(), namedDims(env), budget.commands(),
+        budget.measureMemory(), budget.spinning());
   }
 
   long[] shape(int batch) {

@@ -43,10 +43,8 @@ final class PlannedGrouping {
   static Planned plan(BenchModel model, int batch, long budgetMs) throws Exception {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
     ProbedHost host = HostProbe.live().probe("bench", ProviderProbe.probe(env));
-    Measurer.Settings budget = Measurer.Settings.ofBudgetMillis(budgetMs);
     // Dynamic dimensions past the batch (OCR's width) by name, as `partita profile --dim` gives them.
-    Measurer measurer = new Measurer(env, host, new Measurer.Settings(budget.sampler(), model.namedDims(env),
-        budget.commands(), budget.measureMemory(), budget.spinning()));
+    Measurer measurer = new Measurer(env, host, model.profilerSettings(env, budgetMs));
     ModelRef ref = ModelRef.ofFile(model.name(), "1", model.file());
     String firstError = null;
     List<ProfilePoint> profile = new ArrayList<>();

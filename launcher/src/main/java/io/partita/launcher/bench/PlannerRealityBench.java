@@ -79,9 +79,7 @@ final class PlannerRealityBench {
   static Outcome run(BenchModel model, int batch, long budgetMs, Path workDir) throws Exception {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
     ProbedHost host = HostProbe.live().probe(HOST, ProviderProbe.probe(env));
-    Measurer.Settings budget = Measurer.Settings.ofBudgetMillis(budgetMs);
-    Measurer.Settings settings = new Measurer.Settings(budget.sampler(), model.namedDims(env), budget.commands(),
-        budget.measureMemory(), budget.spinning());
+    Measurer.Settings settings = model.profilerSettings(env, budgetMs);
     ProfileRunner runner = new ProfileRunner(env, settings);
     Path repo = Files.createTempDirectory(workDir, "loop-repo");
     Files.createDirectories(repo.resolve(model.name()).resolve("1"));
