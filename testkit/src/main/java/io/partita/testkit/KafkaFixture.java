@@ -55,6 +55,7 @@ public final class KafkaFixture implements BeforeAllCallback {
     if (cluster != null) {
       return;
     }
+    KafkaExits.install(); // a broker's fault must not end the test JVM
     KafkaClusterTestKit kit = new KafkaClusterTestKit.Builder(
             new TestKitNodes.Builder().setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build())
         .setConfigProp("offsets.topic.replication.factor", "1")

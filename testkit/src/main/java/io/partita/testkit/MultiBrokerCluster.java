@@ -49,6 +49,7 @@ public final class MultiBrokerCluster implements AutoCloseable {
     }
     String rf = Integer.toString(nodes);
     String minIsr = Integer.toString(nodes - 1);
+    KafkaExits.install(); // a broker's fault must not end the test JVM
     KafkaClusterTestKit kit = new KafkaClusterTestKit.Builder(
             new TestKitNodes.Builder().setCombined(false).setNumBrokerNodes(nodes).setNumControllerNodes(1)
                 .setBootstrapMetadataVersion(MetadataVersion.latestProduction())

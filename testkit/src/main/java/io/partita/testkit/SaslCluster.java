@@ -44,6 +44,7 @@ public final class SaslCluster implements AutoCloseable {
   }
 
   public static SaslCluster start() throws Exception {
+    KafkaExits.install(); // a broker's fault must not end the test JVM
     KafkaClusterTestKit kit = new KafkaClusterTestKit.Builder(
             new TestKitNodes.Builder().setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1)
                 .setBrokerListenerName(new ListenerName(LISTENER))
