@@ -1,14 +1,13 @@
 package io.partita.worker.batch;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.LinkedList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.PriorityQueue;
+import java.util.TreeMap;
 
 /**
  * Decides which queued requests run together: pure, with the time passed in, no threads and no
@@ -29,8 +28,39 @@ import java.util.Set;
  */
 public final class Batcher<T> {
   private BatchPolicy policy;
-  private final LinkedList<Pending<T>> queue = new LinkedList<>();
+  /** Every key with queued requests. */
+  private final Map<BatchKey, KeyQueue<T>> byKey = new HashMap<>();
+  /** The same keys, by the arrival number of their oldest queued request. */
+  private final TreeMap<Long, KeyQueue<T>> byOldest = new TreeMap<>();
+  /** Queued requests that have a deadline, soonest first; expired or taken ones are dropped lazily. */
+  private final PriorityQueue<Entry<T>> deadlines =
+      new PriorityQueue<>(Comparator.comparingLong((Entry<T> e) -> e.pending.deadlineMs()).thenComparingLong(e -> e.seq));
+  private long nextSeq;
+  private int size;
   private int queuedRows;
+
+  /** A queued request and its arrival number; {@code gone} once it expired or was taken into a batch. */
+  private static final class Entry<T> {
+    final Pending<T> pending;
+    final long seq;
+    boolean gone;
+
+    Entry(Pending<T> pending, long seq) {
+      this.pending = pending;
+      this.seq = seq;
+    }
+  }
+
+  /** One key's requests in arrival order (some may be gone), and the rows of those still queued. */
+  private static final class KeyQueue<T> {
+    final BatchKey key;
+    final ArrayDeque<Entry<T>> entries = new ArrayDeque<>();
+    int rows;
+
+    KeyQueue(BatchKey key) {
+      this.key = key;
+    }
+  }
 
   public Batcher(BatchPolicy policy) {
     this.policy = policy;
@@ -53,12 +83,23 @@ public final class Batcher<T> {
   }
 
   public void add(Pending<T> pending) {
-    queue.addLast(pending);
+    Entry<T> entry = new Entry<>(pending, nextSeq++);
+    KeyQueue<T> queue = byKey.computeIfAbsent(pending.key(), KeyQueue::new);
+    if (queue.rows == 0) {
+      byOldest.put(entry.seq, queue); // its first live request: the key joins the order
+      queue.entries.clear(); // only gone entries can be left
+    }
+    queue.entries.addLast(entry);
+    queue.rows += pending.rows();
+    if (pending.deadlineMs() != Pending.NO_DEADLINE) {
+      deadlines.add(entry);
+    }
+    size++;
     queuedRows += pending.rows();
   }
 
   public int size() {
-    return queue.size();
+    return size;
   }
 
   public int rows() {
@@ -66,7 +107,7 @@ public final class Batcher<T> {
   }
 
   public boolean isEmpty() {
-    return queue.isEmpty();
+    return size == 0;
   }
 
   /**
@@ -76,72 +117,118 @@ public final class Batcher<T> {
    * @param flush run the oldest batch even if it is neither full nor old enough (draining)
    */
   public Decision<T> next(long nowMs, boolean flush) {
-    List<Pending<T>> expired = new ArrayList<>();
-    for (Iterator<Pending<T>> it = queue.iterator(); it.hasNext(); ) {
-      Pending<T> p = it.next();
-      if (p.expiredAt(nowMs)) {
-        it.remove();
-        queuedRows -= p.rows();
-        expired.add(p);
-      }
-    }
-    if (queue.isEmpty()) {
+    List<Pending<T>> expired = takeExpired(nowMs);
+    if (size == 0) {
       return new Decision<>(expired, List.of(), Long.MAX_VALUE);
     }
-    // Keys in the order of their oldest request (the queue is in arrival order).
-    Map<BatchKey, List<Pending<T>>> groups = new LinkedHashMap<>();
-    for (Pending<T> p : queue) {
-      groups.computeIfAbsent(p.key(), k -> new ArrayList<>()).add(p);
-    }
     long wakeAt = Long.MAX_VALUE;
-    for (List<Pending<T>> group : groups.values()) {
-      List<Pending<T>> batch = fill(group);
-      int rows = batch.stream().mapToInt(Pending::rows).sum();
-      boolean full = rows >= policy.maxRows() || batch.size() < group.size();
-      long dueAt = group.get(0).enqueuedAtMs() + policy.maxDelayMs();
+    for (KeyQueue<T> queue : byOldest.values()) { // keys in the order of their oldest request
+      boolean full = queue.rows >= policy.maxRows(); // the next request would not fit, or the batch is at the limit
+      long dueAt = queue.entries.peekFirst().pending.enqueuedAtMs() + policy.maxDelayMs();
       if (flush || full || nowMs >= dueAt) {
-        take(batch);
-        return new Decision<>(expired, batch, nowMs);
+        return new Decision<>(expired, take(queue), nowMs);
       }
       wakeAt = Math.min(wakeAt, dueAt);
     }
-    for (Pending<T> p : queue) {
-      if (p.deadlineMs() != Pending.NO_DEADLINE) {
-        wakeAt = Math.min(wakeAt, p.deadlineMs() + 1);
-      }
+    Entry<T> soonest = liveDeadline();
+    if (soonest != null) {
+      wakeAt = Math.min(wakeAt, soonest.pending.deadlineMs() + 1);
     }
     return new Decision<>(expired, List.of(), wakeAt);
   }
 
   /** Everything still queued, in arrival order, leaving the batcher empty. */
   public List<Pending<T>> drainAll() {
-    List<Pending<T>> all = new ArrayList<>(queue);
-    queue.clear();
+    List<Entry<T>> live = new ArrayList<>(size);
+    for (KeyQueue<T> queue : byKey.values()) {
+      for (Entry<T> e : queue.entries) {
+        if (!e.gone) {
+          live.add(e);
+        }
+      }
+    }
+    live.sort(Comparator.comparingLong(e -> e.seq));
+    byKey.clear();
+    byOldest.clear();
+    deadlines.clear();
+    size = 0;
     queuedRows = 0;
-    return all;
+    return live.stream().map(e -> e.pending).toList();
   }
 
-  /** The longest arrival-order prefix of a key's requests that fits the row limit (at least one). */
-  private List<Pending<T>> fill(List<Pending<T>> group) {
+  /** Takes out, in arrival order, every request whose deadline has passed. */
+  private List<Pending<T>> takeExpired(long nowMs) {
+    List<Entry<T>> expired = new ArrayList<>();
+    for (Entry<T> e = liveDeadline(); e != null && e.pending.expiredAt(nowMs); e = liveDeadline()) {
+      deadlines.poll();
+      KeyQueue<T> queue = byKey.get(e.pending.key());
+      boolean wasOldest = queue.entries.peekFirst() == e;
+      e.gone = true;
+      forget(queue, e.pending.rows());
+      if (wasOldest) {
+        byOldest.remove(e.seq);
+        dropGoneHead(queue);
+      }
+      expired.add(e);
+    }
+    if (expired.size() > 1) {
+      expired.sort(Comparator.comparingLong(e -> e.seq));
+    }
+    return expired.stream().map(e -> e.pending).toList();
+  }
+
+  /** The queued request with the soonest deadline, dropping those already taken or expired; null when none. */
+  private Entry<T> liveDeadline() {
+    Entry<T> e = deadlines.peek();
+    while (e != null && e.gone) {
+      deadlines.poll();
+      e = deadlines.peek();
+    }
+    return e;
+  }
+
+  /** The longest arrival-order prefix of the key's requests that fits the row limit (at least one), taken out. */
+  private List<Pending<T>> take(KeyQueue<T> queue) {
+    byOldest.remove(queue.entries.peekFirst().seq);
     List<Pending<T>> batch = new ArrayList<>();
     int rows = 0;
-    for (Pending<T> p : group) {
-      if (!batch.isEmpty() && rows + p.rows() > policy.maxRows()) {
+    while (!queue.entries.isEmpty()) {
+      Entry<T> e = queue.entries.peekFirst();
+      if (e.gone) {
+        queue.entries.pollFirst();
+        continue;
+      }
+      if (!batch.isEmpty() && rows + e.pending.rows() > policy.maxRows()) {
         break;
       }
-      batch.add(p);
-      rows += p.rows();
+      queue.entries.pollFirst();
+      e.gone = true; // so the deadline heap drops it
+      batch.add(e.pending);
+      rows += e.pending.rows();
+      forget(queue, e.pending.rows());
     }
+    dropGoneHead(queue);
     return batch;
   }
 
-  private void take(List<Pending<T>> batch) {
-    // By identity: two requests with equal contents are still two requests.
-    Set<Pending<T>> taken = Collections.newSetFromMap(new IdentityHashMap<>());
-    taken.addAll(batch);
-    queue.removeIf(taken::contains);
-    for (Pending<T> p : batch) {
-      queuedRows -= p.rows();
+  private void forget(KeyQueue<T> queue, int rows) {
+    queue.rows -= rows;
+    size--;
+    queuedRows -= rows;
+  }
+
+  /**
+   * After the key's oldest request left: drops the gone requests now at its head and puts the key
+   * back in the order under its new oldest request, or forgets the key when none is left.
+   */
+  private void dropGoneHead(KeyQueue<T> queue) {
+    while (!queue.entries.isEmpty() && queue.entries.peekFirst().gone) {
+      queue.entries.pollFirst();
+    }
+    if (queue.entries.isEmpty()) {
+      byKey.remove(queue.key);
+    } else {
+      byOldest.put(queue.entries.peekFirst().seq, queue);
     }
   }
 }

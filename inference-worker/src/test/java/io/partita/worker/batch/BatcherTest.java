@@ -164,4 +164,91 @@ class BatcherTest {
     assertThat(batcher.size()).isEqualTo(1);
     assertThat(batcher.rows()).isEqualTo(1);
   }
+
+  /**
+   * The batcher keeps per-key queues, a key order and a deadline heap so that a decision never
+   * walks the whole queue; this checks it against the plain definition (walk everything: expire,
+   * group by key in arrival order, take the first due group's prefix) over random runs with several
+   * keys, sizes over and under the limit, deadlines, delays, policy changes and flushes.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @CsvSource({"1", "2", "3", "4", "5", "6", "7", "8"})
+  void shouldDecideAsThePlainDefinitionDoesOverRandomRuns(long seed) {
+    java.util.Random random = new java.util.Random(seed);
+    BatchKey[] keys = {A, B, A_V2, BatchKey.acrossWeightFiles("demo-mlp", "1", "input:FP32:[8]")};
+    BatchPolicy policy = new BatchPolicy(8, 5);
+    Batcher<String> batcher = new Batcher<>(policy);
+    List<Pending<String>> plain = new ArrayList<>();
+    long now = 0;
+    for (int step = 0; step < 3_000; step++) {
+      int action = random.nextInt(10);
+      if (action < 5) {
+        long deadline = random.nextInt(4) == 0 ? now + random.nextInt(30) : Pending.NO_DEADLINE;
+        Pending<String> p = new Pending<>("r" + step, keys[random.nextInt(keys.length)], 1 + random.nextInt(random.nextInt(8) == 0 ? 12 : 4), now, deadline);
+        batcher.add(p);
+        plain.add(p);
+      } else if (action < 9) {
+        boolean flush = random.nextInt(20) == 0;
+        Batcher.Decision<String> got = batcher.next(now, flush);
+        Batcher.Decision<String> want = plainNext(plain, policy, now, flush);
+        assertThat(got.expired()).as("expired at step %d", step).containsExactlyElementsOf(want.expired());
+        assertThat(got.batch()).as("batch at step %d", step).containsExactlyElementsOf(want.batch());
+        assertThat(got.wakeAtMs()).as("wake at step %d", step).isEqualTo(want.wakeAtMs());
+        assertThat(batcher.size()).isEqualTo(plain.size());
+        assertThat(batcher.rows()).isEqualTo(plain.stream().mapToInt(Pending::rows).sum());
+      } else if (random.nextInt(10) == 0) {
+        policy = new BatchPolicy(1 + random.nextInt(16), random.nextInt(10));
+        batcher.policy(policy);
+      }
+      now += random.nextInt(3);
+    }
+    assertThat(batcher.drainAll()).containsExactlyElementsOf(plain);
+    assertThat(batcher.isEmpty()).isTrue();
+  }
+
+  /** The definition, walking the whole queue (what the batcher did before it kept per-key queues). */
+  private static Batcher.Decision<String> plainNext(List<Pending<String>> queue, BatchPolicy policy, long now, boolean flush) {
+    List<Pending<String>> expired = new ArrayList<>();
+    queue.removeIf(p -> {
+      if (p.expiredAt(now)) {
+        expired.add(p);
+        return true;
+      }
+      return false;
+    });
+    if (queue.isEmpty()) {
+      return new Batcher.Decision<>(expired, List.of(), Long.MAX_VALUE);
+    }
+    java.util.Map<BatchKey, List<Pending<String>>> groups = new java.util.LinkedHashMap<>();
+    for (Pending<String> p : queue) {
+      groups.computeIfAbsent(p.key(), k -> new ArrayList<>()).add(p);
+    }
+    long wakeAt = Long.MAX_VALUE;
+    for (List<Pending<String>> group : groups.values()) {
+      List<Pending<String>> batch = new ArrayList<>();
+      int rows = 0;
+      for (Pending<String> p : group) {
+        if (!batch.isEmpty() && rows + p.rows() > policy.maxRows()) {
+          break;
+        }
+        batch.add(p);
+        rows += p.rows();
+      }
+      boolean full = rows >= policy.maxRows() || batch.size() < group.size();
+      long dueAt = group.get(0).enqueuedAtMs() + policy.maxDelayMs();
+      if (flush || full || now >= dueAt) {
+        java.util.Set<Pending<String>> taken = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        taken.addAll(batch);
+        queue.removeIf(taken::contains);
+        return new Batcher.Decision<>(expired, batch, now);
+      }
+      wakeAt = Math.min(wakeAt, dueAt);
+    }
+    for (Pending<String> p : queue) {
+      if (p.deadlineMs() != Pending.NO_DEADLINE) {
+        wakeAt = Math.min(wakeAt, p.deadlineMs() + 1);
+      }
+    }
+    return new Batcher.Decision<>(expired, List.of(), wakeAt);
+  }
 }
