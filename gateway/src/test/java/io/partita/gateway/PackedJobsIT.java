@@ -77,6 +77,23 @@ class PackedJobsIT {
       // 17-24, 25-32 and 33-39 (7 rows); the one holding row 13 came back BAD_INPUT and went again row by row.
       List<Long> sent = worker.rowsPerRequest().stream().sorted().toList();
       assertThat(sent).containsExactly(1L, 1L, 1L, 1L, 1L, 1L, 1L, 1L, 1L, 7L, 8L, 8L, 8L, 8L);
+
+      // And the job's stages reached the metrics when it ended: its 14 request records, their round
+      // trips, and time in each stage of the runner (packing and writing results took some).
+      String metrics = get(gateway, "/metrics").body();
+      assertThat(metric(metrics, "partita_gateway_job_requests_total", "")).isEqualTo(14.0);
+      assertThat(metric(metrics, "partita_gateway_job_request_round_trip_seconds_total", "")).isPositive();
+      for (String stage : List.of("read", "pack", "send", "results")) {
+        assertThat(metric(metrics, "partita_gateway_job_stage_seconds_total", ",stage=\"" + stage + "\"")).as(stage).isPositive();
+      }
+      assertThat(metric(metrics, "partita_gateway_job_stage_seconds_total", ",stage=\"slot_wait\"")).isNotNegative();
     }
+  }
+
+  /** The value of a series of model demo in the Prometheus text ({@code more}: further labels after the model). */
+  private static double metric(String text, String name, String more) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + name + "\\{model=\"demo\"" + more + ",?\\} ([0-9.eE+-]+)$").matcher(text);
+    assertThat(m.find()).as("%s{model=demo%s} in%n%s", name, more, text).isTrue();
+    return Double.parseDouble(m.group(1));
   }
 }

@@ -275,6 +275,8 @@ public final class JobRunner implements Runnable, AutoCloseable {
     private int packsSent;
     private int packsSplit;
     private final long startedAt;
+    /** Where the job's time goes (nanoseconds), for the log line at its end and the gateway's metrics. */
+    private final JobStages stages = new JobStages();
 
     Run(JobStatus status) {
       this.initial = status;
@@ -304,6 +306,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
       boolean[] stop = {false};
       ctx.store().read(ctx.topics().jobs(), jobId, initial.getInputOffset(), record -> {
         BatchJob chunk;
+        long readStart = System.nanoTime();
         try {
           chunk = ctx.store().decodeChunk(record);
           String problem = misfit(chunk);
@@ -313,6 +316,8 @@ public final class JobRunner implements Runnable, AutoCloseable {
         } catch (Throwable e) {
           guard.skipped("a chunk of job " + jobId, record.topic(), record.partition(), record.offset(), e);
           return true;
+        } finally {
+          stages.add(JobStages.Stage.READ, System.nanoTime() - readStart);
         }
         if (chunk.getChunk() != chunksSeen[0]) {
           return true; // a copy of a chunk already read
@@ -347,8 +352,9 @@ public final class JobRunner implements Runnable, AutoCloseable {
       } else {
         ctx.store().publish(status(JobStates.DONE, null, end));
       }
-      log.info("Job {} ended: {} of {} items done, {} failed; {} requests of up to {} rows, {} packs sent again row by row",
-          jobId, doneCount, total, failed, packsSent, rule.maxRows(), packsSplit);
+      log.info("Job {} ended: {} of {} items done, {} failed; {} requests of up to {} rows, {} packs sent again row by row; {}",
+          jobId, doneCount, total, failed, packsSent, rule.maxRows(), packsSplit, stages);
+      ctx.metrics().jobStages(initial.getServiceModel(), stages.secondsByStage(), stages.requests(), stages.requestNanos() / 1e9);
     }
 
     /** Why a chunk cannot belong to this job, or null when it can. */
@@ -420,7 +426,10 @@ public final class JobRunner implements Runnable, AutoCloseable {
           }
           continue;
         }
-        for (Pack pack : packer.add(index, item)) {
+        long packStart = System.nanoTime();
+        List<Pack> ready = packer.add(index, item);
+        stages.add(JobStages.Stage.PACK, System.nanoTime() - packStart);
+        for (Pack pack : ready) {
           if (!sendWhenFree(pack)) {
             return false;
           }
@@ -452,11 +461,16 @@ public final class JobRunner implements Runnable, AutoCloseable {
       if (!leading || cancelled()) {
         return false;
       }
-      while (!ctx.capacity().awaitJob(200)) {
-        progress();
-        if (!leading || cancelled()) {
-          return false;
+      long waitStart = System.nanoTime();
+      try {
+        while (!ctx.capacity().awaitJob(200)) {
+          progress();
+          if (!leading || cancelled()) {
+            return false;
+          }
         }
+      } finally {
+        stages.add(JobStages.Stage.SLOT_WAIT, System.nanoTime() - waitStart);
       }
       if (!leading || cancelled()) {
         ctx.capacity().releaseJob();
@@ -507,14 +521,23 @@ public final class JobRunner implements Runnable, AutoCloseable {
           packsSent++;
         }
       }
+      long packStart = System.nanoTime();
+      List<Tensor> inputs = pack.inputs();
+      long sendStart = System.nanoTime();
+      stages.add(JobStages.Stage.PACK, sendStart - packStart);
       InferenceRequest request = InferenceRequest.newBuilder()
           .setId(requestId(pack))
           .setServiceModel(initial.getServiceModel())
           .setVersion(version())
-          .setInputs(pack.inputs())
+          .setInputs(inputs)
           .setOutputs(pack.outputs())
           .build();
-      ctx.requests().send(request, ctx.itemTimeoutMs(), null).whenComplete((reply, failure) -> {
+      java.util.concurrent.CompletableFuture<InferenceReply> sent = ctx.requests().send(request, ctx.itemTimeoutMs(), null);
+      long sentAt = System.nanoTime();
+      stages.add(JobStages.Stage.SEND, sentAt - sendStart);
+      sent.whenComplete((reply, failure) -> {
+        long answeredAt = System.nanoTime();
+        stages.request(answeredAt - sentAt);
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         boolean transientFailure = cause != null
             || (reply.getError() != null && (reply.getError().getCode() == ErrorCode.OVERLOADED
@@ -526,6 +549,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
         try {
           answer(pack, reply, cause, attempt);
         } finally {
+          stages.add(JobStages.Stage.RESULTS, System.nanoTime() - answeredAt);
           ctx.capacity().releaseJob();
           synchronized (lock) {
             inFlight--;
@@ -593,12 +617,9 @@ public final class JobRunner implements Runnable, AutoCloseable {
     }
 
     private void write(int index, String clientId, String modelVersion, List<Tensor> outputs, InferenceError error, int attempts) {
-      JobItemResult result = JobItemResult.newBuilder()
-          .setJobId(jobId).setIndex(index).setClientId(clientId)
-          .setModelVersion(modelVersion)
-          .setOutputs(error != null ? List.of() : outputs)
-          .setError(error).setAttempts(attempts).setTimestamp(ctx.clock().getAsLong())
-          .build();
+      // The all-fields constructor: one result per row, and the builder's per-field checks and copies showed in profiles.
+      JobItemResult result = new JobItemResult(jobId, index, clientId, modelVersion, error != null ? List.of() : outputs, error,
+          attempts, ctx.clock().getAsLong());
       synchronized (lock) {
         if (!leading || done.get(index)) {
           return; // lost the lead: the next leader sends it again
@@ -620,7 +641,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
           failed++;
         }
       }
-      ctx.metrics().jobItem(initial.getServiceModel(), error == null ? 200 : HttpApi.statusOf(error.getCode()));
+      ctx.metrics().jobItems(initial.getServiceModel(), error == null ? 200 : HttpApi.statusOf(error.getCode()), 1);
     }
 
     /** Waits for every request in flight, sending alone the rows of packs that fail meanwhile. */

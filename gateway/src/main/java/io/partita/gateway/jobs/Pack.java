@@ -124,8 +124,7 @@ public record Pack(List<Member> members) {
         position += rows * rowBytes;
         List<Long> memberShape = new ArrayList<>(shape);
         memberShape.set(0, (long) rows);
-        perMember.get(i).add(Tensor.newBuilder().setName(out.getName()).setDatatype(out.getDatatype())
-            .setShape(memberShape).setData(slice).build());
+        perMember.get(i).add(new Tensor(out.getName(), out.getDatatype(), memberShape, slice)); // per row: no builder
       }
     }
     return perMember;

@@ -23,6 +23,10 @@ import java.util.Set;
  *       too_large, overloaded, deadline, not_ready, error, ...);
  *   <li>{@code partita_gateway_in_flight} (gauge), tag {@code kind} = online or job;
  *   <li>{@code partita_gateway_job_items_total} (counter), tags {@code model} and {@code outcome};
+ *   <li>{@code partita_gateway_job_stage_seconds_total} (counter), tags {@code model} and {@code stage}
+ *       (read, pack, send, slot_wait, results: the job runner's {@code JobStages}), and
+ *       {@code partita_gateway_job_requests_total} and {@code partita_gateway_job_request_round_trip_seconds_total}
+ *       (counters), tag {@code model}: where finished batch jobs spent their time;
  *   <li>{@code partita_gateway_loop_alive} and {@code partita_gateway_loop_ready} (gauges, 1 or 0),
  *       tag {@code loop}: whether each gateway loop runs, and whether it is caught up enough to serve;
  *   <li>{@code partita_gateway_loop_records_skipped_total} and {@code partita_gateway_loop_faults_total}
@@ -105,11 +109,38 @@ public final class GatewayMetrics {
         .record(Duration.ofNanos(nanos));
   }
 
-  /** Records one finished batch job item. */
-  public void jobItem(String model, int status) {
-    demandSink.accept(model);
-    Counter.builder("partita.gateway.job.items").description("Batch job items finished, by outcome")
-        .tag("model", tagOf(model)).tag("outcome", outcome(status)).register(registry).increment();
+  /** The job item counters, by model tag then outcome: looked up per row, so built once. */
+  private final java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.ConcurrentHashMap<String, Counter>> jobItems =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Records {@code count} finished batch job items of one outcome. */
+  public void jobItems(String model, int status, int count) {
+    for (int i = 0; i < count; i++) {
+      demandSink.accept(model);
+    }
+    String tag = tagOf(model);
+    jobItems.computeIfAbsent(tag, t -> new java.util.concurrent.ConcurrentHashMap<>())
+        .computeIfAbsent(outcome(status), o -> Counter.builder("partita.gateway.job.items").description("Batch job items finished, by outcome")
+            .tag("model", tag).tag("outcome", o).register(registry))
+        .increment(count);
+  }
+
+  /**
+   * Adds a finished job's stage times ({@code partita_gateway_job_stage_seconds_total}) and its request
+   * records' count and summed round trips.
+   *
+   * @param secondsByStage seconds by stage label
+   */
+  public void jobStages(String model, java.util.Map<String, Double> secondsByStage, long requests, double roundTripSeconds) {
+    String tag = tagOf(model);
+    secondsByStage.forEach((stage, seconds) -> Counter.builder("partita.gateway.job.stage.seconds")
+        .description("Time batch jobs spent in each stage of the gateway's job runner, added when a job ends")
+        .tag("model", tag).tag("stage", stage).register(registry).increment(seconds));
+    Counter.builder("partita.gateway.job.requests").description("Request records batch jobs sent, added when a job ends")
+        .tag("model", tag).register(registry).increment(requests);
+    Counter.builder("partita.gateway.job.request.round.trip.seconds")
+        .description("Round trips (sent to answered) of the request records batch jobs sent, summed; added when a job ends")
+        .tag("model", tag).register(registry).increment(roundTripSeconds);
   }
 
   private String tagOf(String model) {

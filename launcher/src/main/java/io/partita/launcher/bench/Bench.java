@@ -190,6 +190,28 @@ public final class Bench {
   /** The engine's figures of table 1 by model, for the batch jobs' ratios (same run). */
   private final Map<String, Double> engineBatch1 = new HashMap<>();
   private final Map<String, Double> engineBest = new HashMap<>();
+  /** The plan's slots for each model, measured once per run (table 1's planned rows and the batch jobs use them). */
+  private final Map<String, PlannedGrouping.Planned> plans = new HashMap<>();
+
+  private PlannedGrouping.Planned planFor(BenchModel model) throws Exception {
+    PlannedGrouping.Planned planned = plans.get(model.name());
+    if (planned == null) {
+      planned = PlannedGrouping.plan(model, planBatch(model), planBudgetMs(model, 1000));
+      plans.put(model.name(), planned);
+      if (planned.sizes().isEmpty()) {
+        report.note(model.name() + " planned rows skipped", "the planner had nothing to choose from for " + model.name() + " (" + planned.profile() + ")");
+      } else {
+        report.note(model.name() + " plan", planned.label() + "; profile at batch " + planned.batch() + ": " + planned.profile());
+      }
+    }
+    return planned;
+  }
+
+  /** The worker settings that run the plan's slots: one pinned slot per chosen partition, the profile batch. */
+  private static Map<String, String> plannedSettings(PlannedGrouping.Planned planned) {
+    return Map.of("worker.partitions", planned.partitionsSetting(),
+        "worker.batch.max", Integer.toString(planned.batch()), "worker.batch.delay.ms", "2");
+  }
 
   private void pipeline(List<BenchModel> models) throws Exception {
     List<List<String>> rows = new ArrayList<>();
@@ -269,16 +291,11 @@ public final class Bench {
           }
         }
       }
-      PlannedGrouping.Planned planned = PlannedGrouping.plan(model, planBatch(model), planBudgetMs(model, 1000));
-      if (planned.sizes().isEmpty()) {
-        report.note(model.name() + " planned rows skipped", "the planner had nothing to choose from for " + model.name() + " (" + planned.profile() + ")");
-      } else {
-        report.note(model.name() + " plan", planned.label() + "; profile at batch " + planned.batch() + ": " + planned.profile());
+      PlannedGrouping.Planned planned = planFor(model);
+      if (!planned.sizes().isEmpty()) {
         Path dir = Files.createTempDirectory(workDir, "planned");
         CpuSplit cpu = new CpuSplit();
-        Map<String, String> settings = Map.of("worker.partitions", planned.partitionsSetting(),
-            "worker.batch.max", Integer.toString(planned.batch()), "worker.batch.delay.ms", "2");
-        try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0, cpu);
+        try (PipelineEnv env = new PipelineEnv(dir, List.of(model), plannedSettings(planned), 0, cpu);
              PartitaClient client = env.client()) {
           cpu.part("load generator");
           StageTimes times = new StageTimes();
@@ -337,13 +354,18 @@ public final class Bench {
             + "(to the client's reply loop), reply read (to the caller's future returning). The worker stamps its stages in the "
             + "`partita-stages` reply header. " + GROUPING,
         stageColumns, stageRows, self));
-    List<String> cpuColumns = new ArrayList<>(List.of("model", "batching", "load", "items/s", "cores busy"));
-    CpuSplit.PARTS.forEach(part -> cpuColumns.add(part + " %"));
     report.add(new Report.Table("1d. CPU split (Kafka path)",
         "Share of the process's CPU time in the measured window of each Kafka row, by part: per-thread CPU time grouped by the part "
             + "that runs the thread (all in this JVM); the native share is the process's time less all Java threads' (ONNX Runtime's "
             + "intra-op pool threads are native, so most of the worker's inference shows there). Cores busy: CPU seconds per second.",
-        cpuColumns, cpuRows, self));
+        withCpuParts("model", "batching", "load", "items/s", "cores busy"), cpuRows, self));
+  }
+
+  /** The leading columns, then one share column per part of {@link CpuSplit#PARTS}. */
+  private static List<String> withCpuParts(String... lead) {
+    List<String> columns = new ArrayList<>(List.of(lead));
+    CpuSplit.PARTS.forEach(part -> columns.add(part + " %"));
+    return columns;
   }
 
   /** How the pipeline rows place the model: say it in every table that shows them. */
@@ -482,6 +504,8 @@ public final class Bench {
   // 1e. Batch jobs, packed.
   private void batchJobs(List<BenchModel> models) throws Exception {
     List<List<String>> rows = new ArrayList<>();
+    List<List<String>> cpuRows = new ArrayList<>();
+    List<List<String>> stageRows = new ArrayList<>();
     for (BenchModel model : models) {
       if (!engineBatch1.containsKey(model.name())) { // run alone (--only jobs): the engine's figures, as table 1 measures them
         engineBatch1.put(model.name(), EngineBench.run(model, 0, 1, 1, warmup(), measured()).throughput());
@@ -490,26 +514,61 @@ public final class Bench {
             EngineBench.run(model, 0, top, 1, warmup(), measured()).throughput()));
       }
       boolean mlp = !model.name().equals("ocr-rec");
+      PlannedGrouping.Planned planned = planFor(model);
+      // {rows, pack rows, 1: on the plan's slots / 0: on one unpinned slot}; the planned rows are the figures, the unpinned one shows what the plan buys.
       List<int[]> runs = mlp
-          ? List.of(new int[] {quick ? 1_000 : 20_000, 1}, new int[] {quick ? 2_000 : 100_000, 64})
-          : List.of(new int[] {quick ? 16 : 200, 8});
+          ? List.of(new int[] {quick ? 1_000 : 20_000, 1, 1}, new int[] {quick ? 2_000 : 100_000, 64, 1}, new int[] {quick ? 2_000 : 100_000, 64, 0})
+          : List.of(new int[] {quick ? 16 : 200, 8, 1});
       for (int[] run : runs) {
-        JobBench.Outcome o = JobBench.run(workDir, model, run[0], quick ? 200 : Math.min(2_000, run[0] / 10), run[1], BATCHING_ON);
+        boolean onPlan = run[2] == 1 && !planned.sizes().isEmpty();
+        String grouping = onPlan ? planned.label() : "one slot, ONNX Runtime's pool (unpinned), up to 8";
+        JobBench.Outcome o = JobBench.run(workDir, model, run[0], quick ? 200 : run[0], run[1],
+            onPlan ? plannedSettings(planned) : BATCHING_ON);
         double batch1 = engineBatch1.getOrDefault(model.name(), Double.NaN);
         double best = engineBest.getOrDefault(model.name(), Double.NaN);
-        rows.add(row(model.name(), o.rows(), o.packRows(), o.inputBytes() / 1048576.0, o.fromSubmission(), o.fromAccepted(),
+        rows.add(row(model.name(), grouping, o.rows(), o.packRows(), o.inputBytes() / 1048576.0, o.fromSubmission(), o.fromAccepted(),
             o.failed(), Report.fmt(o.fromSubmission() / batch1), Report.fmt(o.fromSubmission() / best)));
+        List<String> c = row(model.name(), grouping, o.rows(), o.packRows(), o.fromSubmission(), o.cpu().coresBusy(), o.cpuMicrosPerRow());
+        for (double share : o.cpu().shares()) {
+          c.add(Report.fmt(share * 100));
+        }
+        cpuRows.add(c);
+        JobBench.Stages st = o.stages();
+        List<String> t = row(model.name(), grouping, o.rows(), o.packRows(), st.runSeconds());
+        for (double seconds : st.seconds().values()) {
+          t.add(Report.fmt(seconds));
+        }
+        t.add(Long.toString(Math.round(st.requests())));
+        t.add(Report.fmt(st.requests() == 0 ? Double.NaN : st.roundTripSeconds() * 1e3 / st.requests()));
+        t.add(Report.fmt(st.roundTripSeconds() / st.runSeconds()));
+        t.add(Report.fmt(100 * st.seconds().getOrDefault("slot_wait", 0.0) / st.runSeconds()));
+        stageRows.add(t);
       }
     }
     report.add(new Report.Table("1e. Batch jobs",
         "One job through the gateway's jobs API (POST /v2/jobs, JSON lines in, results read back), rows packed "
-            + "gateway.jobs.pack.rows per request record (1: one record per row), one worker slot with dynamic batching "
-            + "(up to 8, 2 ms); broker, worker and gateway in this JVM; a warm-up job first. Items/s from the submission to "
-            + "DONE (what the client sees) and from the job's acceptance (lines parsed and written to Kafka) to DONE; the "
-            + "ratios divide the first by the engine's batch-1 rate at 1 thread and by its best rate (any concurrency, or "
-            + "batch-8 calls) from table 1.",
-        List.of("model", "rows", "pack rows", "input MiB", "items/s (submission to DONE)", "items/s (accepted to DONE)",
+            + "gateway.jobs.pack.rows per request record (1: one record per row), on the worker slots the plan gives (as table "
+            + "1's planned rows; dynamic batching up to the profile batch, 2 ms), or on one unpinned slot where the row says so; "
+            + "broker, worker and gateway in this JVM; a warm-up job of the same shape and size first (the JIT is still compiling through a smaller one). "
+            + "Items/s from the submission to DONE (what the client sees) and from the job's acceptance (lines parsed and written "
+            + "to Kafka) to DONE; the ratios divide the first by the engine's batch-1 rate at 1 thread and by its best rate (any "
+            + "concurrency, or batch-8 calls) from table 1.",
+        List.of("model", "grouping", "rows", "pack rows", "input MiB", "items/s (submission to DONE)", "items/s (accepted to DONE)",
             "failed rows", "vs engine batch-1", "vs engine best"), rows, self));
+    report.add(new Report.Table("1f. CPU split (batch jobs)",
+        "The process's CPU time from each job's submission to its DONE, per row and by part (as table 1d: per-thread CPU time "
+            + "grouped by the part that runs the thread; native is ONNX Runtime's pool, GC and JIT). The engine's own cost per "
+            + "row is 1e6 / its items/s at one thread (table 1).",
+        withCpuParts("model", "grouping", "rows", "pack rows", "items/s", "cores busy", "CPU us per row"), cpuRows, self));
+    report.add(new Report.Table("1g. Where a batch job's time goes (gateway's job runner)",
+        "From the gateway's own metrics (partita_gateway_job_stage_seconds_total and the job request counters, this job's "
+            + "share), over the run from acceptance to DONE: the runner thread's work (read: decoding the job's chunks; pack: "
+            + "grouping rows and stacking their inputs; send: encoding each request and handing it to the producer), its wait "
+            + "for a job slot (all of the gateway's job slots held by requests still out: the part behind the gateway, Kafka and "
+            + "the worker, is the slower one), and the answer threads' work (results: cutting replies back per row, writing one "
+            + "result record per row). Requests out on average = summed round trips / run seconds.",
+        List.of("model", "grouping", "rows", "pack rows", "run s", "read s", "pack s", "send s", "slot wait s", "results s",
+            "requests", "mean round trip ms", "requests out on average", "runner waiting for a slot %"), stageRows, self));
   }
 
   // 2. The planner against reality, with the loop closed.
@@ -725,8 +784,7 @@ public final class Bench {
             + "the gateway: per call, the client's round trip less the gateway's stages (client encode and send, loopback, the "
             + "answer's write, client receive), then the median.",
         stageColumns, stageRows, self));
-    List<String> cpuColumns = new ArrayList<>(List.of("path", "concurrency", "round trips/s", "cores busy"));
-    CpuSplit.PARTS.forEach(part -> cpuColumns.add(part + " %"));
+    List<String> cpuColumns = withCpuParts("path", "concurrency", "round trips/s", "cores busy");
     cpuColumns.addAll(List.of("gateway CPU us/call", "load generator CPU us/call"));
     report.add(new Report.Table("5c. CPU split (Kafka ceiling)",
         "Share of the process's CPU time in the measured window of each row of table 5, by part, as in table 1d (all parts in this "

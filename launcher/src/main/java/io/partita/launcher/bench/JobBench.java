@@ -32,8 +32,23 @@ final class JobBench {
    * @param fromSubmission items/s from the POST to DONE
    * @param fromAccepted items/s from the 201 to DONE
    * @param failed rows with an error result
+   * @param cpu the CPU split from the submission to DONE
+   * @param cpuMicrosPerRow the process's CPU time over that window, per row
+   * @param stages the gateway's job stages for this job, from its metrics
    */
-  record Outcome(int rows, int packRows, double fromSubmission, double fromAccepted, int failed, long inputBytes) {}
+  record Outcome(int rows, int packRows, double fromSubmission, double fromAccepted, int failed, long inputBytes,
+      CpuSplit.Split cpu, double cpuMicrosPerRow, Stages stages) {}
+
+  /**
+   * Where the job's time went in the gateway's job runner ({@code partita_gateway_job_*} metrics, the
+   * job's share: after it less before it).
+   *
+   * @param runSeconds from the job's acceptance to its DONE
+   * @param seconds by stage label (read, pack, send, slot_wait, results)
+   * @param requests request records sent
+   * @param roundTripSeconds their round trips, summed
+   */
+  record Stages(double runSeconds, Map<String, Double> seconds, double requests, double roundTripSeconds) {}
 
   static Outcome run(Path workDir, BenchModel model, int rows, int warmupRows, int packRows,
       Map<String, String> workerSettings) throws Exception {
@@ -42,14 +57,50 @@ final class JobBench {
     settings.put("gateway.jobs.pack.rows", Integer.toString(packRows));
     settings.put("gateway.jobs.max.body.bytes", Long.toString(1L << 30));
     settings.put("gateway.dashboard.enabled", "false");
-    try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0)) {
+    CpuSplit cpu = new CpuSplit();
+    try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0, cpu)) {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      cpu.part("load generator");
       String base = "http://localhost:" + env.gateway.port();
-      runJob(http, base, model, lines(model, warmupRows, 7));
+      runJob(http, base, model, lines(model, warmupRows, 7), null, null);
       byte[] body = lines(model, rows, 11);
-      double[] rates = runJob(http, base, model, body);
-      return new Outcome(rows, packRows, rates[0], rates[1], (int) rates[2], body.length);
+      CpuSplit.Split[] split = new CpuSplit.Split[1];
+      Map<String, Double> before = jobMetrics(http, base, model);
+      double[] rates = runJob(http, base, model, body, cpu, window -> split[0] = window);
+      Map<String, Double> after = jobMetrics(http, base, model);
+      Map<String, Double> stageSeconds = new java.util.LinkedHashMap<>();
+      for (String stage : List.of("read", "pack", "send", "slot_wait", "results")) {
+        stageSeconds.put(stage, after.getOrDefault("stage:" + stage, 0.0) - before.getOrDefault("stage:" + stage, 0.0));
+      }
+      Stages stages = new Stages(rows / rates[1], stageSeconds,
+          after.getOrDefault("requests", 0.0) - before.getOrDefault("requests", 0.0),
+          after.getOrDefault("round trip", 0.0) - before.getOrDefault("round trip", 0.0));
+      double seconds = rows / rates[0];
+      return new Outcome(rows, packRows, rates[0], rates[1], (int) rates[2], body.length, split[0],
+          split[0].coresBusy() * seconds * 1e6 / rows, stages);
     }
+  }
+
+  private static final java.util.regex.Pattern JOB_METRIC = java.util.regex.Pattern.compile(
+      "(?m)^partita_gateway_job_(stage_seconds|requests|request_round_trip_seconds)_total\\{model=\"([^\"]*)\"(?:,stage=\"([a-z_]+)\")?,?\\} ([0-9.eE+-]+)$");
+
+  /** The gateway's job stage counters for the model, from its /metrics: "stage:read", ..., "requests", "round trip". */
+  private static Map<String, Double> jobMetrics(HttpClient http, String base, BenchModel model) throws Exception {
+    String text = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+    Map<String, Double> out = new HashMap<>();
+    java.util.regex.Matcher m = JOB_METRIC.matcher(text);
+    while (m.find()) {
+      if (!m.group(2).equals(model.name())) {
+        continue;
+      }
+      String key = switch (m.group(1)) {
+        case "stage_seconds" -> "stage:" + m.group(3);
+        case "requests" -> "requests";
+        default -> "round trip";
+      };
+      out.put(key, Double.parseDouble(m.group(4)));
+    }
+    return out;
   }
 
   private static byte[] lines(BenchModel model, int rows, long seed) {
@@ -60,8 +111,13 @@ final class JobBench {
     return b.toString().getBytes(StandardCharsets.UTF_8);
   }
 
-  /** Submits, waits for DONE, reads the results; {items/s from submission, from acceptance, failed rows}. */
-  private static double[] runJob(HttpClient http, String base, BenchModel model, byte[] body) throws Exception {
+  /**
+   * Submits, waits for DONE, reads the results; {items/s from submission, from acceptance, failed
+   * rows}. {@code cpuWindow} (when not null) gets the CPU split from the submission to DONE.
+   */
+  private static double[] runJob(HttpClient http, String base, BenchModel model, byte[] body, CpuSplit cpu,
+      java.util.function.Consumer<CpuSplit.Split> cpuWindow) throws Exception {
+    java.util.Map<Long, Long> before = cpu == null ? null : cpu.snapshot();
     long start = System.nanoTime();
     HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(base + "/v2/jobs?model=" + model.name()))
         .timeout(Duration.ofMinutes(5)).POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
@@ -87,6 +143,9 @@ final class JobBench {
       TimeUnit.MILLISECONDS.sleep(20); // polling the job's status, as a client of the API does
     }
     long end = System.nanoTime();
+    if (cpu != null) {
+      cpuWindow.accept(cpu.between(before, cpu.snapshot(), (end - start) / 1e9));
+    }
     HttpResponse<java.io.InputStream> results = http.send(HttpRequest.newBuilder(URI.create(base + "/v2/jobs/" + id + "/results"))
         .build(), HttpResponse.BodyHandlers.ofInputStream());
     long lines = 0;

@@ -28,7 +28,8 @@ class BenchQuickIT {
     String report = Files.readString(out);
     for (String section : List.of("1. Pipeline against the engine", "2. Planner against reality", "3a. Weight files: memory",
         "3b. Weight files: throughput", "3c. Weight files through the pipeline", "4. Planning speed", "4b. Replay re-planning",
-        "5. Kafka ceiling", "2b. The loop, per model", "1e. Batch jobs", "1b. Share of the engine", "1c. Where the time goes",
+        "5. Kafka ceiling", "2b. The loop, per model", "1e. Batch jobs", "1f. CPU split (batch jobs)",
+        "1g. Where a batch job's time goes", "1b. Share of the engine", "1c. Where the time goes",
         "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)")) {
       assertThat(report).contains("### " + section);
     }
@@ -46,10 +47,22 @@ class BenchQuickIT {
     assertThat(Integer.parseInt(loop.group(1))).as("asks").isPositive();
     assertThat(Integer.parseInt(loop.group(2))).as("groupings measured").isPositive();
     assertThat(report).contains("final choice");
-    // 1e ran a packed job to DONE with every row answered.
-    Matcher job = Pattern.compile("\\| demo-mlp \\| 2000 \\| 64 \\| [0-9.e+-]+ \\| ([0-9.e+-]+) \\| [0-9.e+-]+ \\| 0 \\|").matcher(report);
+    // 1e ran a packed job on the plan's slots to DONE with every row answered; 1f has its CPU, 1g its runner's stages.
+    Matcher job = Pattern.compile("\\| demo-mlp \\| planned: [^|]+ \\| 2000 \\| 64 \\| [0-9.e+-]+ \\| ([0-9.e+-]+) \\| [0-9.e+-]+ \\| 0 \\|")
+        .matcher(report);
     assertThat(job.find()).as("packed job row of 1e in%n%s", report).isTrue();
     assertThat(Double.parseDouble(job.group(1))).as("job items/s").isPositive();
+    String table1f = report.substring(report.indexOf("### 1f."), report.indexOf("### 1g."));
+    Matcher jobCpu = Pattern.compile("\\| demo-mlp \\| planned: [^|]+ \\| 2000 \\| 64 \\| [0-9.e+-]+ \\| ([0-9.e+-]+) \\| ([0-9.e+-]+) \\|")
+        .matcher(table1f);
+    assertThat(jobCpu.find()).as("packed job row of 1f in%n%s", table1f).isTrue();
+    assertThat(Double.parseDouble(jobCpu.group(2))).as("CPU us per row").isPositive();
+    String table1g = report.substring(report.indexOf("### 1g."), report.indexOf("### 2."));
+    Matcher jobStages = Pattern.compile("\\| demo-mlp \\| planned: [^|]+ \\| 2000 \\| 64 \\| ([0-9.e+-]+) \\|( [0-9.e+-]+ \\|){5} ([0-9]+) \\|")
+        .matcher(table1g);
+    assertThat(jobStages.find()).as("packed job row of 1g in%n%s", table1g).isTrue();
+    assertThat(Double.parseDouble(jobStages.group(1))).as("run s").isPositive();
+    assertThat(Integer.parseInt(jobStages.group(3))).as("requests: 2000 rows in packs of up to 64").isBetween(32, 2000);
     // 3c has rows with requests in flight beside the closed loop's.
     assertThat(report).contains("| Kafka | spread over 10 service models | 32 in flight |")
         .contains("| HTTP | spread over 10 service models | 32 in flight |");
