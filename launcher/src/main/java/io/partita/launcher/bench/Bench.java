@@ -218,6 +218,7 @@ public final class Bench {
     List<List<String>> kept = new ArrayList<>();
     List<List<String>> stageRows = new ArrayList<>();
     List<List<String>> cpuRows = new ArrayList<>();
+    List<List<String>> gatewayRows = new ArrayList<>();
     Map<String, Double> inFlightAt = new HashMap<>();
     int top = concurrencies().get(concurrencies().size() - 1);
     for (BenchModel model : models) {
@@ -271,22 +272,28 @@ public final class Bench {
           HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
           httpCall(http, env, model, 0).run(); // one call first: connection set-up and class loading stay out of the window
           for (int c : concurrencies()) {
-            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, model, i));
+            CeilingProbe probe = new CeilingProbe(cpu);
+            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpCall(http, env, model, i, probe.stages), probe);
             rows.add(row(model.name(), "(c) HTTP -> gateway -> Kafka -> worker", mode.getKey(), c, r.throughput(), ms(r, false), ms(r, true),
                 Report.fmt(r.throughput() / engine.get(c).throughput())));
+            probe.addGatewayRow(gatewayRows, r, model.name(), "(c) HTTP, JSON", mode.getKey(), c);
           }
-          httpBinaryCall(http, env, model, 0).run();
+          httpBinaryCall(http, env, model, 0, null).run();
           for (int c : concurrencies()) {
-            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpBinaryCall(http, env, model, i));
+            CeilingProbe probe = new CeilingProbe(cpu);
+            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpBinaryCall(http, env, model, i, probe.stages), probe);
             rows.add(row(model.name(), "(c) HTTP binary tensors -> gateway -> Kafka -> worker", mode.getKey(), c, r.throughput(), ms(r, false),
                 ms(r, true), Report.fmt(r.throughput() / engine.get(c).throughput())));
+            probe.addGatewayRow(gatewayRows, r, model.name(), "(c) HTTP, binary tensors", mode.getKey(), c);
           }
           try (GrpcCalls grpc = new GrpcCalls(env.gateway.grpcPort())) {
             grpc.call(model, model.name(), 0).run();
             for (int c : concurrencies()) {
-              LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> grpc.call(model, model.name(), i));
+              CeilingProbe probe = new CeilingProbe(cpu);
+              LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> grpc.call(model, model.name(), i, probe.stages), probe);
               rows.add(row(model.name(), "(d) gRPC -> gateway -> Kafka -> worker", mode.getKey(), c, r.throughput(), ms(r, false), ms(r, true),
                   Report.fmt(r.throughput() / engine.get(c).throughput())));
+              probe.addGatewayRow(gatewayRows, r, model.name(), "(d) gRPC", mode.getKey(), c);
             }
           }
         }
@@ -316,6 +323,23 @@ public final class Bench {
             inFlightAt.put(model.name() + "|planned|" + n, f.throughput());
           }
           client.onReplyTiming(null);
+          if (!"pipeline-kafka".equals(only)) { // the gateway paths on the plan's slots, at the top concurrency
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+            httpBinaryCall(http, env, model, 0, null).run();
+            CeilingProbe hp = new CeilingProbe(cpu);
+            LoadRunner.Result h = LoadRunner.run(top, warmup(), measured(), 1, i -> httpBinaryCall(http, env, model, i, hp.stages), hp);
+            rows.add(row(model.name(), "(c) HTTP binary tensors -> gateway -> Kafka -> worker", batching, top, h.throughput(), ms(h, false),
+                ms(h, true), Report.fmt(h.throughput() / engine.get(top).throughput())));
+            hp.addGatewayRow(gatewayRows, h, model.name(), "(c) HTTP, binary tensors", batching, top);
+            try (GrpcCalls grpc = new GrpcCalls(env.gateway.grpcPort())) {
+              grpc.call(model, model.name(), 0).run();
+              CeilingProbe gp = new CeilingProbe(cpu);
+              LoadRunner.Result g = LoadRunner.run(top, warmup(), measured(), 1, i -> grpc.call(model, model.name(), i, gp.stages), gp);
+              rows.add(row(model.name(), "(d) gRPC -> gateway -> Kafka -> worker", batching, top, g.throughput(), ms(g, false), ms(g, true),
+                  Report.fmt(g.throughput() / engine.get(top).throughput())));
+              gp.addGatewayRow(gatewayRows, g, model.name(), "(d) gRPC", batching, top);
+            }
+          }
         }
       }
       double pipelineGain = kafkaAtTop.get("dynamic, up to 8") / kafkaAtTop.get("off");
@@ -359,6 +383,18 @@ public final class Bench {
             + "that runs the thread (all in this JVM); the native share is the process's time less all Java threads' (ONNX Runtime's "
             + "intra-op pool threads are native, so most of the worker's inference shows there). Cores busy: CPU seconds per second.",
         withCpuParts("model", "batching", "load", "items/s", "cores busy"), cpuRows, self));
+    if (!gatewayRows.isEmpty()) {
+      List<String> columns = new ArrayList<>(List.of("model", "path", "batching", "concurrency", "calls"));
+      GatewayStages.STAGES.forEach(st -> columns.add(st + " ms"));
+      columns.addAll(List.of("outside the gateway ms", "median round trip ms", "gateway CPU us/call", "load generator CPU us/call",
+          "cores busy"));
+      report.add(new Report.Table("1h. Where the time goes (gateway paths of table 1)",
+          "The HTTP and gRPC rows of table 1, as table 5b: median per stage from the gateway's own Server-Timing answers (queue, "
+              + "decode, produce, kafka: broker, worker and reply fetch, encode) and, outside the gateway, the client's round trip "
+              + "less those stages (client encode and send, loopback, the answer's write, client receive); then the CPU the "
+              + "gateway and the load generator spent per call in the window (table 1d's split). " + GROUPING,
+          columns, gatewayRows, self));
+    }
   }
 
   /** The leading columns, then one share column per part of {@link CpuSplit#PARTS}. */
@@ -485,8 +521,11 @@ public final class Bench {
     };
   }
 
-  /** The same call with the input and the outputs as binary tensors (OIP binary tensor data extension). */
-  private static LoadRunner.Call httpBinaryCall(HttpClient http, PipelineEnv env, BenchModel model, int i) {
+  /**
+   * The same call with the input and the outputs as binary tensors (OIP binary tensor data
+   * extension); its Server-Timing header and round trip go to {@code stages} (null: not read).
+   */
+  private static LoadRunner.Call httpBinaryCall(HttpClient http, PipelineEnv env, BenchModel model, int i, GatewayStages stages) {
     BenchModel.BinaryBody body = model.binaryBody(1, i);
     HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer"))
         .timeout(Duration.ofSeconds(30))
@@ -494,9 +533,14 @@ public final class Bench {
         .header("Inference-Header-Content-Length", Integer.toString(body.headerLength()))
         .POST(HttpRequest.BodyPublishers.ofByteArray(body.bytes())).build();
     return () -> {
+      long start = System.nanoTime();
       HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+      long roundTrip = System.nanoTime() - start;
       if (response.statusCode() != 200) {
         throw new IOException("HTTP " + response.statusCode() + ": " + new String(response.body(), StandardCharsets.UTF_8));
+      }
+      if (stages != null) {
+        stages.call(response.headers().firstValue("Server-Timing").orElse(null), roundTrip);
       }
     };
   }
@@ -828,6 +872,23 @@ public final class Bench {
       st.add(Report.fmt(s.outsideMs()));
       st.add(Report.fmt(s.roundTripMs()));
       stageRows.add(st);
+    }
+
+    /** One row of table 1h: the lead cells, the stages' medians, outside, round trip, and gateway and load generator CPU per call. */
+    void addGatewayRow(List<List<String>> rows, LoadRunner.Result r, Object... lead) {
+      GatewayStages.Summary s = stages.summary();
+      List<String> st = row(lead);
+      st.add(Integer.toString(s.calls()));
+      for (double m : s.medianMs()) {
+        st.add(Report.fmt(m));
+      }
+      st.add(Report.fmt(s.outsideMs()));
+      st.add(Report.fmt(s.roundTripMs()));
+      double cpuMicrosPerCall = split.coresBusy() * 1e6 / r.throughput();
+      st.add(Report.fmt(cpuMicrosPerCall * split.shares()[CpuSplit.PARTS.indexOf("gateway")]));
+      st.add(Report.fmt(cpuMicrosPerCall * split.shares()[CpuSplit.PARTS.indexOf("load generator")]));
+      st.add(Report.fmt(split.coresBusy()));
+      rows.add(st);
     }
 
     void addCpuRow(List<List<String>> cpuRows, String path, int concurrency, LoadRunner.Result r) {

@@ -29,7 +29,8 @@ class BenchQuickIT {
     for (String section : List.of("1. Pipeline against the engine", "2. Planner against reality", "3a. Weight files: memory",
         "3b. Weight files: throughput", "3c. Weight files through the pipeline", "4. Planning speed", "4b. Replay re-planning",
         "5. Kafka ceiling", "2b. The loop, per model", "1e. Batch jobs", "1f. CPU split (batch jobs)",
-        "1g. Where a batch job's time goes", "1b. Share of the engine", "1c. Where the time goes",
+        "1g. Where a batch job's time goes", "1h. Where the time goes (gateway paths of table 1)",
+        "1b. Share of the engine", "1c. Where the time goes",
         "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)")) {
       assertThat(report).contains("### " + section);
     }
@@ -63,6 +64,15 @@ class BenchQuickIT {
     assertThat(jobStages.find()).as("packed job row of 1g in%n%s", table1g).isTrue();
     assertThat(Double.parseDouble(jobStages.group(1))).as("run s").isPositive();
     assertThat(Integer.parseInt(jobStages.group(3))).as("requests: 2000 rows in packs of up to 64").isBetween(32, 2000);
+    // 1h has the gateway's stages for table 1's HTTP binary rows, on one slot and on the plan's slots.
+    String table1h = report.substring(report.indexOf("### 1h."), report.indexOf("###", report.indexOf("### 1h.") + 4));
+    for (String batching : List.of("off \\| 1", "planned: [^|]+ \\| [0-9]+")) {
+      Matcher h = Pattern.compile("\\| demo-mlp \\| \\(c\\) HTTP, binary tensors \\| " + batching + " \\| ([0-9]+) \\|( [0-9.e+-]+ \\|){3} ([0-9.e+-]+) \\|")
+          .matcher(table1h);
+      assertThat(h.find()).as("1h row for %s in%n%s", batching, table1h).isTrue();
+      assertThat(Integer.parseInt(h.group(1))).as("calls").isPositive();
+      assertThat(Double.parseDouble(h.group(3))).as("kafka ms").isPositive();
+    }
     // 3c has rows with requests in flight beside the closed loop's.
     assertThat(report).contains("| Kafka | spread over 10 service models | 32 in flight |")
         .contains("| HTTP | spread over 10 service models | 32 in flight |");
