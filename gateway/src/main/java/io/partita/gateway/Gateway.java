@@ -212,13 +212,15 @@ public final class Gateway implements Service {
 
   /**
    * How job rows of each service model are packed: up to {@code gateway.jobs.pack.rows} rows per
-   * request where the model's first dimension is dynamic, within half of the smaller of
-   * {@code gateway.max.body.bytes} and the producer's {@code max.request.size} (room for the record's
-   * own fields and for a reply larger than its request).
+   * request where the model's first dimension is dynamic, within half of the smallest of
+   * {@code gateway.max.body.bytes}, the producer's {@code max.request.size} and the reply topic's
+   * {@code max.message.bytes} (room for the record's own fields and for a reply larger than its request).
    */
   private java.util.function.Function<String, io.partita.gateway.jobs.PackRule> packing(ModelCatalog catalog) {
     long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
-    long maxBytes = Math.max(1, Math.min(config.limits().maxBodyBytes(), maxRequest) / 2);
+    // A reply is one record on this gateway's reply topic: the broker refuses one over the topic's limit.
+    long replyLimit = TopicAdmin.maxMessageBytes(admin, topics.replies(config.gatewayId()));
+    long maxBytes = Math.max(1, Math.min(Math.min(config.limits().maxBodyBytes(), maxRequest), replyLimit) / 2);
     return serviceModel -> {
       RepositoryIndex index = catalog.current(); // one snapshot: the service model and its base model agree
       return index.serviceModel(serviceModel).flatMap(s -> index.model(s.baseModel()))

@@ -26,6 +26,30 @@ public final class TopicAdmin {
    * Creates the missing topics with the given replication factor (capped at the number of brokers,
    * so one broker works). Infrastructure failures are thrown; an existing topic is not an error.
    */
+  /** Kafka's default record limit of a topic ({@code message.max.bytes}, 1 MiB and 12 bytes). */
+  public static final long DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+
+  /**
+   * The largest record the broker accepts on {@code topic} (its {@code max.message.bytes}), or
+   * {@link #DEFAULT_MAX_MESSAGE_BYTES} when it cannot be read (logged).
+   */
+  public static long maxMessageBytes(Admin admin, String topic) {
+    org.apache.kafka.common.config.ConfigResource resource =
+        new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+    try {
+      org.apache.kafka.clients.admin.ConfigEntry entry = admin.describeConfigs(List.of(resource)).all()
+          .get(30, java.util.concurrent.TimeUnit.SECONDS).get(resource).get("max.message.bytes");
+      if (entry != null && entry.value() != null) {
+        return Long.parseLong(entry.value());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      log.warn("Could not read max.message.bytes of {} ({}); assuming Kafka's default {}", topic, e.toString(), DEFAULT_MAX_MESSAGE_BYTES);
+    }
+    return DEFAULT_MAX_MESSAGE_BYTES;
+  }
+
   public static void ensure(Admin admin, Collection<TopicSpec> specs, short replication) {
     try {
       int brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();

@@ -269,7 +269,8 @@ public final class JobRunner implements Runnable, AutoCloseable {
     private int inFlight;
     private long lastProgress;
     private final RateWindow rate = new RateWindow(10_000);
-    private final PackRule rule;
+    /** How rows are packed; tightened once a reply shows how many output bytes a row gives. */
+    private volatile PackRule rule;
     /** Rows of packs that failed, to be sent again one by one (filled by reply callbacks, sent by the run's thread). */
     private final java.util.concurrent.ConcurrentLinkedQueue<Pack.Member> alone = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private int packsSent;
@@ -424,6 +425,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
           if (!sendWhenFree(Pack.alone(index, item)) || !awaitAnswer(index)) {
             return false;
           }
+          packer = new RowPacker(rule); // (still empty) with the output size that reply showed
           continue;
         }
         long packStart = System.nanoTime();
@@ -597,9 +599,32 @@ public final class JobRunner implements Runnable, AutoCloseable {
         retryAlone(pack, e.getMessage());
         return;
       }
+      if (pack.single()) {
+        learnOutputSize(outputs.get(0), pack.members().get(0).rows());
+      }
       for (int i = 0; i < pack.members().size(); i++) {
         Pack.Member m = pack.members().get(i);
         write(m.index(), m.item().getClientId(), reply.getModelVersion(), outputs.get(i), null, attempt);
+      }
+    }
+
+    /**
+     * Packs from now on count at least this row's output bytes per row (the first row goes alone,
+     * so its reply sizes the packs before any is sent).
+     */
+    private void learnOutputSize(List<Tensor> outputs, int rows) {
+      long bytes = 0;
+      for (Tensor t : outputs) {
+        bytes += t.getData().remaining();
+      }
+      long perRow = bytes / Math.max(1, rows);
+      synchronized (lock) {
+        PackRule before = rule;
+        rule = before.seenOutput(perRow);
+        if (rule != before && before.seenOutputBytesPerRow() == 0 && before.packs()) {
+          log.info("Job {}: a row's reply holds {} bytes of outputs; its packs carry at most {} rows ({} bytes per request)",
+              jobId, perRow, Math.max(1, Math.min(rule.maxRows(), rule.maxBytes() / Math.max(1, perRow))), rule.maxBytes());
+        }
       }
     }
 

@@ -15,9 +15,16 @@ import java.util.List;
  * @param signature the model's inputs and outputs (all versions of a model share one)
  * @param maxRows the most rows one packed request carries ({@code gateway.jobs.pack.rows}); 1 = no packing
  * @param maxBytes the most tensor bytes one packed request may carry, inputs or expected outputs,
- *     whichever is larger (from {@code gateway.max.body.bytes} and the producer's {@code max.request.size})
+ *     whichever is larger (from {@code gateway.max.body.bytes}, the producer's {@code max.request.size}
+ *     and the reply topic's {@code max.message.bytes})
+ * @param seenOutputBytesPerRow output bytes per row a reply of this job showed (0: none seen yet);
+ *     counted where the signature leaves an output dimension open ({@link #seenOutput})
  */
-public record PackRule(ModelSignature signature, int maxRows, long maxBytes) {
+public record PackRule(ModelSignature signature, int maxRows, long maxBytes, long seenOutputBytesPerRow) {
+  public PackRule(ModelSignature signature, int maxRows, long maxBytes) {
+    this(signature, maxRows, maxBytes, 0);
+  }
+
   public PackRule {
     if (maxRows < 1) {
       throw new IllegalArgumentException("maxRows must be at least 1, got " + maxRows);
@@ -28,6 +35,16 @@ public record PackRule(ModelSignature signature, int maxRows, long maxBytes) {
     if (signature == null || !batchable(signature)) {
       maxRows = 1;
     }
+  }
+
+  /**
+   * This rule, counting at least {@code bytesPerRow} of output per row: what a reply of the job
+   * showed. A model whose outputs have an open dimension past the first (PaddleOCR's sequence
+   * length) gives no expected size in its signature; without this, packs of rows whose replies are
+   * each near the record limit would all be refused and sent again row by row.
+   */
+  public PackRule seenOutput(long bytesPerRow) {
+    return bytesPerRow <= seenOutputBytesPerRow ? this : new PackRule(signature, maxRows, maxBytes, bytesPerRow);
   }
 
   /** A rule that sends every row alone. */
@@ -54,7 +71,7 @@ public record PackRule(ModelSignature signature, int maxRows, long maxBytes) {
    * Bytes of output one row is expected to produce, for the outputs asked for (all when none are
    * named), where the signature fixes every other dimension; 0 for an output it does not (the
    * reply is then bounded by the worker: a reply over its limit is an error, and the rows are
-   * sent again one by one).
+   * sent again one by one); at least what a reply of the job showed ({@link #seenOutput}).
    */
   long outputBytesPerRow(List<String> wanted) {
     if (signature == null) {
@@ -72,6 +89,6 @@ public record PackRule(ModelSignature signature, int maxRows, long maxBytes) {
       }
       bytes += elements * out.type().byteSize();
     }
-    return bytes;
+    return Math.max(bytes, seenOutputBytesPerRow);
   }
 }

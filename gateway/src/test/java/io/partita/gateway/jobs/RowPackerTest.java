@@ -106,6 +106,21 @@ class RowPackerTest {
   }
 
   @Test
+  void shouldCutPacksByTheOutputBytesARowWasSeenToGiveWhereTheSignatureLeavesADimensionOpen() {
+    // y's second dimension is open (a sequence length): the signature expects nothing per row
+    ModelSignature open = new ModelSignature(
+        List.of(TensorSpec.of("x", ElementType.FLOAT, -1, 1)), List.of(TensorSpec.of("y", ElementType.FLOAT, -1, -1)));
+    PackRule rule = new PackRule(open, 64, 600);
+    assertThat(packAll(rule, rows(5, 1, 1)).stream().map(Pack::rows).toList()).containsExactly(5);
+    // a reply showed 256 bytes of y per row: 600 bytes hold 2 rows
+    PackRule seen = rule.seenOutput(256);
+    assertThat(packAll(seen, rows(5, 1, 1)).stream().map(Pack::rows).toList()).containsExactly(2, 2, 1);
+    // a smaller reply later never loosens it; a row bigger than a pack goes alone
+    assertThat(seen.seenOutput(100)).isSameAs(seen);
+    assertThat(packAll(rule.seenOutput(700), rows(3, 1, 1)).stream().map(Pack::rows).toList()).containsExactly(1, 1, 1);
+  }
+
+  @Test
   void shouldSendAloneARowBiggerThanAPack() {
     RowPacker packer = new RowPacker(new PackRule(DYNAMIC, 4, 1 << 20));
     assertThat(packer.add(0, item("x", 1, 8, 0))).isEmpty();
