@@ -10,7 +10,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.slf4j.Logger;
@@ -22,10 +24,6 @@ public final class TopicAdmin {
 
   private TopicAdmin() {}
 
-  /**
-   * Creates the missing topics with the given replication factor (capped at the number of brokers,
-   * so one broker works). Infrastructure failures are thrown; an existing topic is not an error.
-   */
   /** Kafka's default record limit of a topic ({@code message.max.bytes}, 1 MiB and 12 bytes). */
   public static final long DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
 
@@ -34,11 +32,10 @@ public final class TopicAdmin {
    * {@link #DEFAULT_MAX_MESSAGE_BYTES} when it cannot be read (logged).
    */
   public static long maxMessageBytes(Admin admin, String topic) {
-    org.apache.kafka.common.config.ConfigResource resource =
-        new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+    ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
     try {
-      org.apache.kafka.clients.admin.ConfigEntry entry = admin.describeConfigs(List.of(resource)).all()
-          .get(30, java.util.concurrent.TimeUnit.SECONDS).get(resource).get("max.message.bytes");
+      ConfigEntry entry = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource)
+          .get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG);
       if (entry != null && entry.value() != null) {
         return Long.parseLong(entry.value());
       }
@@ -50,6 +47,10 @@ public final class TopicAdmin {
     return DEFAULT_MAX_MESSAGE_BYTES;
   }
 
+  /**
+   * Creates the missing topics with the given replication factor (capped at the number of brokers,
+   * so one broker works). Infrastructure failures are thrown; an existing topic is not an error.
+   */
   public static void ensure(Admin admin, Collection<TopicSpec> specs, short replication) {
     try {
       int brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();

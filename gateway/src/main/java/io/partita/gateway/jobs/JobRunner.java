@@ -666,7 +666,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
           failed++;
         }
       }
-      ctx.metrics().jobItems(initial.getServiceModel(), error == null ? 200 : HttpApi.statusOf(error.getCode()), 1);
+      ctx.metrics().jobItem(initial.getServiceModel(), error == null ? 200 : HttpApi.statusOf(error.getCode()));
     }
 
     /** Waits for every request in flight, sending alone the rows of packs that fail meanwhile. */

@@ -92,13 +92,6 @@ public final class RowPacker {
     if (item.getInputs().isEmpty()) {
       return null;
     }
-    if (item.getInputs().size() == 1 && item.getOutputs().size() <= 1) { // the common case, once per row: no sorting
-      Tensor t = item.getInputs().get(0);
-      if (t.getShape().isEmpty()) {
-        return null;
-      }
-      return "{" + t.getName() + "=" + t.getDatatype() + t.getShape().subList(1, t.getShape().size()) + "}->" + item.getOutputs();
-    }
     Map<String, String> inputs = new TreeMap<>();
     for (Tensor t : item.getInputs()) {
       if (t.getShape().isEmpty()) {

@@ -113,16 +113,14 @@ public final class GatewayMetrics {
   private final java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.ConcurrentHashMap<String, Counter>> jobItems =
       new java.util.concurrent.ConcurrentHashMap<>();
 
-  /** Records {@code count} finished batch job items of one outcome. */
-  public void jobItems(String model, int status, int count) {
-    for (int i = 0; i < count; i++) {
-      demandSink.accept(model);
-    }
+  /** Records one finished batch job item. */
+  public void jobItem(String model, int status) {
+    demandSink.accept(model);
     String tag = tagOf(model);
     jobItems.computeIfAbsent(tag, t -> new java.util.concurrent.ConcurrentHashMap<>())
         .computeIfAbsent(outcome(status), o -> Counter.builder("partita.gateway.job.items").description("Batch job items finished, by outcome")
             .tag("model", tag).tag("outcome", o).register(registry))
-        .increment(count);
+        .increment();
   }
 
   /**

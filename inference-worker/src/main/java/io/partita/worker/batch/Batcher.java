@@ -85,9 +85,8 @@ public final class Batcher<T> {
   public void add(Pending<T> pending) {
     Entry<T> entry = new Entry<>(pending, nextSeq++);
     KeyQueue<T> queue = byKey.computeIfAbsent(pending.key(), KeyQueue::new);
-    if (queue.rows == 0) {
-      byOldest.put(entry.seq, queue); // its first live request: the key joins the order
-      queue.entries.clear(); // only gone entries can be left
+    if (queue.entries.isEmpty()) { // a new key (an emptied one is removed): it joins the order
+      byOldest.put(entry.seq, queue);
     }
     queue.entries.addLast(entry);
     queue.rows += pending.rows();

@@ -453,9 +453,7 @@ public final class Bench {
       st.add(Report.fmt(s.totalMedianMs()));
       stageRows.add(st);
       List<String> c = row(model, batching, load, r.throughput(), split.coresBusy());
-      for (double share : split.shares()) {
-        c.add(Report.fmt(share * 100));
-      }
+      c.addAll(split.percentCells());
       cpuRows.add(c);
     }
   }
@@ -573,9 +571,7 @@ public final class Bench {
         rows.add(row(model.name(), grouping, o.rows(), o.packRows(), o.inputBytes() / 1048576.0, o.fromSubmission(), o.fromAccepted(),
             o.failed(), Report.fmt(o.fromSubmission() / batch1), Report.fmt(o.fromSubmission() / best)));
         List<String> c = row(model.name(), grouping, o.rows(), o.packRows(), o.fromSubmission(), o.cpu().coresBusy(), o.cpuMicrosPerRow());
-        for (double share : o.cpu().shares()) {
-          c.add(Report.fmt(share * 100));
-        }
+        c.addAll(o.cpu().percentCells());
         cpuRows.add(c);
         JobBench.Stages st = o.stages();
         List<String> t = row(model.name(), grouping, o.rows(), o.packRows(), st.runSeconds());
@@ -864,18 +860,20 @@ public final class Bench {
     }
 
     void addStageRow(List<List<String>> stageRows, String path, int concurrency) {
-      GatewayStages.Summary s = stages.summary();
-      List<String> st = row(path, concurrency, s.calls());
-      for (double m : s.medianMs()) {
-        st.add(Report.fmt(m));
-      }
-      st.add(Report.fmt(s.outsideMs()));
-      st.add(Report.fmt(s.roundTripMs()));
-      stageRows.add(st);
+      stageRows.add(stageCells(path, concurrency));
     }
 
-    /** One row of table 1h: the lead cells, the stages' medians, outside, round trip, and gateway and load generator CPU per call. */
+    /** One row of table 1h: the stage cells of table 5b, then gateway and load generator CPU per call, and the cores busy. */
     void addGatewayRow(List<List<String>> rows, LoadRunner.Result r, Object... lead) {
+      List<String> st = stageCells(lead);
+      st.add(Report.fmt(split.microsPerCall("gateway", r.throughput())));
+      st.add(Report.fmt(split.microsPerCall("load generator", r.throughput())));
+      st.add(Report.fmt(split.coresBusy()));
+      rows.add(st);
+    }
+
+    /** The lead cells, the calls, each stage's median, outside the gateway and the round trip. */
+    private List<String> stageCells(Object... lead) {
       GatewayStages.Summary s = stages.summary();
       List<String> st = row(lead);
       st.add(Integer.toString(s.calls()));
@@ -884,21 +882,14 @@ public final class Bench {
       }
       st.add(Report.fmt(s.outsideMs()));
       st.add(Report.fmt(s.roundTripMs()));
-      double cpuMicrosPerCall = split.coresBusy() * 1e6 / r.throughput();
-      st.add(Report.fmt(cpuMicrosPerCall * split.shares()[CpuSplit.PARTS.indexOf("gateway")]));
-      st.add(Report.fmt(cpuMicrosPerCall * split.shares()[CpuSplit.PARTS.indexOf("load generator")]));
-      st.add(Report.fmt(split.coresBusy()));
-      rows.add(st);
+      return st;
     }
 
     void addCpuRow(List<List<String>> cpuRows, String path, int concurrency, LoadRunner.Result r) {
       List<String> c = row(path, concurrency, r.throughput(), split.coresBusy());
-      for (double share : split.shares()) {
-        c.add(Report.fmt(share * 100));
-      }
-      double cpuMicrosPerCall = split.coresBusy() * 1e6 / r.throughput();
-      c.add(Report.fmt(cpuMicrosPerCall * split.shares()[CpuSplit.PARTS.indexOf("gateway")]));
-      c.add(Report.fmt(cpuMicrosPerCall * split.shares()[CpuSplit.PARTS.indexOf("load generator")]));
+      c.addAll(split.percentCells());
+      c.add(Report.fmt(split.microsPerCall("gateway", r.throughput())));
+      c.add(Report.fmt(split.microsPerCall("load generator", r.throughput())));
       cpuRows.add(c);
     }
   }

@@ -117,7 +117,21 @@ final class CpuSplit {
    * @param shares each part's share of the process's CPU time, {@link #PARTS} order
    * @param coresBusy CPU seconds per second of the window (2.0: two cores busy throughout)
    */
-  record Split(double[] shares, double coresBusy) {}
+  record Split(double[] shares, double coresBusy) {
+    /** Each part's share in percent, formatted, {@link #PARTS} order: a table's CPU columns. */
+    List<String> percentCells() {
+      List<String> cells = new java.util.ArrayList<>(shares.length);
+      for (double share : shares) {
+        cells.add(Report.fmt(share * 100));
+      }
+      return cells;
+    }
+
+    /** CPU microseconds one part spent per call, at {@code callsPerSecond} over the window. */
+    double microsPerCall(String part, double callsPerSecond) {
+      return coresBusy * 1e6 / callsPerSecond * shares[PARTS.indexOf(part)];
+    }
+  }
 
   private static Set<Long> alive() {
     Set<Long> ids = new HashSet<>();

@@ -69,8 +69,9 @@ final class JobBench {
       double[] rates = runJob(http, base, model, body, cpu, window -> split[0] = window);
       Map<String, Double> after = jobMetrics(http, base, model);
       Map<String, Double> stageSeconds = new java.util.LinkedHashMap<>();
-      for (String stage : List.of("read", "pack", "send", "slot_wait", "results")) {
-        stageSeconds.put(stage, after.getOrDefault("stage:" + stage, 0.0) - before.getOrDefault("stage:" + stage, 0.0));
+      for (io.partita.gateway.jobs.JobStages.Stage stage : io.partita.gateway.jobs.JobStages.Stage.values()) {
+        String key = "stage:" + stage.label();
+        stageSeconds.put(stage.label(), after.getOrDefault(key, 0.0) - before.getOrDefault(key, 0.0));
       }
       Stages stages = new Stages(rows / rates[1], stageSeconds,
           after.getOrDefault("requests", 0.0) - before.getOrDefault("requests", 0.0),
