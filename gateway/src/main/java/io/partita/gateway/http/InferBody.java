@@ -1,5 +1,6 @@
 package io.partita.gateway.http;
 
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.partita.avro.Tensor;
@@ -29,7 +30,8 @@ import java.util.Set;
  * {@code parameters.binary_data: true}.
  */
 public final class InferBody {
-  static final ObjectMapper JSON = new ObjectMapper();
+  /** Writes the gateway's JSON answers (numbers by the fast paths of {@link JsonLimits#factory}). */
+  static final ObjectMapper JSON = new ObjectMapper(JsonLimits.factory(StreamReadConstraints.defaults()));
 
   /** A checked infer request. {@code timeoutMs} is null when the request did not set one. */
   public record Parsed(List<Tensor> inputs, List<String> outputs, Set<String> binaryOutputs,

@@ -380,8 +380,10 @@ public final class Bench {
         stageColumns, stageRows, self));
     report.add(new Report.Table("1d. CPU split (Kafka path)",
         "Share of the process's CPU time in the measured window of each Kafka row, by part: per-thread CPU time grouped by the part "
-            + "that runs the thread (all in this JVM); the native share is the process's time less all Java threads' (ONNX Runtime's "
-            + "intra-op pool threads are native, so most of the worker's inference shows there). Cores busy: CPU seconds per second.",
+            + "that runs the thread (all in this JVM); the JVM's own threads by name from /proc: JIT compiler (C1, C2) and GC (with "
+            + "the VM thread's safepoints); native is the process's time less all of those (ONNX Runtime's intra-op pool threads "
+            + "are native, so an unpinned slot's inference shows there; a pinned slot runs in its own thread, under worker). "
+            + "Cores busy: CPU seconds per second.",
         withCpuParts("model", "batching", "load", "items/s", "cores busy"), cpuRows, self));
     if (!gatewayRows.isEmpty()) {
       List<String> columns = new ArrayList<>(List.of("model", "path", "batching", "concurrency", "calls"));
@@ -543,6 +545,15 @@ public final class Bench {
     };
   }
 
+  /** How many times each batch job of 1e is measured (after its warm-ups); the table gives the median. */
+  private static final int JOB_REPEATS = 3;
+  /** Warm-up jobs before each job of 1e is measured. */
+  private static final int JOB_WARMUPS = 2;
+
+  private int jobRepeats() {
+    return quick ? 1 : JOB_REPEATS;
+  }
+
   // 1e. Batch jobs, packed.
   private void batchJobs(List<BenchModel> models) throws Exception {
     List<List<String>> rows = new ArrayList<>();
@@ -565,11 +576,12 @@ public final class Bench {
         boolean onPlan = run[2] == 1 && !planned.sizes().isEmpty();
         String grouping = onPlan ? planned.label() : "one slot, ONNX Runtime's pool (unpinned), up to 8";
         JobBench.Outcome o = JobBench.run(workDir, model, run[0], quick ? 200 : run[0], run[1],
-            onPlan ? plannedSettings(planned) : BATCHING_ON);
+            onPlan ? plannedSettings(planned) : BATCHING_ON, quick ? 1 : JOB_WARMUPS, jobRepeats());
         double batch1 = engineBatch1.getOrDefault(model.name(), Double.NaN);
         double best = engineBest.getOrDefault(model.name(), Double.NaN);
         rows.add(row(model.name(), grouping, o.rows(), o.packRows(), o.inputBytes() / 1048576.0, o.fromSubmission(), o.fromAccepted(),
-            o.failed(), Report.fmt(o.fromSubmission() / batch1), Report.fmt(o.fromSubmission() / best)));
+            o.failed(), Report.fmt(o.fromSubmission() / batch1), Report.fmt(o.fromSubmission() / best),
+            String.join(" / ", o.runs().stream().map(Report::fmt).toList())));
         List<String> c = row(model.name(), grouping, o.rows(), o.packRows(), o.fromSubmission(), o.cpu().coresBusy(), o.cpuMicrosPerRow());
         c.addAll(o.cpu().percentCells());
         cpuRows.add(c);
@@ -589,15 +601,16 @@ public final class Bench {
         "One job through the gateway's jobs API (POST /v2/jobs, JSON lines in, results read back), rows packed "
             + "gateway.jobs.pack.rows per request record (1: one record per row), on the worker slots the plan gives (as table "
             + "1's planned rows; dynamic batching up to the profile batch, 2 ms), or on one unpinned slot where the row says so; "
-            + "broker, worker and gateway in this JVM; a warm-up job of the same shape and size first (the JIT is still compiling through a smaller one). "
+            + "broker, worker and gateway in this JVM; " + (quick ? 1 : JOB_WARMUPS) + " warm-up job(s) "
+            + "of the same shape and size first (on two busy cores the JIT compiles through the first jobs), then the job " + jobRepeats() + " time(s): the row is the median run (tables 1f and 1g too), the last column gives every run in order. "
             + "Items/s from the submission to DONE (what the client sees) and from the job's acceptance (lines parsed and written "
             + "to Kafka) to DONE; the ratios divide the first by the engine's batch-1 rate at 1 thread and by its best rate (any "
             + "concurrency, or batch-8 calls) from table 1.",
         List.of("model", "grouping", "rows", "pack rows", "input MiB", "items/s (submission to DONE)", "items/s (accepted to DONE)",
-            "failed rows", "vs engine batch-1", "vs engine best"), rows, self));
+            "failed rows", "vs engine batch-1", "vs engine best", "items/s (submission to DONE) of each run"), rows, self));
     report.add(new Report.Table("1f. CPU split (batch jobs)",
         "The process's CPU time from each job's submission to its DONE, per row and by part (as table 1d: per-thread CPU time "
-            + "grouped by the part that runs the thread; native is ONNX Runtime's pool, GC and JIT). The engine's own cost per "
+            + "grouped by the part that runs the thread, the JVM's JIT compiler and GC threads apart, native the rest: ONNX Runtime's pool). The engine's own cost per "
             + "row is 1e6 / its items/s at one thread (table 1).",
         withCpuParts("model", "grouping", "rows", "pack rows", "items/s", "cores busy", "CPU us per row"), cpuRows, self));
     report.add(new Report.Table("1g. Where a batch job's time goes (gateway's job runner)",

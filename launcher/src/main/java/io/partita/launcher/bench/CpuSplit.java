@@ -1,8 +1,12 @@
 package io.partita.launcher.bench;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -15,15 +19,25 @@ import java.util.Set;
  * (broker, worker, gateway, load generator), from per-thread CPU time ({@link ThreadMXBean}). A
  * thread whose name says its part (Partita's own threads, the broker's) belongs to it; any other
  * (Kafka clients' network threads) to the part whose start created it ({@link #part} records the
- * threads alive after each start). Native threads (ONNX Runtime's intra-op
- * pool, GC, JIT) are not Java threads: they are the process's CPU time less all Java threads'.
+ * threads alive after each start). The JVM's own threads are not Java threads: on Linux their CPU
+ * time is read from {@code /proc/self/task/<tid>/schedstat} by thread name, the JIT compilers
+ * ({@code C1/C2 CompilerThread}) apart from GC ({@code GC Thread#}, {@code G1 ...}) and the VM
+ * thread (safepoints); what is left of the process's CPU time after all of those is native: ONNX
+ * Runtime's intra-op pool, mostly. Elsewhere the JIT and GC columns stay 0 and native holds them.
  */
 final class CpuSplit {
-  static final String NATIVE = "native (ONNX Runtime pool, GC, JIT)";
-  static final List<String> PARTS = List.of("broker", "worker", "gateway", "load generator", "other Java", NATIVE);
+  static final String JIT = "JIT compiler";
+  static final String GC = "GC and VM thread";
+  static final String NATIVE = "native (ONNX Runtime pool, other)";
+  static final List<String> PARTS = List.of("broker", "worker", "gateway", "load generator", "other Java", JIT, GC, NATIVE);
+  private static final Path TASKS = Path.of("/proc/self/task");
+  /** Snapshot keys of the JVM's own threads: {@code VM_KEY - tid} (Java thread ids are >= 1, the process is -1). */
+  private static final long VM_KEY = -2;
 
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
   private final Map<Long, String> owner = new HashMap<>();
+  /** The part of each JVM thread seen by a snapshot, by its snapshot key (JIT or GC). */
+  private final Map<Long, String> vmPart = new java.util.concurrent.ConcurrentHashMap<>();
   private Set<Long> seen = alive();
 
   CpuSplit() {
@@ -67,7 +81,7 @@ final class CpuSplit {
     return "other Java";
   }
 
-  /** CPU nanoseconds so far, by thread, plus the whole process under key -1. */
+  /** CPU nanoseconds so far, by Java thread, by JVM thread (keys below -1), and the whole process under key -1. */
   Map<Long, Long> snapshot() {
     Map<Long, Long> out = new HashMap<>();
     for (long id : THREADS.getAllThreadIds()) {
@@ -76,8 +90,45 @@ final class CpuSplit {
         out.put(id, t);
       }
     }
+    vmThreads(out);
     out.put(-1L, processCpuNanos());
     return out;
+  }
+
+  /** Adds the CPU time of the JIT compiler and GC threads (Linux; nothing where /proc is missing). */
+  private void vmThreads(Map<Long, Long> out) {
+    if (!Files.isDirectory(TASKS)) {
+      return;
+    }
+    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
+      for (Path task : tasks) {
+        try {
+          String part = vmPartOf(Files.readString(task.resolve("comm")).strip());
+          if (part == null) {
+            continue;
+          }
+          String stat = Files.readString(task.resolve("schedstat"));
+          long key = VM_KEY - Long.parseLong(task.getFileName().toString());
+          out.put(key, Long.parseLong(stat.substring(0, stat.indexOf(' '))));
+          vmPart.put(key, part);
+        } catch (IOException | RuntimeException e) {
+          // the thread ended while being read (a C2 compiler thread may): its time is left out
+        }
+      }
+    } catch (IOException e) {
+      // no thread list: the JIT and GC columns stay 0
+    }
+  }
+
+  /** JIT or GC for a JVM thread's name (Linux cuts names at 15 characters), or null for any other thread. */
+  static String vmPartOf(String comm) {
+    if (comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre") || comm.startsWith("Sweeper thread")) {
+      return JIT;
+    }
+    if (comm.startsWith("GC Thread#") || comm.startsWith("G1 ") || comm.equals("VM Thread")) {
+      return GC;
+    }
+    return null;
   }
 
   /** The CPU time between two snapshots, as a share of each part (parts in {@link #PARTS} order) and the cores used. */
@@ -91,7 +142,14 @@ final class CpuSplit {
       }
     }
     long java = 0;
+    long vm = 0;
     for (Map.Entry<Long, Long> e : after.entrySet()) {
+      if (e.getKey() <= VM_KEY) {
+        long used = Math.max(0, e.getValue() - before.getOrDefault(e.getKey(), 0L));
+        vm += used;
+        byPart.merge(vmPart.getOrDefault(e.getKey(), NATIVE), used, Long::sum);
+        continue;
+      }
       if (e.getKey() < 0) {
         continue;
       }
@@ -104,8 +162,8 @@ final class CpuSplit {
       byPart.merge(part, used, Long::sum);
     }
     long process = after.get(-1L) - before.get(-1L);
-    byPart.put(NATIVE, Math.max(0, process - java));
-    long total = Math.max(process, java);
+    byPart.merge(NATIVE, Math.max(0, process - java - vm), Long::sum);
+    long total = Math.max(process, java + vm);
     double[] shares = new double[PARTS.size()];
     for (int i = 0; i < shares.length; i++) {
       shares[i] = total == 0 ? Double.NaN : byPart.get(PARTS.get(i)) / (double) total;
