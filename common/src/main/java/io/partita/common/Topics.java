@@ -7,6 +7,7 @@ import io.partita.avro.HostEnvironment;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.avro.JobItemResult;
+import io.partita.avro.JobItemResults;
 import io.partita.avro.JobStatus;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.PartitionPlan;
@@ -67,7 +68,7 @@ public final class Topics {
   public String demand() { return prefix + ".demand"; }
   public String jobs() { return prefix + ".jobs"; }
   public String jobStatus() { return prefix + ".jobs.status"; }
-  /** Per-item results of batch jobs (JobItemResult, key = job id). */
+  /** Results of batch jobs (JobItemResults: the rows of one request per record, key = job id). */
   public String jobItems() { return prefix + ".jobs.items"; }
   public String deadLetter() { return prefix + ".deadletter"; }
 
@@ -86,7 +87,9 @@ public final class Topics {
   public Topic<Demand> demand(Codecs codecs) { return bind(demand(), Demand.class, codecs); }
   public Topic<BatchJob> jobs(Codecs codecs) { return bind(jobs(), BatchJob.class, codecs); }
   public Topic<JobStatus> jobStatus(Codecs codecs) { return bind(jobStatus(), JobStatus.class, codecs); }
-  public Topic<JobItemResult> jobItems(Codecs codecs) { return bind(jobItems(), JobItemResult.class, codecs); }
+  public Topic<JobItemResults> jobItems(Codecs codecs) { return bind(jobItems(), JobItemResults.class, codecs); }
+  /** {@link #jobItems()} as written before JobItemResults: one JobItemResult per record (readers still take them). */
+  public Topic<JobItemResult> jobItemsOneByOne(Codecs codecs) { return bind(jobItems(), JobItemResult.class, codecs); }
   public Topic<DeadLetter> deadLetter(Codecs codecs) { return bind(deadLetter(), DeadLetter.class, codecs); }
 
   /** {@link #requests(String)} bound to its codec. */

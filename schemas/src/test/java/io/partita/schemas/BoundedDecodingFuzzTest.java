@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
 class BoundedDecodingFuzzTest {
   /** Record types with a checked-in valid sample (every top-level Partita record). */
   static final List<String> RECORDS = List.of("BatchJob", "DeadLetter", "Demand", "HostEnvironment", "InferenceReply",
-      "InferenceRequest", "JobItemResult", "JobStatus", "ModelVersion", "PartitionPlan", "ProfileRequest", "ProfileStatus",
+      "InferenceRequest", "JobItemResult", "JobItemResults", "JobStatus", "ModelVersion", "PartitionPlan", "ProfileRequest", "ProfileStatus",
       "Route", "ServiceMapping", "ServiceModel", "SlotAssignment", "SlotStatus", "Tensor", "TimingEvent", "VersionChoice");
 
   /** Allowed allocation: this many times the input, plus a fixed allowance for the decode's own objects. */

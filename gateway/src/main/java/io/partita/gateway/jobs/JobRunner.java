@@ -7,6 +7,7 @@ import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.avro.JobItem;
 import io.partita.avro.JobItemResult;
+import io.partita.avro.JobItemResults;
 import io.partita.avro.JobStatus;
 import io.partita.avro.Tensor;
 import io.partita.common.Topics;
@@ -17,6 +18,7 @@ import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Collection;
 import java.util.List;
@@ -46,12 +48,14 @@ import org.slf4j.LoggerFactory;
  * dimension in one request where the model allows it, else one request per item), each request
  * taking a job slot of the {@link Capacity} (so jobs never hold more than their share of the
  * in-flight limit and yield to online calls). A reply is cut back per row ({@link Pack#split}) and
- * each row gets one {@link JobItemResult}; a packed request answered with a non-transient error,
+ * each row gets one {@link JobItemResult}, the request's rows written together as one
+ * {@link JobItemResults} record; a packed request answered with a non-transient error,
  * or whose outputs cannot be cut back, sends its rows again one by one. A deadline, a produce
  * failure or a transient error reply (OVERLOADED, NOT_READY, DEADLINE_EXCEEDED) is retried up to
  * {@code retries} times with the same request id. When every item has a result and the broker has
- * them all, the job is DONE. Progress is kept per row, not per request: a runner that dies after
- * writing some rows of a pack leaves the others to the next leader, which packs them afresh.
+ * them all, the job is DONE. Progress is kept per row, not per request: a record of results may
+ * hold any rows (a pack's rows less those already written), and a runner that dies before its
+ * record is written leaves those rows to the next leader, which packs them afresh.
  *
  * <p>Exactly one result per item: results are only written while this gateway leads; on losing the
  * lead (or closing) it stops writing, flushes what it wrote, and only then leaves the group, so the
@@ -377,15 +381,16 @@ public final class JobRunner implements Runnable, AutoCloseable {
     private void readExistingResults() {
       ctx.store().read(ctx.topics().jobItems(), jobId, initial.getResultsOffset(), record -> {
         try {
-          JobItemResult r = ctx.store().decodeResult(record);
-          if (version == null && r.getError() == null && r.getModelVersion() != null) {
-            version = r.getModelVersion(); // the version its first answered rows ran on
-          }
-          if (r.getIndex() >= 0 && r.getIndex() < total && !done.get(r.getIndex())) {
-            done.set(r.getIndex());
-            doneCount++;
-            if (r.getError() != null) {
-              failed++;
+          for (JobItemResult r : ctx.store().decodeResults(record)) {
+            if (version == null && r.getError() == null && r.getModelVersion() != null) {
+              version = r.getModelVersion(); // the version its first answered rows ran on
+            }
+            if (r.getIndex() >= 0 && r.getIndex() < total && !done.get(r.getIndex())) {
+              done.set(r.getIndex());
+              doneCount++;
+              if (r.getError() != null) {
+                failed++;
+              }
             }
           }
         } catch (Throwable e) {
@@ -418,7 +423,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
           if (!leading || cancelled()) {
             return false;
           }
-          write(index, item.getClientId(), null, List.of(), new InferenceError(ErrorCode.BAD_INPUT, item.getError()), 1);
+          write(List.of(result(index, item.getClientId(), null, List.of(), new InferenceError(ErrorCode.BAD_INPUT, item.getError()), 1)));
           continue;
         }
         if (version() == null) { // the job's version is not chosen yet: this row goes alone, and is awaited
@@ -567,18 +572,22 @@ public final class JobRunner implements Runnable, AutoCloseable {
      * row, gives no result: its rows are queued to go again alone, so one bad row fails only itself.
      */
     private void answer(Pack pack, InferenceReply reply, Throwable cause, int attempt) {
+      List<Pack.Member> members = pack.members();
+      List<JobItemResult> results = new ArrayList<>(members.size());
       if (cause instanceof TimeoutException) {
-        for (Pack.Member m : pack.members()) {
-          write(m.index(), m.item().getClientId(), null, List.of(), new InferenceError(ErrorCode.DEADLINE_EXCEEDED,
-              "no reply within " + ctx.itemTimeoutMs() + " ms after " + attempt + " attempts"), attempt);
+        for (Pack.Member m : members) {
+          results.add(result(m.index(), m.item().getClientId(), null, List.of(), new InferenceError(ErrorCode.DEADLINE_EXCEEDED,
+              "no reply within " + ctx.itemTimeoutMs() + " ms after " + attempt + " attempts"), attempt));
         }
+        write(results);
         return;
       }
       if (cause != null) {
-        for (Pack.Member m : pack.members()) {
-          write(m.index(), m.item().getClientId(), null, List.of(), new InferenceError(ErrorCode.UNKNOWN,
-              "the request could not be queued: " + cause.getClass().getSimpleName()), attempt);
+        for (Pack.Member m : members) {
+          results.add(result(m.index(), m.item().getClientId(), null, List.of(), new InferenceError(ErrorCode.UNKNOWN,
+              "the request could not be queued: " + cause.getClass().getSimpleName()), attempt));
         }
+        write(results);
         return;
       }
       if (reply.getError() != null) {
@@ -586,10 +595,11 @@ public final class JobRunner implements Runnable, AutoCloseable {
           retryAlone(pack, reply.getError().getCode() + " " + SafeText.clean(reply.getError().getMessage()));
           return;
         }
-        for (Pack.Member m : pack.members()) {
-          write(m.index(), m.item().getClientId(), reply.getModelVersion(), List.of(),
-              new InferenceError(reply.getError().getCode(), SafeText.clean(reply.getError().getMessage())), attempt);
+        for (Pack.Member m : members) {
+          results.add(result(m.index(), m.item().getClientId(), reply.getModelVersion(), List.of(),
+              new InferenceError(reply.getError().getCode(), SafeText.clean(reply.getError().getMessage())), attempt));
         }
+        write(results);
         return;
       }
       List<List<Tensor>> outputs;
@@ -600,12 +610,13 @@ public final class JobRunner implements Runnable, AutoCloseable {
         return;
       }
       if (pack.single()) {
-        learnOutputSize(outputs.get(0), pack.members().get(0).rows());
+        learnOutputSize(outputs.get(0), members.get(0).rows());
       }
-      for (int i = 0; i < pack.members().size(); i++) {
-        Pack.Member m = pack.members().get(i);
-        write(m.index(), m.item().getClientId(), reply.getModelVersion(), outputs.get(i), null, attempt);
+      for (int i = 0; i < members.size(); i++) {
+        Pack.Member m = members.get(i);
+        results.add(result(m.index(), m.item().getClientId(), reply.getModelVersion(), outputs.get(i), null, attempt));
       }
+      write(results);
     }
 
     /**
@@ -641,32 +652,61 @@ public final class JobRunner implements Runnable, AutoCloseable {
       alone.addAll(pack.members());
     }
 
-    private void write(int index, String clientId, String modelVersion, List<Tensor> outputs, InferenceError error, int attempts) {
+    private JobItemResult result(int index, String clientId, String modelVersion, List<Tensor> outputs, InferenceError error,
+        int attempts) {
       // The all-fields constructor: one result per row, and the builder's per-field checks and copies showed in profiles.
-      JobItemResult result = new JobItemResult(jobId, index, clientId, modelVersion, error != null ? List.of() : outputs, error,
-          attempts, ctx.clock().getAsLong());
+      return new JobItemResult(jobId, index, clientId, modelVersion, error != null ? List.of() : outputs, error, attempts,
+          ctx.clock().getAsLong());
+    }
+
+    /**
+     * Writes the results of one request's rows (one row, or a pack's) as one {@link JobItemResults}
+     * record, or as several where together they would pass the bytes a pack may carry (so a record
+     * of results fits wherever the reply it came from did); rows that already have a result are
+     * left out. Each row written counts as done at once; a record the broker then refuses fails the
+     * job's run (its rows are sent again by the next run).
+     */
+    private void write(List<JobItemResult> results) {
+      List<JobItemResult> fresh = new ArrayList<>(results.size());
       synchronized (lock) {
-        if (!leading || done.get(index)) {
-          return; // lost the lead: the next leader sends it again
+        if (!leading) {
+          return; // lost the lead: the next leader sends them again
         }
-        if (version == null && error == null && modelVersion != null) {
-          version = modelVersion; // the job's version from now on
-          log.info("Job {} runs on version {} of {} (the version that answered its first row)", jobId, version,
-              initial.getServiceModel());
-        }
-        ctx.producer().send(ctx.store().results().record(0, jobId, result), (md, e) -> {
-          if (e != null) {
-            writeFailure.compareAndSet(null, e);
-            log.error("Job {}: the result of item {} could not be written: {}", jobId, index, e.toString());
+        for (JobItemResult r : results) {
+          if (done.get(r.getIndex())) {
+            continue;
           }
-        });
-        done.set(index);
-        doneCount++;
-        if (error != null) {
-          failed++;
+          if (version == null && r.getError() == null && r.getModelVersion() != null) {
+            version = r.getModelVersion(); // the job's version from now on
+            log.info("Job {} runs on version {} of {} (the version that answered its first row)", jobId, version,
+                initial.getServiceModel());
+          }
+          fresh.add(r);
+          done.set(r.getIndex());
+          doneCount++;
+          if (r.getError() != null) {
+            failed++;
+          }
+        }
+        for (List<JobItemResult> part : byBytes(fresh, rule.maxBytes())) {
+          writeRecord(part);
         }
       }
-      ctx.metrics().jobItem(initial.getServiceModel(), error == null ? 200 : HttpApi.statusOf(error.getCode()));
+      for (JobItemResult r : fresh) {
+        ctx.metrics().jobItem(initial.getServiceModel(), r.getError() == null ? 200 : HttpApi.statusOf(r.getError().getCode()));
+      }
+    }
+
+    /** Sends one record of results (caller holds the lock); a failure is kept for the run's end. */
+    private void writeRecord(List<JobItemResult> part) {
+      int first = part.get(0).getIndex();
+      int last = part.get(part.size() - 1).getIndex();
+      ctx.producer().send(ctx.store().results().record(0, jobId, new JobItemResults(jobId, part)), (md, e) -> {
+        if (e != null) {
+          writeFailure.compareAndSet(null, e);
+          log.error("Job {}: the results of items {} to {} could not be written: {}", jobId, first, last, e.toString());
+        }
+      });
     }
 
     /** Waits for every request in flight, sending alone the rows of packs that fail meanwhile. */
@@ -719,6 +759,43 @@ public final class JobRunner implements Runnable, AutoCloseable {
             .build();
       }
     }
+  }
+
+  /**
+   * Results cut into records of at most about {@code limit} bytes each ({@link #resultBytes}), in
+   * order; a result alone over the limit still gets a record of its own (the reply it came from
+   * passed the same limits).
+   */
+  static List<List<JobItemResult>> byBytes(List<JobItemResult> results, long limit) {
+    List<List<JobItemResult>> parts = new ArrayList<>();
+    List<JobItemResult> part = new ArrayList<>();
+    long partBytes = 0;
+    for (JobItemResult r : results) {
+      long bytes = resultBytes(r);
+      if (!part.isEmpty() && partBytes + bytes > limit) {
+        parts.add(part);
+        part = new ArrayList<>();
+        partBytes = 0;
+      }
+      part.add(r);
+      partBytes += bytes;
+    }
+    if (!part.isEmpty()) {
+      parts.add(part);
+    }
+    return parts;
+  }
+
+  /** About how many bytes a result takes in a record: its outputs' data, its error's text, and room for the rest. */
+  static long resultBytes(JobItemResult r) {
+    long bytes = 128;
+    for (Tensor t : r.getOutputs()) {
+      bytes += t.getData().remaining() + 16L * t.getShape().size() + t.getName().length();
+    }
+    if (r.getError() != null && r.getError().getMessage() != null) {
+      bytes += 3L * r.getError().getMessage().length();
+    }
+    return bytes;
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.partita.gateway.jobs;
 import io.partita.avro.BatchJob;
 import io.partita.avro.JobItem;
 import io.partita.avro.JobItemResult;
+import io.partita.avro.JobItemResults;
 import io.partita.avro.JobStatus;
 import io.partita.common.Topic;
 import io.partita.common.Topics;
@@ -38,10 +39,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Batch job state as every gateway sees it, kept in Kafka: the input chunks on {@code <p>.jobs},
- * the current {@link JobStatus} of each job on the compacted {@code <p>.jobs.status}, and one
- * {@link JobItemResult} per item on {@code <p>.jobs.items}. A background thread follows the status
- * topic from its beginning, so any gateway answers for any job; the gateway that runs a job also
- * records its own reports here at once.
+ * the current {@link JobStatus} of each job on the compacted {@code <p>.jobs.status}, and the items'
+ * results on {@code <p>.jobs.items}, one {@link JobItemResults} record per request answered (the
+ * rows of a pack together; a lone {@link JobItemResult}, as runners wrote before, is read too). A
+ * background thread follows the status topic from its beginning, so any gateway answers for any
+ * job; the gateway that runs a job also records its own reports here at once.
  *
  * <p>Submission writes the chunks, waits until the broker has them, then writes the QUEUED status:
  * a job exists once its status does, so a gateway that dies while writing chunks leaves nothing a
@@ -62,7 +64,8 @@ public final class JobStore implements Runnable, AutoCloseable {
   private final LongSupplier clock;
   private final Topic<BatchJob> jobs;
   private final Topic<JobStatus> statusTopic;
-  private final Topic<JobItemResult> results;
+  private final Topic<JobItemResults> results;
+  private final Topic<JobItemResult> resultsOneByOne;
   private final Map<String, JobStatus> statuses = new ConcurrentHashMap<>();
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
   private final Object changed = new Object();
@@ -86,6 +89,7 @@ public final class JobStore implements Runnable, AutoCloseable {
     this.jobs = topics.jobs(codecs);
     this.statusTopic = topics.jobStatus(codecs);
     this.results = topics.jobItems(codecs);
+    this.resultsOneByOne = topics.jobItemsOneByOne(codecs);
   }
 
   /** Completes once every status written before start has been read. */
@@ -267,14 +271,19 @@ public final class JobStore implements Runnable, AutoCloseable {
    */
   public void readResults(String jobId, long fromOffset, Predicate<JobItemResult> handler) {
     read(resultsTopic(), jobId, fromOffset, record -> {
-      JobItemResult result;
+      List<JobItemResult> results;
       try {
-        result = decodeResult(record);
+        results = decodeResults(record);
       } catch (RuntimeException e) { // DecodeException, or a result no reader should trust: passed over
         log.warn("Job {}: skipping an unreadable result at offset {}: {}", jobId, record.offset(), e.getClass().getSimpleName());
         return true;
       }
-      return handler.test(result);
+      for (JobItemResult result : results) {
+        if (!handler.test(result)) {
+          return false;
+        }
+      }
+      return true;
     });
   }
 
@@ -305,8 +314,21 @@ public final class JobStore implements Runnable, AutoCloseable {
     return jobs.decode(record.value());
   }
 
-  public JobItemResult decodeResult(ConsumerRecord<String, byte[]> record) {
-    return results.decode(record.value());
+  /**
+   * The results one record holds: a {@link JobItemResults}, or a lone {@link JobItemResult} as
+   * runners wrote before; a record that is neither throws the first decoder's error.
+   */
+  public List<JobItemResult> decodeResults(ConsumerRecord<String, byte[]> record) {
+    try {
+      return results.decode(record.value()).getResults();
+    } catch (RuntimeException e) {
+      try {
+        return List.of(resultsOneByOne.decode(record.value()));
+      } catch (RuntimeException older) {
+        e.addSuppressed(older);
+        throw e;
+      }
+    }
   }
 
   /** The topic of per-item results. */
@@ -314,8 +336,8 @@ public final class JobStore implements Runnable, AutoCloseable {
     return results.name();
   }
 
-  /** The topic of per-item results, bound to its codec (the job leader writes them). */
-  public Topic<JobItemResult> results() {
+  /** The topic of job results, bound to its codec (the job leader writes them). */
+  public Topic<JobItemResults> results() {
     return results;
   }
 

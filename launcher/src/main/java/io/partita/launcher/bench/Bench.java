@@ -618,8 +618,8 @@ public final class Bench {
             + "share), over the run from acceptance to DONE: the runner thread's work (read: decoding the job's chunks; pack: "
             + "grouping rows and stacking their inputs; send: encoding each request and handing it to the producer), its wait "
             + "for a job slot (all of the gateway's job slots held by requests still out: the part behind the gateway, Kafka and "
-            + "the worker, is the slower one), and the answer threads' work (results: cutting replies back per row, writing one "
-            + "result record per row). Requests out on average = summed round trips / run seconds.",
+            + "the worker, is the slower one), and the answer threads' work (results: cutting replies back per row, writing the "
+            + "results of each request's rows as one record). Requests out on average = summed round trips / run seconds.",
         List.of("model", "grouping", "rows", "pack rows", "run s", "read s", "pack s", "send s", "slot wait s", "results s",
             "requests", "mean round trip ms", "requests out on average", "runner waiting for a slot %"), stageRows, self));
   }
