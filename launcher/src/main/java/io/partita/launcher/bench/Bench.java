@@ -554,6 +554,10 @@ public final class Bench {
     return quick ? 1 : JOB_REPEATS;
   }
 
+  private int jobWarmups() {
+    return quick ? 1 : JOB_WARMUPS;
+  }
+
   // 1e. Batch jobs, packed.
   private void batchJobs(List<BenchModel> models) throws Exception {
     List<List<String>> rows = new ArrayList<>();
@@ -576,7 +580,7 @@ public final class Bench {
         boolean onPlan = run[2] == 1 && !planned.sizes().isEmpty();
         String grouping = onPlan ? planned.label() : "one slot, ONNX Runtime's pool (unpinned), up to 8";
         JobBench.Outcome o = JobBench.run(workDir, model, run[0], quick ? 200 : run[0], run[1],
-            onPlan ? plannedSettings(planned) : BATCHING_ON, quick ? 1 : JOB_WARMUPS, jobRepeats());
+            onPlan ? plannedSettings(planned) : BATCHING_ON, jobWarmups(), jobRepeats());
         double batch1 = engineBatch1.getOrDefault(model.name(), Double.NaN);
         double best = engineBest.getOrDefault(model.name(), Double.NaN);
         rows.add(row(model.name(), grouping, o.rows(), o.packRows(), o.inputBytes() / 1048576.0, o.fromSubmission(), o.fromAccepted(),
@@ -601,8 +605,9 @@ public final class Bench {
         "One job through the gateway's jobs API (POST /v2/jobs, JSON lines in, results read back), rows packed "
             + "gateway.jobs.pack.rows per request record (1: one record per row), on the worker slots the plan gives (as table "
             + "1's planned rows; dynamic batching up to the profile batch, 2 ms), or on one unpinned slot where the row says so; "
-            + "broker, worker and gateway in this JVM; " + (quick ? 1 : JOB_WARMUPS) + " warm-up job(s) "
-            + "of the same shape and size first (on two busy cores the JIT compiles through the first jobs), then the job " + jobRepeats() + " time(s): the row is the median run (tables 1f and 1g too), the last column gives every run in order. "
+            + "broker, worker and gateway in this JVM; " + jobWarmups() + " warm-up job(s) of the same shape and size first (on "
+            + "two busy cores the JIT compiles through the first jobs), then the job " + jobRepeats() + " time(s): the row is "
+            + "the median run (tables 1f and 1g too), the last column gives every run in order. "
             + "Items/s from the submission to DONE (what the client sees) and from the job's acceptance (lines parsed and written "
             + "to Kafka) to DONE; the ratios divide the first by the engine's batch-1 rate at 1 thread and by its best rate (any "
             + "concurrency, or batch-8 calls) from table 1.",
@@ -610,8 +615,8 @@ public final class Bench {
             "failed rows", "vs engine batch-1", "vs engine best", "items/s (submission to DONE) of each run"), rows, self));
     report.add(new Report.Table("1f. CPU split (batch jobs)",
         "The process's CPU time from each job's submission to its DONE, per row and by part (as table 1d: per-thread CPU time "
-            + "grouped by the part that runs the thread, the JVM's JIT compiler and GC threads apart, native the rest: ONNX Runtime's pool). The engine's own cost per "
-            + "row is 1e6 / its items/s at one thread (table 1).",
+            + "grouped by the part that runs the thread, the JVM's JIT compiler and GC threads apart, native the rest: ONNX "
+            + "Runtime's pool). The engine's own cost per row is 1e6 / its items/s at one thread (table 1).",
         withCpuParts("model", "grouping", "rows", "pack rows", "items/s", "cores busy", "CPU us per row"), cpuRows, self));
     report.add(new Report.Table("1g. Where a batch job's time goes (gateway's job runner)",
         "From the gateway's own metrics (partita_gateway_job_stage_seconds_total and the job request counters, this job's "

@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +41,11 @@ final class JobBench {
    * @param runs items/s from submission of every measured run, in the order they ran (this outcome is the median one)
    */
   record Outcome(int rows, int packRows, double fromSubmission, double fromAccepted, int failed, long inputBytes,
-      CpuSplit.Split cpu, double cpuMicrosPerRow, Stages stages, List<Double> runs) {}
+      CpuSplit.Split cpu, double cpuMicrosPerRow, Stages stages, List<Double> runs) {
+    Outcome withRuns(List<Double> all) {
+      return new Outcome(rows, packRows, fromSubmission, fromAccepted, failed, inputBytes, cpu, cpuMicrosPerRow, stages, all);
+    }
+  }
 
   /**
    * Where the job's time went in the gateway's job runner ({@code partita_gateway_job_*} metrics, the
@@ -76,7 +82,7 @@ final class JobBench {
         runJob(http, base, model, warmup, null, null);
       }
       byte[] body = lines(model, rows, 11);
-      List<Outcome> outcomes = new java.util.ArrayList<>();
+      List<Outcome> outcomes = new ArrayList<>();
       for (int i = 0; i < Math.max(1, repeats); i++) {
         CpuSplit.Split[] split = new CpuSplit.Split[1];
         Map<String, Double> before = jobMetrics(http, base, model);
@@ -95,10 +101,8 @@ final class JobBench {
             split[0].coresBusy() * seconds * 1e6 / rows, stages, List.of()));
       }
       List<Double> runs = outcomes.stream().map(Outcome::fromSubmission).toList();
-      Outcome median = outcomes.stream().sorted(java.util.Comparator.comparingDouble(Outcome::fromSubmission))
-          .toList().get(outcomes.size() / 2);
-      return new Outcome(median.rows(), median.packRows(), median.fromSubmission(), median.fromAccepted(), median.failed(),
-          median.inputBytes(), median.cpu(), median.cpuMicrosPerRow(), median.stages(), runs);
+      Outcome median = outcomes.stream().sorted(Comparator.comparingDouble(Outcome::fromSubmission)).toList().get(outcomes.size() / 2);
+      return median.withRuns(runs);
     }
   }
 
