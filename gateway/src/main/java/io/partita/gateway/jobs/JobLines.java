@@ -94,24 +94,8 @@ public final class JobLines {
 
   /** Cuts the items into consecutive chunks of about {@link #CHUNK_BYTES} (at least one item each). */
   public static List<List<JobItem>> chunks(List<JobItem> items) {
-    List<List<JobItem>> chunks = new ArrayList<>();
-    List<JobItem> current = new ArrayList<>();
-    long size = 0;
-    for (JobItem item : items) {
-      long itemSize = 64 + (item.getError() == null ? 0 : item.getError().length())
-          + item.getInputs().stream().mapToLong(JobLines::size).sum();
-      if (!current.isEmpty() && size + itemSize > CHUNK_BYTES) {
-        chunks.add(current);
-        current = new ArrayList<>();
-        size = 0;
-      }
-      current.add(item);
-      size += itemSize;
-    }
-    if (!current.isEmpty()) {
-      chunks.add(current);
-    }
-    return chunks;
+    return ByteParts.cut(items, item -> 64 + (item.getError() == null ? 0 : item.getError().length())
+        + item.getInputs().stream().mapToLong(JobLines::size).sum(), CHUNK_BYTES);
   }
 
   private static long size(Tensor t) {

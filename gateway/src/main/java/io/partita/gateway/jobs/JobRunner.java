@@ -767,23 +767,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
    * passed the same limits).
    */
   static List<List<JobItemResult>> byBytes(List<JobItemResult> results, long limit) {
-    List<List<JobItemResult>> parts = new ArrayList<>();
-    List<JobItemResult> part = new ArrayList<>();
-    long partBytes = 0;
-    for (JobItemResult r : results) {
-      long bytes = resultBytes(r);
-      if (!part.isEmpty() && partBytes + bytes > limit) {
-        parts.add(part);
-        part = new ArrayList<>();
-        partBytes = 0;
-      }
-      part.add(r);
-      partBytes += bytes;
-    }
-    if (!part.isEmpty()) {
-      parts.add(part);
-    }
-    return parts;
+    return ByteParts.cut(results, JobRunner::resultBytes, limit);
   }
 
   /** About how many bytes a result takes in a record: its outputs' data, its error's text, and room for the rest. */
