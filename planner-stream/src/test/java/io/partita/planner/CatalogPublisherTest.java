@@ -44,6 +44,24 @@ class CatalogPublisherTest {
   }
 
   @Test
+  void shouldPublishTheInstancesTheManifestAsksFor() throws Exception {
+    java.nio.file.Path file = repo.resolve("wide/1/model.onnx");
+    java.nio.file.Files.createDirectories(file.getParent());
+    java.nio.file.Files.write(file, new io.partita.models.onnx.OnnxGraphBuilder("wide", "test")
+        .input("x", ai.onnx.proto.OnnxMl.TensorProto.DataType.FLOAT, "n", 3).relu("x", "y")
+        .output("y", ai.onnx.proto.OnnxMl.TensorProto.DataType.FLOAT, "n", 3).toBytes());
+    java.nio.file.Files.writeString(repo.resolve("wide/model.yaml"), "serviceModels:\n  wide: {instances: 2}\n");
+    Topics topics = new Topics("c");
+    Codecs codecs = Codecs.singleObject();
+
+    List<ProducerRecord<String, byte[]>> records = CatalogPublisher.records(ModelRepository.scan(repo), topics, codecs);
+
+    ServiceModel wide = codecs.codec(ServiceModel.class).decode(topics.catalogServices(), records.get(1).value());
+    assertThat(wide.getName()).isEqualTo("wide");
+    assertThat(wide.getInstances()).isEqualTo(2);
+  }
+
+  @Test
   void shouldNameEveryFileUnderTheBaseUriWhenOneIsGivenAndKeepTheSha256() throws Exception {
     DemoRepository.writeTo(repo);
     Topics topics = new Topics("c");

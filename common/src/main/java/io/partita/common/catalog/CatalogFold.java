@@ -39,7 +39,8 @@ public final class CatalogFold {
       if (!byModel.containsKey(s.getBaseModel())) {
         continue;
       }
-      ServiceModelEntry entry = new ServiceModelEntry(s.getName(), s.getBaseModel(), weightFile.apply(s.getWeightFile()));
+      ServiceModelEntry entry = new ServiceModelEntry(s.getName(), s.getBaseModel(), weightFile.apply(s.getWeightFile()),
+          Math.max(1, s.getInstances()));
       servicesByModel.computeIfAbsent(s.getBaseModel(), m -> new ArrayList<>()).add(entry);
       offered.put(entry.name(), entry);
     }

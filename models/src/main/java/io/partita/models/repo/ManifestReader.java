@@ -32,7 +32,9 @@ public final class ManifestReader {
   private static final Set<String> TOP_FIELDS = Set.of("description", "versions", "serviceModels");
   private static final Set<String> VERSION_FIELDS =
       Set.of("precision", "providers", "accuracy", "memoryBytes", "sha256");
-  private static final Set<String> SERVICE_FIELDS = Set.of("weightFile", "sha256");
+  private static final Set<String> SERVICE_FIELDS = Set.of("weightFile", "sha256", "instances");
+  /** The most instances a manifest may ask for one service model (a typo's guard, not a limit of the planner). */
+  static final int MAX_INSTANCES = 1024;
 
   private static final ObjectMapper YAML = configure(new ObjectMapper(new YAMLFactory()));
   private static final ObjectMapper JSON = configure(new ObjectMapper());
@@ -183,6 +185,7 @@ public final class ManifestReader {
     }
     requireObject(file, field, node);
     checkFields(file, field, node, SERVICE_FIELDS);
+    int instances = instances(file, field + ".instances", node.get("instances"));
     JsonNode wf = node.get("weightFile");
     JsonNode sha = node.get("sha256");
     if (wf == null || wf.isNull()) {
@@ -190,7 +193,7 @@ public final class ManifestReader {
         throw new RepositoryException(
             file, field + ".sha256", "is set but there is no weightFile to check it against");
       }
-      return new ModelManifest.ServiceModel(Optional.empty(), Optional.empty());
+      return new ModelManifest.ServiceModel(Optional.empty(), Optional.empty(), instances);
     }
     if (!wf.isTextual() || wf.asText().isBlank()) {
       throw new RepositoryException(
@@ -201,7 +204,18 @@ public final class ManifestReader {
           file, field + ".sha256", "is required with a weightFile (64 lowercase hex characters)");
     }
     return new ModelManifest.ServiceModel(
-        Optional.of(wf.asText()), Optional.of(sha256(file, field + ".sha256", sha)));
+        Optional.of(wf.asText()), Optional.of(sha256(file, field + ".sha256", sha)), instances);
+  }
+
+  private static int instances(Path file, String field, JsonNode node) {
+    if (node == null) {
+      return 1;
+    }
+    if (!node.canConvertToExactIntegral() || !node.canConvertToInt() || node.asInt() < 1 || node.asInt() > MAX_INSTANCES) {
+      throw new RepositoryException(
+          file, field, "must be a whole number of instances from 1 to " + MAX_INSTANCES + ", got " + node);
+    }
+    return node.asInt();
   }
 
   private static String sha256(Path file, String field, JsonNode node) {

@@ -61,6 +61,12 @@ public record ModelManifest(
    *
    * @param weightFile path of the weight file relative to the repository root, if any
    * @param sha256 its sha256 (required when there is a weight file)
+   * @param instances instances wanted ({@code instances}, default 1): each goes to its own slot
    */
-  public record ServiceModel(Optional<String> weightFile, Optional<String> sha256) {}
+  public record ServiceModel(Optional<String> weightFile, Optional<String> sha256, int instances) {
+
+    public ServiceModel(Optional<String> weightFile, Optional<String> sha256) {
+      this(weightFile, sha256, 1);
+    }
+  }
 }

@@ -146,7 +146,8 @@ public final class ModelRepository {
           (serviceName, spec) ->
               services.add(
                   new ServiceModelEntry(
-                      serviceName, name, weightFile(root, file, serviceName, spec, signature))));
+                      serviceName, name, weightFile(root, file, serviceName, spec, signature),
+                      spec.instances())));
     }
     return Optional.of(
         new ModelEntry(name, dir, manifest.map(ModelManifest::file), versions, services));

@@ -74,6 +74,10 @@ class ManifestErrorsTest {
         Arguments.of("serviceModels:\n  t1: {sha256: " + GOOD_SHA + "}\n",
             "serviceModels.t1.sha256", "no weightFile"),
         Arguments.of("serviceModels:\n  \"bad name!\": {}\n", "serviceModels.bad name!", "letters"),
+        Arguments.of("serviceModels:\n  t1: {instances: 0}\n", "serviceModels.t1.instances", "from 1 to 1024, got 0"),
+        Arguments.of("serviceModels:\n  t1: {instances: 2.5}\n", "serviceModels.t1.instances", "whole number"),
+        Arguments.of("serviceModels:\n  t1: {instances: two}\n", "serviceModels.t1.instances", "got \"two\""),
+        Arguments.of("serviceModels:\n  t1: {instances: 5000}\n", "serviceModels.t1.instances", "got 5000"),
         Arguments.of("versions: [1, 2]\n", "versions", "mapping"));
   }
 

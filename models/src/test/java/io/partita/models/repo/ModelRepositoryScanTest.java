@@ -90,6 +90,24 @@ class ModelRepositoryScanTest {
   }
 
   @Test
+  void shouldTakeTheInstancesAServiceModelWantsFromItsManifestAndOneOtherwise() throws IOException {
+    Path file = root.resolve("wide/1/model.onnx");
+    Files.createDirectories(file.getParent());
+    Files.write(file, new OnnxGraphBuilder("wide", "test").input("x", DataType.FLOAT, "n", 3).relu("x", "y")
+        .output("y", DataType.FLOAT, "n", 3).toBytes());
+    Files.writeString(root.resolve("wide/model.yaml"), "serviceModels:\n  wide: {instances: 4}\n  wide-one: {}\n");
+    Path bare = root.resolve("bare/1/model.onnx");
+    Files.createDirectories(bare.getParent());
+    Files.copy(file, bare);
+
+    RepositoryIndex index = ModelRepository.scan(root);
+
+    assertThat(index.serviceModel("wide").orElseThrow().instances()).isEqualTo(4);
+    assertThat(index.serviceModel("wide-one").orElseThrow().instances()).isEqualTo(1);
+    assertThat(index.serviceModel("bare").orElseThrow().instances()).isEqualTo(1);
+  }
+
+  @Test
   void shouldIgnoreDirectoriesWithoutVersionsOrManifest() throws IOException {
     Files.createDirectories(root.resolve("notes/drafts"));
     Files.createDirectories(root.resolve(".cache/1"));

@@ -125,7 +125,7 @@ public final class CatalogPublisher {
       CatalogWeightFile file = sm.weightFile().map(w -> new CatalogWeightFile(uri(w.relativePath(), baseUri), w.sha256(), size(w.path())))
           .orElse(null);
       ServiceModel record = ServiceModel.newBuilder().setName(sm.name()).setBaseModel(sm.baseModel())
-          .setWeightFile(file).setInstances(1).setService(null).setLatencyObjectiveMs(null).setMinAccuracy(null)
+          .setWeightFile(file).setInstances(sm.instances()).setService(null).setLatencyObjectiveMs(null).setMinAccuracy(null)
           .setMemoryCapBytes(null).build();
       out.add(services.record(sm.name(), record));
     }
