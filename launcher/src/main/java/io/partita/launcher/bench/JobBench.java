@@ -64,16 +64,18 @@ final class JobBench {
    * items/s from submission, its CPU split and stages, with every run's figure in
    * {@link Outcome#runs}: on two busy cores the JIT compiles the job paths for several jobs (after
    * one warm-up job, the packing stage took 3.5, 2.2 and 0.8 s in three runs of the same job).
+   *
+   * @param plan the plan's slots for the worker to follow (see {@link PipelineEnv}); empty: the worker's own slots
    */
   static Outcome run(Path workDir, BenchModel model, int rows, int warmupRows, int packRows,
-      Map<String, String> workerSettings, int warmups, int repeats) throws Exception {
+      Map<String, String> workerSettings, List<io.partita.avro.SlotAssignment> plan, int warmups, int repeats) throws Exception {
     Path dir = Files.createTempDirectory(workDir, "job");
     Map<String, String> settings = new HashMap<>(workerSettings);
     settings.put("gateway.jobs.pack.rows", Integer.toString(packRows));
     settings.put("gateway.jobs.max.body.bytes", Long.toString(1L << 30));
     settings.put("gateway.dashboard.enabled", "false");
     CpuSplit cpu = new CpuSplit();
-    try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0, cpu)) {
+    try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, plan, cpu)) {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
       cpu.part("load generator");
       String base = "http://localhost:" + env.gateway.port();

@@ -4,6 +4,7 @@ import ai.onnxruntime.OrtEnvironment;
 import io.partita.avro.GroupingOption;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.ProfileRequest;
+import io.partita.avro.SlotAssignment;
 import io.partita.avro.TimingEvent;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
@@ -72,10 +73,23 @@ final class PlannerRealityBench {
   /**
    * @param asks profile requests the planner sent; groupingsMeasured the groupings they named
    * @param why the final plan's own sentence
+   * @param assignments the final plan's slots for this host ({@code plan.assignments}, key host/slot), what a
+   *     worker following the plan runs
    */
   record Outcome(String model, int batch, int cores, List<Row> rows, int asks, int groupingsMeasured, int rounds,
-      List<Integer> firstChoice, List<Integer> finalChoice, String why, String error) {}
+      List<Integer> firstChoice, List<Integer> finalChoice, String why, List<SlotAssignment> assignments, String error) {}
 
+  /** The host id the loop's timings and environment name: a worker following the plan runs with this {@code host.id}. */
+  static String host() {
+    return HOST;
+  }
+
+  /**
+   * Runs the loop for one model. The model's manifest asks for as many instances of its service
+   * model as the pool has cores (the most slots a plan can give it), so that every planned slot
+   * serves it: with the default of one instance, all of a plan's slots but one would hold no
+   * instance and stay idle.
+   */
   static Outcome run(BenchModel model, int batch, long budgetMs, Path workDir) throws Exception {
     OrtEnvironment env = OrtEnvironment.getEnvironment();
     ProbedHost host = HostProbe.live().probe(HOST, ProviderProbe.probe(env));
@@ -84,8 +98,11 @@ final class PlannerRealityBench {
     Path repo = Files.createTempDirectory(workDir, "loop-repo");
     Files.createDirectories(repo.resolve(model.name()).resolve("1"));
     Files.copy(model.file(), repo.resolve(model.name()).resolve("1").resolve("model.onnx"));
-    List<ModelRef> refs = List.of(ModelRef.ofFile(model.name(), "1", model.file()));
     int cores = host.usableCores();
+    // As many instances as the pool has cores: every slot a plan can give the model holds one (docs/models.md).
+    Files.writeString(repo.resolve(model.name()).resolve("model.yaml"),
+        "serviceModels:\n  " + model.name() + ":\n    instances: " + cores + "\n");
+    List<ModelRef> refs = List.of(ModelRef.ofFile(model.name(), "1", model.file()));
 
     Topics topics = new Topics("bench-loop");
     Codecs codecs = Codecs.singleObject();
@@ -115,7 +132,7 @@ final class PlannerRealityBench {
       plan.plan();
       PartitionPlan first = partitionPlan(plan, topics, codecs, model.name());
       if (first == null || !first.getPlanned() || first.getDefaultPlan()) {
-        return new Outcome(model.name(), batch, cores, List.of(), 0, 0, 0, List.of(), List.of(), "",
+        return new Outcome(model.name(), batch, cores, List.of(), 0, 0, 0, List.of(), List.of(), "", List.of(),
             "the planner had no measured point to plan from (" + (first != null && first.getDefaultPlan() ? "default plan" : "no plan")
                 + (firstError[0] == null ? "" : "; first failure " + firstError[0]) + ")");
       }
@@ -142,6 +159,13 @@ final class PlannerRealityBench {
         plan.advanceWallClock(Duration.ofMillis(interval + 1_000));
       }
       PartitionPlan last = partitionPlan(plan, topics, codecs, model.name());
+      List<SlotAssignment> assignments = new ArrayList<>();
+      plan.tables().get(PlanTable.ASSIGNMENTS).forEach((key, bytes) -> {
+        SlotAssignment a = topics.planAssignments(codecs).decode(bytes);
+        if (a.getHost().equals(HOST) && a.getModel().equals(model.name())) {
+          assignments.add(a);
+        }
+      });
 
       // 4. Every grouping once more, independently of what the planner saw.
       Measurer measurer = new Measurer(env, host, settings);
@@ -170,7 +194,8 @@ final class PlannerRealityBench {
             grouping.equals(first.getSizes()), chosen));
       }
       return new Outcome(model.name(), batch, cores, rows, handled, groupingsMeasured, rounds,
-          List.copyOf(first.getSizes()), List.copyOf(last.getSizes()), last.getWhy() == null ? "" : last.getWhy(), null);
+          List.copyOf(first.getSizes()), List.copyOf(last.getSizes()), last.getWhy() == null ? "" : last.getWhy(),
+          List.copyOf(assignments), null);
     }
   }
 

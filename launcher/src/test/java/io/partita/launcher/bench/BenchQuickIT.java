@@ -82,6 +82,8 @@ class BenchQuickIT {
     assertThat(Integer.parseInt(stages.group(1))).isPositive();
     assertThat(Double.parseDouble(stages.group(3))).as("run ms").isPositive();
     assertThat(report).contains("| 64 in flight |").contains("planned: ");
+    // The planned rows ran the final plan's assignments, which the worker followed (PipelineEnv waits until it runs exactly those slots).
+    assertThat(report).containsPattern("\\*\\*demo-mlp plan\\*\\*: planned: [0-9]+ slots? \\[[0-9, ]+\\][^(]*\\(plan\\.assignments of section 2's final plan: cpu-0 on CPUs");
     Matcher grpc = Pattern.compile("\\| \\(d\\) gRPC round trip \\(raw contents\\) \\| 1 \\| ([0-9.e+-]+) \\|").matcher(report);
     assertThat(grpc.find()).as("gRPC row of the Kafka ceiling in%n%s", report).isTrue();
     assertThat(Double.parseDouble(grpc.group(1))).isPositive();
