@@ -1,5 +1,6 @@
 package io.partita.launcher.bench;
 
+import io.partita.avro.AssignedServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.common.TopicSpec;
@@ -7,10 +8,10 @@ import io.partita.common.Topics;
 import io.partita.common.config.Settings;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.common.serde.Codecs;
-import io.partita.planner.plan.Keys;
 import io.partita.gateway.Gateway;
 import io.partita.gateway.GatewayConfig;
 import io.partita.launcher.EmbeddedKafka;
+import io.partita.planner.plan.Keys;
 import io.partita.worker.InferenceWorker;
 import io.partita.worker.WorkerConfig;
 import java.io.IOException;
@@ -141,7 +142,7 @@ final class PipelineEnv implements AutoCloseable {
 
   /**
    * Waits until the worker runs exactly the plan's slots, each ready, on the planned CPUs with the
-   * planned largest batch; otherwise fails naming what it runs.
+   * planned largest batch and its instances mounted; otherwise fails naming what it runs.
    */
   private void awaitSlots(List<SlotAssignment> plan, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -165,12 +166,19 @@ final class PipelineEnv implements AutoCloseable {
     }
     for (SlotAssignment a : plan) {
       boolean found = running.stream().anyMatch(s -> s.getSlot().equals(a.getSlot()) && s.getHealth().equals("READY")
-          && s.getCpus().equals(a.getCpus()) && s.getMaxBatch() == a.getMaxBatch() && s.getModel().equals(a.getModel()));
+          && s.getCpus().equals(a.getCpus()) && s.getMaxBatch() == a.getMaxBatch() && s.getModel().equals(a.getModel())
+          && a.getServiceModels().stream().allMatch(i -> mounted(s, i)));
       if (!found) {
         return false;
       }
     }
     return true;
+  }
+
+  /** Whether the slot reports the assigned instance's service model mounted and ready. */
+  private static boolean mounted(SlotStatus s, AssignedServiceModel instance) {
+    return s.getServiceModels().stream()
+        .anyMatch(m -> m.getServiceModel().equals(instance.getServiceModel()) && m.getState().equals("READY"));
   }
 
   static int freePortPair() throws IOException {

@@ -2,6 +2,8 @@ package io.partita.launcher.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.partita.avro.AssignedServiceModel;
+import io.partita.avro.MountStatus;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import java.util.List;
@@ -58,5 +60,21 @@ class PlannedSlotsTest {
         .as("other CPUs").isFalse();
     assertThat(PipelineEnv.matches(plan, List.of(running(a, "READY"), running(slot("cpu-1", List.of(1), 1), "READY"))))
         .as("another batch").isFalse();
+  }
+
+  @Test
+  void shouldWaitForTheAssignedInstancesToBeMounted() {
+    SlotAssignment a = SlotAssignment.newBuilder(slot("cpu-0", List.of(0), 8)).setServiceModels(List.of(
+        AssignedServiceModel.newBuilder().setServiceModel("demo-mlp").setInstanceId("demo-mlp#0").setWeightFile(null).build())).build();
+    SlotStatus opened = running(a, "READY");
+
+    assertThat(PipelineEnv.matches(List.of(a), List.of(opened))).as("nothing mounted yet").isFalse();
+    assertThat(PipelineEnv.matches(List.of(a), List.of(withMount(opened, "NOT_READY")))).as("mount not ready").isFalse();
+    assertThat(PipelineEnv.matches(List.of(a), List.of(withMount(opened, "READY")))).isTrue();
+  }
+
+  private static SlotStatus withMount(SlotStatus s, String state) {
+    return SlotStatus.newBuilder(s).setServiceModels(List.of(MountStatus.newBuilder().setServiceModel("demo-mlp")
+        .setInstanceId("demo-mlp#0").setWeightFile(null).setSha256(null).setState(state).setReason(null).build())).build();
   }
 }
