@@ -7,6 +7,8 @@ import io.partita.common.serde.Codecs;
 import io.partita.profiler.env.HostProbe;
 import io.partita.profiler.idle.IdleSettings;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Properties;
 
 /**
@@ -28,6 +30,9 @@ import java.util.Properties;
  *     default on)
  * @param spinning idle ONNX Runtime threads spin ({@code profiler.spin}, default on; off for hosts
  *     whose cores run other work)
+ * @param dims sizes of named dynamic input dimensions past the batch, for every model this profiler
+ *     measures ({@code profiler.dims}, {@code NAME=SIZE[,NAME=SIZE...]}, as {@code partita profile
+ *     --dim} gives them; default none: a model with such a dimension fails its points, saying so)
  * @param idle when the host's serving slots count as idle enough to measure, and how long a request
  *     waits for that ({@code profiler.idle.*}, see {@link IdleSettings})
  * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code profiler.metrics.port})
@@ -45,6 +50,7 @@ public record ProfilerConfig(
     long reprobeMillis,
     boolean measureMemory,
     boolean spinning,
+    Map<String, Long> dims,
     IdleSettings idle,
     int metricsPort,
     Properties kafka,
@@ -53,6 +59,11 @@ public record ProfilerConfig(
   public static final long DEFAULT_BUDGET_MS = 2000;
   public static final long DEFAULT_BASELINE_BUDGET_MS = 200;
   public static final long DEFAULT_REPROBE_MS = 60_000;
+  public static final String DIMS_KEY = "profiler.dims";
+
+  public ProfilerConfig {
+    dims = Map.copyOf(dims);
+  }
 
   public static ProfilerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -77,10 +88,37 @@ public record ProfilerConfig(
         settings.longValue("profiler.reprobe.ms", DEFAULT_REPROBE_MS, 0, Long.MAX_VALUE),
         settings.bool("profiler.memory", true),
         settings.bool("profiler.spin", true),
+        dims(settings.string(DIMS_KEY, "")),
         idle(settings),
         settings.integer("profiler.metrics.port", 0, 0, 65_535),
         kafka,
         Codecs.from(settings));
+  }
+
+  /** {@code NAME=SIZE[,NAME=SIZE...]}, each size a whole number from 1; blank: none. */
+  static Map<String, Long> dims(String text) {
+    Map<String, Long> out = new LinkedHashMap<>();
+    for (String part : text.split(",")) {
+      String item = part.trim();
+      if (item.isEmpty()) {
+        continue;
+      }
+      int eq = item.indexOf('=');
+      long size = -1;
+      if (eq > 0) {
+        try {
+          size = Long.parseLong(item.substring(eq + 1).trim());
+        } catch (NumberFormatException e) {
+          size = -1;
+        }
+      }
+      if (size < 1) {
+        throw new ConfigException(DIMS_KEY + "=" + text + ": '" + item + "' is not NAME=SIZE with a size of at least 1;"
+            + " e.g. " + DIMS_KEY + "=width=160");
+      }
+      out.put(item.substring(0, eq).trim(), size);
+    }
+    return out;
   }
 
   private static IdleSettings idle(Settings settings) {

@@ -104,7 +104,7 @@ public final class ProfilerService implements Service {
     this.config = config;
     this.topics = new Topics(config.topicPrefix());
     this.probe = probe;
-    this.measurerSettings = new Measurer.Settings(Sampler.Settings.ofBudgetMillis(config.budgetMillis()), Map.of(),
+    this.measurerSettings = new Measurer.Settings(Sampler.Settings.ofBudgetMillis(config.budgetMillis()), config.dims(),
         CommandRunner.processes(), config.measureMemory(), config.spinning());
   }
 

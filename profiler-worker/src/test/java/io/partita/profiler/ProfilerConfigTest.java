@@ -39,6 +39,17 @@ class ProfilerConfigTest {
   }
 
   @Test
+  void shouldReadNamedDimensionSizesAndRefuseBadOnesNamingTheKey() {
+    assertThat(config(Map.of()).dims()).isEmpty();
+    assertThat(config(Map.of("profiler.dims", "width=160, height=48")).dims()).containsOnly(
+        Map.entry("width", 160L), Map.entry("height", 48L));
+    for (String bad : new String[] {"width", "width=0", "width=wide", "=5"}) {
+      assertThatThrownBy(() -> config(Map.of("profiler.dims", bad))).as(bad)
+          .isInstanceOf(ConfigException.class).hasMessageContaining("profiler.dims=" + bad).hasMessageContaining("NAME=SIZE");
+    }
+  }
+
+  @Test
   void shouldRefuseABadIdleSettingNamingItsKey() {
     assertThatThrownBy(() -> config(Map.of("profiler.idle.max-rate", "fast")))
         .isInstanceOf(ConfigException.class).hasMessageContaining("profiler.idle.max-rate=fast");

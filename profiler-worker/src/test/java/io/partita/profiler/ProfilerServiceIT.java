@@ -274,6 +274,38 @@ class ProfilerServiceIT {
     assertThat(finalStatus(topics, outcome.requestId()).getState()).isEqualTo("DONE");
   }
 
+  /** A repository with one model whose input has a named dynamic dimension past the batch: [n, 3, width]. */
+  private static Path namedDimensionRepository(Path dir) throws Exception {
+    Path file = dir.resolve("wide/1/model.onnx");
+    java.nio.file.Files.createDirectories(file.getParent());
+    java.nio.file.Files.write(file, new io.partita.models.onnx.OnnxGraphBuilder("wide", "test")
+        .input("x", ai.onnx.proto.OnnxMl.TensorProto.DataType.FLOAT, "n", 3, "width").relu("x", "y")
+        .output("y", ai.onnx.proto.OnnxMl.TensorProto.DataType.FLOAT, "n", 3, "width").toBytes());
+    return dir;
+  }
+
+  @Test
+  void shouldMeasureAModelWithANamedDimensionAtTheSizeProfilerDimsGives(@TempDir Path dir) throws Exception {
+    start("dims", Map.of("model.repo", namedDimensionRepository(dir).toString(), "profiler.dims", "width=16"), null);
+
+    ProfileOutcome outcome = service.profileNow("wide", "1", 20).get(120, TimeUnit.SECONDS);
+
+    assertThat(outcome.error()).isNull();
+    assertThat(outcome.steps()).isPositive();
+    assertThat(outcome.failedSteps()).isZero();
+  }
+
+  @Test
+  void shouldFailEveryPointOfAModelWithANamedDimensionAndNoSizeSayingWhichSettingIsMissing(@TempDir Path dir) throws Exception {
+    start("nodims", Map.of("model.repo", namedDimensionRepository(dir).toString()), null);
+
+    ProfileOutcome outcome = service.profileNow("wide", "1", 20).get(120, TimeUnit.SECONDS);
+
+    assertThat(outcome.steps()).isPositive();
+    assertThat(outcome.failedSteps()).isEqualTo(outcome.steps());
+    assertThat(outcome.points()).allSatisfy(p -> assertThat(p.error()).contains("width"));
+  }
+
   @Test
   void shouldRepublishTheEnvironmentOnlyWhenTheHostChanged() throws Exception {
     ProbedHost real =
