@@ -155,6 +155,8 @@ final class PipelineEnv implements AutoCloseable {
             + plan.stream().map(a -> a.getSlot() + " cpus " + a.getCpus() + " batch " + a.getMaxBatch()).toList() + ", it runs "
             + now.stream().map(s -> s.getSlot() + " cpus " + s.getCpus() + " batch " + s.getMaxBatch() + " " + s.getHealth()).toList());
       }
+      // A fixed poll: the worker offers its slots only as a snapshot (no change callback), the plan's slots open in
+      // a few seconds, and this runs once per pipeline, bounded by the deadline above.
       Thread.sleep(100);
       now = worker.slots().statuses();
     }
