@@ -35,7 +35,7 @@ import java.util.TreeSet;
  *       used, resources used) finds the best with {@code p <= P}; {@code O(P * N * K)}.
  *   <li>When memory can bind, the program over (partitions, resources) keeps at each state the
  *       Pareto front of (throughput, memory), pruning a candidate only when another one at the same
- *       state is at least as fast, needs no more memory and wins the size-list tie-break; every
+ *       state needs no more memory and is faster, or as fast and wins the size-list tie-break; every
  *       extension of the pruned one is then matched by an extension of the survivor.
  *   <li>The size list is rebuilt greedily from the optimal states: the first size is the largest
  *       size used by any optimal grouping, then recursively. That yields the lexicographically
@@ -495,12 +495,19 @@ public final class GroupingPlanner {
     return 0;
   }
 
+  /**
+   * Whether {@code b} can be dropped for {@code a}: {@code a} needs no more memory and is faster, or
+   * as fast with a size list that wins the tie-break. Less memory alone never drops a label that
+   * ties on throughput: adding the same sizes to both keeps the tie, and the plan order would then
+   * pick {@code b}'s extension by its larger size list (a pool of 22 with sizes 2, 4 and 8 at equal
+   * speed once kept [4, 4, 4, 4, 4, 2] over [8, 4, 4, 2, 2, 2] this way).
+   */
   private static boolean dominates(Label a, Label b) {
     int c = compareValue(a.value(), b.value());
     if (c < 0 || a.memory() > b.memory()) {
       return false;
     }
-    return c > 0 || a.memory() < b.memory() || compareCounts(a.counts(), b.counts()) >= 0;
+    return c > 0 || compareCounts(a.counts(), b.counts()) >= 0;
   }
 
   private static boolean insert(List<Label> front, Label candidate) {

@@ -42,19 +42,22 @@ class GroupingLimitsTest {
   }
 
   @Test
-  void shouldPreferLessMemoryAmongEqualGroupingsOfTheSameResourcesWhenMemoryBinds() {
+  void shouldBreakTiesByTheSizeListNotByMemoryWhenMemoryBinds() {
     // T(1) = T(2) = T(3) = 8 ms, N = 4, P = 2: {3,1} and {2,2} both give 250/s on 2 partitions of
-    // 4 resources. Without a memory limit {3,1} wins (the larger list); when memory can bind, the
-    // Pareto program keeps the one needing less memory at the same (partitions, resources): {2,2}.
+    // 4 resources. The plan order (DESIGN.md) breaks the tie by the larger size list, {3,1}, whether
+    // or not memory can bind; memory only decides eligibility: with 2 B, {3,1} (3 B) no longer fits.
     List<ProfilePoint> profile = List.of(new ProfilePoint(1, 8, 2), new ProfilePoint(2, 8, 0), new ProfilePoint(3, 8, 1));
 
     GroupingPlan unlimited = GroupingPlanner.plan(problem(4, Long.MAX_VALUE, profile, 1, 2));
-    GroupingPlan binding = GroupingPlanner.plan(problem(4, 3, profile, 1, 2));
+    GroupingPlan fits = GroupingPlanner.plan(problem(4, 3, profile, 1, 2));
+    GroupingPlan tight = GroupingPlanner.plan(problem(4, 2, profile, 1, 2));
 
     assertThat(unlimited.method()).isEqualTo("dp-2d");
     assertThat(unlimited.choice().sizes()).containsExactly(3, 1);
-    assertThat(binding.method()).isEqualTo("dp-memory-pareto");
-    assertThat(binding.choice().sizes()).containsExactly(2, 2);
-    assertThat(binding.choice().memoryBytes()).isZero();
+    assertThat(fits.method()).isEqualTo("dp-memory-pareto");
+    assertThat(fits.choice().sizes()).containsExactly(3, 1);
+    assertThat(tight.method()).isEqualTo("dp-memory-pareto");
+    assertThat(tight.choice().sizes()).containsExactly(2, 2);
+    assertThat(tight.choice().memoryBytes()).isZero();
   }
 }

@@ -29,6 +29,26 @@ class GroupingPlannerTest {
     assertThat(plan.noEligibleReason()).isNull();
   }
 
+  /**
+   * Found by GroupingPropertiesTest in CI: sizes 2, 4 and 8 at 5 ms each, memory binding. Several
+   * six-partition groupings of 22 tie at 1,200/s; the plan order takes the largest size list, and
+   * the memory program used to drop [8, ...] partial groupings for tied ones needing less memory.
+   */
+  @Test
+  void shouldKeepTheTieBreakWhenMemoryBindsAndThroughputsTie() {
+    GroupingProblem problem = new GroupingProblem("m", 22, 19, 1,
+        List.of(new ProfilePoint(2, 5.0, 2), new ProfilePoint(4, 5.0, 1), new ProfilePoint(5, 9.21914524461039, 3),
+            new ProfilePoint(7, 25.28559481724556, 2), new ProfilePoint(8, 5.0, 4),
+            new ProfilePoint(9, 19.59855227031382, 3), new ProfilePoint(13, 14.0, 2)),
+        2, 13, null, GroupingObjective.THROUGHPUT);
+
+    GroupingPlan plan = GroupingPlanner.plan(problem);
+
+    assertThat(plan.method()).isEqualTo("dp-memory-pareto");
+    assertThat(plan.choice().sizes()).containsExactly(8, 4, 4, 2, 2, 2);
+    assertThat(plan.choice().sizes()).isEqualTo(GroupingOracle.best(problem).sizes());
+  }
+
   @Test
   void shouldChooseTwoPairsWhenTheBufferThresholdAllowsTwoPartitions() {
     GroupingPlan plan = GroupingPlanner.plan(worked(10, 25, GroupingObjective.THROUGHPUT));
