@@ -15,6 +15,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,23 +30,44 @@ public final class TopicAdmin {
 
   /**
    * The largest record the broker accepts on {@code topic} (its {@code max.message.bytes}), or
-   * {@link #DEFAULT_MAX_MESSAGE_BYTES} when it cannot be read (logged).
+   * {@link #DEFAULT_MAX_MESSAGE_BYTES} when it cannot be read (logged); a topic the broker does not
+   * know yet is asked for again for up to {@value #UNKNOWN_TOPIC_WAIT_MS} ms.
    */
   public static long maxMessageBytes(Admin admin, String topic) {
     ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-    try {
-      ConfigEntry entry = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource)
-          .get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG);
-      if (entry != null && entry.value() != null) {
-        return Long.parseLong(entry.value());
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(UNKNOWN_TOPIC_WAIT_MS);
+    while (true) {
+      try {
+        ConfigEntry entry = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource)
+            .get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG);
+        if (entry != null && entry.value() != null) {
+          return Long.parseLong(entry.value());
+        }
+        return DEFAULT_MAX_MESSAGE_BYTES;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return DEFAULT_MAX_MESSAGE_BYTES;
+      } catch (Exception e) {
+        // A topic created a moment ago (the gateway creates its reply topic, then reads its limit)
+        // is committed by the controller before the broker answering here has applied it: until
+        // then the broker calls it unknown. Ask again for a few seconds before assuming the default.
+        if (e.getCause() instanceof UnknownTopicOrPartitionException && System.nanoTime() < deadline) {
+          try {
+            Thread.sleep(UNKNOWN_TOPIC_RETRY_MS);
+            continue;
+          } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        log.warn("Could not read max.message.bytes of {} ({}); assuming Kafka's default {}", topic, e.toString(), DEFAULT_MAX_MESSAGE_BYTES);
+        return DEFAULT_MAX_MESSAGE_BYTES;
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (Exception e) {
-      log.warn("Could not read max.message.bytes of {} ({}); assuming Kafka's default {}", topic, e.toString(), DEFAULT_MAX_MESSAGE_BYTES);
     }
-    return DEFAULT_MAX_MESSAGE_BYTES;
   }
+
+  /** How long {@link #maxMessageBytes} waits for a broker to learn of a topic just created. */
+  static final long UNKNOWN_TOPIC_WAIT_MS = 5_000;
+  private static final long UNKNOWN_TOPIC_RETRY_MS = 100;
 
   /**
    * Creates the missing topics with the given replication factor (capped at the number of brokers,
