@@ -10,6 +10,9 @@ import picocli.CommandLine.Option;
     description = {"Measure Partita on this machine and write BENCHMARKS.md: pipeline against the engine,",
         "planner against reality, weight files, planning speed, and the Kafka round trip. See docs/benchmarks.md."})
 final class BenchCommand implements Callable<Integer> {
+  @picocli.CommandLine.Spec
+  picocli.CommandLine.Model.CommandSpec spec;
+
   @Option(names = "--quick", description = "Every part at tiny sizes (about a minute): checks the harness, not the figures.")
   boolean quick;
 
@@ -25,12 +28,23 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--only", paramLabel = "PART", description = "Run one part alone: 'ceiling' (the Kafka round trip: Kafka client, HTTP, gRPC) 'pipeline' (table 1 with its stage and CPU tables), 'pipeline-kafka' (the same without the HTTP and gRPC rows), 'planner' (section 2, the planner's closed loop), 'jobs' (section 1e, batch jobs) or 'weights' (section 3c, weight files through the pipeline).")
   String only;
 
+  @Option(names = "--model", paramLabel = "NAME", description = "Run the model parts (pipeline, jobs, planner) on one bench model alone: 'demo-mlp' or 'ocr-rec'.")
+  String model;
+
   @Override
   public Integer call() throws Exception {
+    if (model != null && !java.util.List.of("demo-mlp", "ocr-rec").contains(model)) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--model " + model
+          + ": the bench models are 'demo-mlp' and 'ocr-rec'");
+    }
+    if (model != null && model.equals("ocr-rec") && noOcr) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+          "--model ocr-rec and --no-ocr contradict each other");
+    }
     if (only != null && !java.util.List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "jobs", "weights").contains(only)) {
-      throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--only " + only
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--only " + only
           + ": the parts that run alone are 'ceiling', 'pipeline', 'pipeline-kafka', 'planner', 'jobs' and 'weights'");
     }
-    return new Bench(quick, out, workDir, !noOcr, only).run();
+    return new Bench(quick, out, workDir, !noOcr, only, model).run();
   }
 }

@@ -133,4 +133,18 @@ class PartitaCommandTreeTest {
     assertThat(r.out()).contains("complete -F _complete_partita").contains("grouping").contains("mapping")
         .contains("--model-repo").contains("--input");
   }
+
+  @Test
+  void shouldRefuseABenchModelOrPartItDoesNotHaveBeforeRunningAnything() {
+    Run unknown = run(List.of("bench", "--model", "resnet", "--work-dir", "/nonexistent/bench"));
+    Run contradiction = run(List.of("bench", "--model", "ocr-rec", "--no-ocr", "--work-dir", "/nonexistent/bench"));
+    Run part = run(List.of("bench", "--only", "everything", "--work-dir", "/nonexistent/bench"));
+
+    assertThat(unknown.code()).isEqualTo(2);
+    assertThat(unknown.err()).contains("--model resnet").contains("'demo-mlp' and 'ocr-rec'");
+    assertThat(contradiction.code()).isEqualTo(2);
+    assertThat(contradiction.err()).contains("--model ocr-rec and --no-ocr");
+    assertThat(part.code()).isEqualTo(2);
+    assertThat(part.err()).contains("--only everything");
+  }
 }

@@ -1,5 +1,6 @@
 package io.partita.schemas;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -72,14 +73,40 @@ public final class AvroCodec<T extends SpecificRecord> {
     return schema;
   }
 
+  /**
+   * The record in single-object encoding, in an array of its own. The record is written into this
+   * thread's reusable buffer and copied out once (Avro's {@code encode(record)} copies twice more:
+   * into a buffer of its own, then here into the array), which matters for tensors: a PaddleOCR
+   * reply is 530 KB, and each copy of it is a large allocation for the garbage collector.
+   */
   public byte[] encode(T record) {
+    EncodeBuffer out = ENCODE_BUFFER.get();
+    out.reset();
     try {
-      ByteBuffer buffer = encoder.encode(record);
-      byte[] bytes = new byte[buffer.remaining()];
-      buffer.get(bytes);
-      return bytes;
+      encoder.encode(record, out);
+      return out.toByteArray();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot encode " + type.getSimpleName(), e);
+    } finally {
+      if (out.capacity() > EncodeBuffer.KEEP_BYTES) {
+        ENCODE_BUFFER.remove(); // a rare huge record does not stay with the thread
+      }
+    }
+  }
+
+  private static final ThreadLocal<EncodeBuffer> ENCODE_BUFFER = ThreadLocal.withInitial(EncodeBuffer::new);
+
+  /** A growable output buffer that says how much it holds on to. */
+  private static final class EncodeBuffer extends ByteArrayOutputStream {
+    /** Largest buffer a thread keeps between records (a few of the biggest tensors Partita sends). */
+    static final int KEEP_BYTES = 4 << 20;
+
+    EncodeBuffer() {
+      super(1024);
+    }
+
+    int capacity() {
+      return buf.length;
     }
   }
 

@@ -31,13 +31,18 @@ import org.apache.avro.util.Utf8;
  * record's size (an item costs at most 8 bytes of backing array or 16 of hash table) however the
  * counts are nested.
  *
- * <p>Everything else is delegated to Avro's {@link BinaryDecoder} over the same array.
+ * <p>A bytes value is a view of the input array ({@link #readBytes}), not a copy. Everything else
+ * is delegated to Avro's {@link BinaryDecoder} over the same array.
  */
 public final class BoundedDecoder extends Decoder {
   private final BinaryDecoder in;
   private final InputStream left;
+  private final byte[] bytes;
+  private final int end;
 
   private BoundedDecoder(byte[] bytes, int offset, int length) {
+    this.bytes = bytes;
+    this.end = offset + length;
     this.in = DecoderFactory.get().binaryDecoder(bytes, offset, length, null);
     // Over an array, the decoder's source is the whole remaining input: available() is exact.
     this.left = in.inputStream();
@@ -100,19 +105,18 @@ public final class BoundedDecoder extends Decoder {
     return new String(bytes, StandardCharsets.UTF_8);
   }
 
+  /**
+   * A bytes value as a view of the input array, not a copy: a tensor's data is most of a request
+   * or reply record (a PaddleOCR reply is 530 KB), and the record's array is its decode's own (a
+   * Kafka record value, a store's value). So the array must not be changed or reused while the
+   * decoded record is in use; every caller passes an array it got for this one record.
+   */
   @Override
   public ByteBuffer readBytes(ByteBuffer old) throws IOException {
     int length = length(SystemLimitException.checkMaxBytesLength(in.readLong()), "bytes value");
-    ByteBuffer result;
-    if (old != null && length <= old.capacity()) {
-      result = old;
-      result.clear();
-    } else {
-      result = ByteBuffer.allocate(length);
-    }
-    in.readFixed(result.array(), result.position(), length);
-    result.limit(length);
-    return result;
+    int start = end - remaining();
+    in.skipFixed(length);
+    return ByteBuffer.wrap(bytes, start, length).slice();
   }
 
   @Override

@@ -48,10 +48,10 @@ public final class OrtTensors {
     }
     TensorInfo info = value.getInfo();
     ElementType type = OrtTypes.elementType(info.onnxType);
-    ByteBuffer bytes = value.getByteBuffer();
-    ByteBuffer out = ByteBuffer.allocate(bytes.remaining());
-    out.put(bytes.order(ByteOrder.nativeOrder()));
-    out.flip();
+    // getByteBuffer() is already this output's own copy, on the heap, in native (here little-endian)
+    // byte order: the wire's bytes as they are, so it is used without another copy (a PaddleOCR
+    // reply is 530 KB; every copy of it is a large allocation).
+    ByteBuffer out = value.getByteBuffer();
     List<Long> shape = Arrays.stream(info.getShape()).boxed().toList();
     return Tensor.newBuilder().setName(name).setDatatype(type.oipDatatype()).setShape(shape).setData(out).build();
   }

