@@ -51,6 +51,8 @@ public final class TopicAdmin {
         // A topic created a moment ago (the gateway creates its reply topic, then reads its limit)
         // is committed by the controller before the broker answering here has applied it: until
         // then the broker calls it unknown. Ask again for a few seconds before assuming the default.
+        // A fixed 100 ms poll is the wait: the Admin API has no call that waits for a broker to
+        // apply a topic, and this runs once, at the gateway's start, bounded by the 5 s deadline.
         if (e.getCause() instanceof UnknownTopicOrPartitionException && System.nanoTime() < deadline) {
           try {
             Thread.sleep(UNKNOWN_TOPIC_RETRY_MS);
