@@ -18,6 +18,8 @@ import io.partita.models.repo.RepositoryIndex;
 import io.partita.runtime.Pinning;
 import io.partita.runtime.SessionOpener;
 import io.partita.worker.catalog.CatalogIndex;
+import io.partita.worker.balance.TopicCapacity;
+import io.partita.worker.kafka.CapacityAssignor;
 import io.partita.worker.kafka.CatalogSnapshot;
 import io.partita.worker.kafka.PlanFollower;
 import io.partita.worker.kafka.RequestLoop;
@@ -26,6 +28,7 @@ import io.partita.worker.metrics.MetricsServer;
 import io.partita.worker.metrics.WorkerHealth;
 import io.partita.worker.metrics.WorkerMetrics;
 import io.partita.worker.slot.Assignments;
+import io.partita.worker.slot.Slot;
 import io.partita.worker.slot.SlotSpec;
 import io.partita.worker.slot.Slots;
 import java.nio.file.Path;
@@ -36,11 +39,13 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -85,6 +90,10 @@ public final class InferenceWorker implements Service {
   private volatile String planProblem;
   /** FAILED status of the planned slots that could not be opened, by host/slot; replaced on every change. */
   private volatile Map<String, SlotStatus> refused = Map.of();
+  /** The capacity the plan gives each slot (host/slot), items/s; 0 or absent = not known. */
+  private volatile Map<String, Double> plannedCapacity = Map.of();
+  /** What this worker tells the request group it offers each base model's topic (see {@link CapacityAssignor}). */
+  private final CapacityAssignor.Advertised advertised = new CapacityAssignor.Advertised(this::capacities);
 
   public InferenceWorker(WorkerConfig config) {
     this.config = config;
@@ -152,7 +161,7 @@ public final class InferenceWorker implements Service {
     if (!served.isEmpty()) {
       loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, slots, topics, config.codecs(),
           new RequestLoop.Settings(List.copyOf(requestTopics), config.batching().maxOpen(),
-              config.operation().drainTimeoutMs()),
+              config.operation().drainTimeoutMs(), advertised::changed),
           metrics, System::currentTimeMillis, this::ownershipChanged, loop("worker-requests", metrics));
       thread = new Thread(loop, "partita-worker");
       thread.start();
@@ -184,6 +193,9 @@ public final class InferenceWorker implements Service {
       try {
         refreshIfPlannedModelIsNew(planned);
         List<SlotSpec> specs = Assignments.resolve(planned, index, defaults, usable, source);
+        Map<String, Double> capacity = new TreeMap<>();
+        planned.forEach(a -> capacity.put(a.getHost() + "/" + a.getSlot(), a.getCapacity()));
+        plannedCapacity = capacity;
         log.info("Applying the plan's assignments for host {}: {}", config.hostId(), specs.stream().map(SlotSpec::slot).toList());
         Slots.Change change = slots.apply(specs, SLOT_START, Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
         problem = change.applied() ? null : source + ": " + change.reason();
@@ -243,6 +255,33 @@ public final class InferenceWorker implements Service {
       out.add(b.build());
     }
     out.addAll(refused.values());
+    return out;
+  }
+
+  /**
+   * What this worker offers each request topic now: its READY or DEGRADED slots of the topic's base
+   * model and the capacity the plan gives them (unknown for slots the plan did not size: the
+   * start-up slots, default placements).
+   */
+  private Map<String, TopicCapacity> capacities() {
+    Slots current = slots;
+    if (current == null) {
+      return Map.of();
+    }
+    Map<String, double[]> sums = new TreeMap<>(); // topic -> {capacity, slots, unknown}
+    Map<String, Double> capacity = plannedCapacity;
+    for (Slot slot : current.slots()) {
+      if (slot.health() != Slot.Health.READY && slot.health() != Slot.Health.DEGRADED) {
+        continue;
+      }
+      double[] sum = sums.computeIfAbsent(topics.requests(slot.spec().model()), t -> new double[3]);
+      double c = capacity.getOrDefault(slot.spec().name(), 0.0);
+      sum[0] += c > 0 ? c : 0;
+      sum[1]++;
+      sum[2] += c > 0 ? 0 : 1;
+    }
+    Map<String, TopicCapacity> out = new TreeMap<>();
+    sums.forEach((topic, sum) -> out.put(topic, new TopicCapacity(sum[0], (int) sum[1], (int) sum[2])));
     return out;
   }
 
@@ -406,6 +445,15 @@ public final class InferenceWorker implements Service {
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "256");
+    if (config.operation().assignment() == WorkerConfig.Assignment.CAPACITY) {
+      // Kafka's cooperative-sticky as the fallback: a group whose members do not all know the
+      // capacity assignor (a rolling upgrade) still agrees on a cooperative one.
+      p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+          CapacityAssignor.class.getName() + "," + CooperativeStickyAssignor.class.getName());
+      p.put(CapacityAssignor.ADVERTISED_CONFIG, advertised);
+    } else {
+      p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+    }
     // the planner grows a request topic when its base model gains instances; notice within seconds, not 5 minutes
     p.putIfAbsent(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "10000");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());

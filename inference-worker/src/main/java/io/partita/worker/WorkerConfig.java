@@ -70,9 +70,33 @@ public record WorkerConfig(
    *     of waiting out the dead member's session timeout. Unique per worker process; {@code partita local} sets it.
    * @param requestPartitions partitions a base model's request topic is created with when missing
    *     ({@code topic.requests.partitions}, default 4); the planner grows it with the instances
+   * @param assignment how the request topics' partitions are shared out among the workers ({@code worker.assignment})
    */
   public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs, String groupInstanceId,
-      int requestPartitions) {}
+      int requestPartitions, Assignment assignment) {}
+
+  /** How the request topics' partitions are shared out among the workers of the group ({@code worker.assignment}). */
+  public enum Assignment {
+    /**
+     * In proportion to the capacity the plan gives each worker's ready slots of the base model
+     * (the default): a host planned at a third of another's throughput gets a third of the
+     * partitions, so a third of the requests.
+     */
+    CAPACITY,
+    /** Evenly by count, whatever each worker can do (Kafka's cooperative-sticky assignor). */
+    EVEN;
+
+    static Assignment parse(String value) {
+      try {
+        return valueOf(value.strip().toUpperCase(java.util.Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(ASSIGNMENT_KEY + "=" + value + ": use capacity (partitions in proportion to each worker's"
+            + " planned capacity) or even (the same number of partitions per worker)");
+      }
+    }
+  }
+
+  public static final String ASSIGNMENT_KEY = "worker.assignment";
 
   /** Where the served models come from: {@code repository} (a scan of model.repo) or {@code catalog}. */
   public static final String MODELS_FROM_KEY = "worker.models.from";
@@ -135,7 +159,8 @@ public record WorkerConfig(
             settings.longValue("worker.status.interval.ms", 10_000, 100, 3_600_000),
             settings.longValue("worker.drain.timeout.ms", 10_000, 0, 600_000),
             settings.string("worker.group.instance.id", "").strip(),
-            settings.integer(RequestTopics.MIN_PARTITIONS_KEY, RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000)));
+            settings.integer(RequestTopics.MIN_PARTITIONS_KEY, RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
+            Assignment.parse(settings.string(ASSIGNMENT_KEY, "capacity"))));
   }
 
   static List<Integer> partitions(String value) {

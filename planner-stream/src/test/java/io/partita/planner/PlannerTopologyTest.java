@@ -6,6 +6,7 @@ import static io.partita.planner.TestRecords.serviceModel;
 import static io.partita.planner.TestRecords.timing;
 import static io.partita.planner.TestRecords.version;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.partita.avro.DeadLetter;
 import io.partita.avro.PartitionPlan;
@@ -195,6 +196,30 @@ class PlannerTopologyTest {
     assertThat(after.getInstances().get(0).getReady()).isTrue();
     assertThat(after.getInstances().get(0).getPartitions()).isEmpty();
     assertThat(after.getInstances().get(1).getReason()).contains("no status");
+  }
+
+  @Test
+  void shouldGiveEachSlotItsShareOfThePlannedThroughputAndADefaultPlacementNone() {
+    catalogOneCpuHost();
+    pipe(topics.hostEnvironments(), "host-b", host("host-b", 2, 0), 4);
+    timingsOnHostA();
+    run.plan();
+
+    PartitionPlan measured = plan(PlanTable.PARTITIONS, "rec/1/host-a/cpu", PartitionPlan.class);
+    double sum = 0;
+    for (String slot : List.of("host-a/cpu-0", "host-a/cpu-1", "host-a/cpu-2", "host-a/cpu-3")) {
+      SlotAssignment a = plan(PlanTable.ASSIGNMENTS, slot, SlotAssignment.class);
+      assertThat(a.getCapacity()).as(slot).isCloseTo(measured.getExpectedThroughput() / 4, within(1e-9));
+      sum += a.getCapacity();
+    }
+    assertThat(sum).isCloseTo(measured.getExpectedThroughput(), within(1e-6)).isPositive();
+    // host-b has no timing: a default placement, whose capacity nobody knows
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-b/"));
+    run.tables().get(PlanTable.ASSIGNMENTS).forEach((key, bytes) -> {
+      if (key.startsWith("host-b/")) {
+        assertThat(CODECS.codec(SlotAssignment.class).decode(topics.planAssignments(), bytes).getCapacity()).isZero();
+      }
+    });
   }
 
   @Test

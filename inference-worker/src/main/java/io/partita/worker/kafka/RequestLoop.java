@@ -38,6 +38,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -103,8 +104,19 @@ public final class RequestLoop implements Runnable {
    * @param topics the request topics to consume
    * @param maxOpen records read but not answered before fetching pauses
    * @param drainTimeoutMs how long giving up partitions waits for their open records
+   * @param reshare whether this worker's capacity changed enough for the group to share the
+   *     partitions out again (checked about once a second; see {@link CapacityAssignor})
    */
-  public record Settings(List<String> topics, int maxOpen, long drainTimeoutMs) {}
+  public record Settings(List<String> topics, int maxOpen, long drainTimeoutMs, BooleanSupplier reshare) {
+    public Settings(List<String> topics, int maxOpen, long drainTimeoutMs) {
+      this(topics, maxOpen, drainTimeoutMs, () -> false);
+    }
+  }
+
+  /** How often the loop asks whether the partitions should be shared out again (its capacity changed). */
+  private static final long RESHARE_CHECK_MS = 1_000;
+  /** The least time between two rounds this worker asks for, so a capacity that keeps moving cannot cause a storm. */
+  private static final long RESHARE_MIN_GAP_MS = 5_000;
 
   private final Consumer<String, byte[]> consumer;
   /** The request topics to read; grown by {@link #readAlso} from other threads, applied by the loop's thread. */
@@ -126,6 +138,9 @@ public final class RequestLoop implements Runnable {
   private volatile boolean running = true;
   private volatile Throwable failure;
   private boolean paused;
+  private long nextReshareCheck;
+  private Map<String, List<Integer>> lastOwned = Map.of();
+  private long lastReshare = Long.MIN_VALUE / 2;
   /** The group gave this member its partitions at least once (possibly none). */
   private volatile boolean joined;
   private final Loop health;
@@ -266,6 +281,7 @@ public final class RequestLoop implements Runnable {
     handleEvents();
     commitAsync();
     backpressure();
+    reshareIfCapacityChanged();
     String trouble = sendTrouble;
     if (!joined) {
       health.notReady("joining the consumer group");
@@ -273,6 +289,23 @@ public final class RequestLoop implements Runnable {
       health.ready();
     } else {
       health.notReady(trouble);
+    }
+  }
+
+  /**
+   * Asks the group for a new round when this worker's capacity moved (slots opened, closed or were
+   * re-planned), so the partitions follow it; at most once per {@link #RESHARE_MIN_GAP_MS}.
+   */
+  private void reshareIfCapacityChanged() {
+    long now = System.currentTimeMillis();
+    if (now < nextReshareCheck) {
+      return;
+    }
+    nextReshareCheck = now + RESHARE_CHECK_MS;
+    if (joined && now - lastReshare >= RESHARE_MIN_GAP_MS && settings.reshare().getAsBoolean()) {
+      lastReshare = now;
+      log.info("This worker's capacity changed; asking the group to share the request partitions out again");
+      consumer.enforceRebalance("the worker's capacity changed");
     }
   }
 
@@ -628,6 +661,10 @@ public final class RequestLoop implements Runnable {
       byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p.partition());
     }
     byTopic.values().forEach(Collections::sort);
+    if (!byTopic.equals(lastOwned)) {
+      log.info("Owning request partitions {}", byTopic);
+      lastOwned = byTopic;
+    }
     try {
       onOwnership.accept(byTopic);
     } catch (RuntimeException e) {

@@ -72,6 +72,7 @@ public final class AssignmentPlans {
       }
       List<Integer> ids = poolIds(env, p.getPool());
       String poolKey = p.getHost() + Keys.SEP + p.getPool();
+      int total = p.getSizes().stream().mapToInt(Integer::intValue).sum();
       for (int size : p.getSizes()) {
         int n = nextSlot.merge(poolKey, 1, Integer::sum) - 1;
         int first = firsts.get(poolKey).get(n);
@@ -89,7 +90,7 @@ public final class AssignmentPlans {
         slots.put(key, SlotAssignment.newBuilder().setHost(p.getHost()).setSlot(slot).setModel(p.getModel())
             .setVersion(p.getVersion()).setPool(p.getPool()).setCpus(cpus).setGpu(gpu).setProvider(p.getProvider())
             .setThreads(p.getPool().equals(CPU) ? size : 0).setMaxBatch(p.getBatch()).setMemoryBudgetBytes(0)
-            .setPlanId(null).setTimestamp(0));
+            .setCapacity(capacity(p, size, total)).setPlanId(null).setTimestamp(0));
         states.add(new SlotState(key, p.getHost(), p.getModel(), Long.MAX_VALUE / 4, true, 0, List.of()));
       }
     }
@@ -113,6 +114,22 @@ public final class AssignmentPlans {
     SortedMap<String, SlotAssignment> out = new TreeMap<>();
     slots.forEach((key, b) -> out.put(key, b.setServiceModels(bySlot.getOrDefault(key, List.of())).build()));
     return out;
+  }
+
+  /**
+   * Items per second the plan expects of one partition of {@code size} resources: the throughput
+   * the grouping was chosen by ({@code expectedThroughput}: measured, or predicted times the pool's
+   * interference factor), shared among the grouping's partitions in proportion to their sizes (the
+   * grouping's per-size times are not kept in the plan record; most groupings cut equal sizes, where
+   * this is exact). 0 for a default placement, which rests on no timing: the workers then share the
+   * partitions by slot count (see the worker's capacity assignor).
+   */
+  static double capacity(PartitionPlan p, int size, int totalSize) {
+    Double expected = p.getExpectedThroughput();
+    if (p.getDefaultPlan() || expected == null || !(expected > 0) || totalSize <= 0) {
+      return 0;
+    }
+    return expected * size / totalSize;
   }
 
   /**
