@@ -14,6 +14,7 @@ import io.grpc.stub.StreamObserver;
 import io.partita.avro.InferenceReply;
 import io.partita.gateway.auth.ApiKeys;
 import io.partita.gateway.grpc.proto.GRPCInferenceServiceGrpc;
+import io.partita.gateway.grpc.proto.InferParameter;
 import io.partita.gateway.grpc.proto.ModelInferRequest;
 import io.partita.gateway.grpc.proto.ModelInferResponse;
 import io.partita.gateway.grpc.proto.ModelMetadataRequest;
@@ -28,6 +29,7 @@ import io.partita.gateway.grpc.proto.ServerMetadataResponse;
 import io.partita.gateway.grpc.proto.ServerReadyRequest;
 import io.partita.gateway.grpc.proto.ServerReadyResponse;
 import io.partita.gateway.http.HttpError;
+import io.partita.gateway.infer.AnsweredBy;
 import io.partita.gateway.infer.InferService;
 import io.partita.gateway.infer.ServerTiming;
 import io.partita.gateway.metrics.GatewayMetrics;
@@ -292,6 +294,11 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
         .setId(clientId != null ? clientId : reply.getId());
     if (reply.getModelVersion() != null) {
       b.setModelVersion(reply.getModelVersion());
+    }
+    AnsweredBy where = AnsweredBy.of(reply.getInstance());
+    if (where != null) {
+      b.putParameters(AnsweredBy.HOST, InferParameter.newBuilder().setStringParam(where.host()).build());
+      b.putParameters(AnsweredBy.SLOT, InferParameter.newBuilder().setStringParam(where.slot()).build());
     }
     GrpcTensors.outputs(reply.getOutputs(), raw, b);
     return b.build();

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.Tensor;
+import io.partita.gateway.infer.AnsweredBy;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,7 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The body of a successful infer answer: OIP JSON, or with the binary tensor extension when any
+ * The body of a successful infer answer: OIP JSON (with {@code parameters} naming the host and slot
+ * that answered, {@link AnsweredBy}), or with the binary tensor extension when any
  * output was asked as binary (the JSON header, then the raw bytes of the binary outputs in order;
  * {@link #headerLength} is what goes in {@code Inference-Header-Content-Length}).
  */
@@ -26,6 +28,10 @@ public record InferAnswer(byte[] body, int headerLength, boolean binary) {
       out.put("model_version", reply.getModelVersion());
     }
     out.put("id", clientId != null ? clientId : reply.getId());
+    AnsweredBy where = AnsweredBy.of(reply.getInstance());
+    if (where != null) {
+      out.putObject("parameters").put(AnsweredBy.HOST, where.host()).put(AnsweredBy.SLOT, where.slot());
+    }
     ArrayNode outputs = out.putArray("outputs");
     List<ByteBuffer> raw = new ArrayList<>();
     for (Tensor t : reply.getOutputs()) {
