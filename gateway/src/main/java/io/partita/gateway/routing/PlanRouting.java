@@ -30,7 +30,7 @@ import java.util.function.Supplier;
  * ready (or there is no route for it yet) and a fallback is configured, the request goes to the
  * least loaded ready instance of any service model on the same request topic, that is of the same
  * base model: every slot serves every service model of its base model, mounting the weight file on
- * demand (docs/worker.md), so the request is answered there, after one mount.
+ * demand (docs/internals/worker.md), so the request is answered there, after one mount.
  */
 public final class PlanRouting implements Routing {
   private static final Comparator<RouteInstance> LEAST_LOADED = Comparator
