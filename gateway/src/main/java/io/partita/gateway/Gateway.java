@@ -181,7 +181,7 @@ public final class Gateway implements Service {
     long jobsBody = config.jobs().maxBodyBytes();
     long inferBody = config.limits().maxBodyBytes();
     HttpFrontDoor.Handler handler = new HttpApi(deps);
-    if (config.dashboard().enabled()) { // the live dashboard at /dashboard/ (docs/gateway.md#dashboard)
+    if (config.dashboard().enabled()) { // the live dashboard at /dashboard/ (docs/dashboard.md)
       dashboard = Dashboard.start(new Dashboard.Context(config.dashboard(), topics, config.kafka().codecs(), consumerProps(),
           config.apiKeys(), index.serviceModels().keySet(), metrics.registry(), new io.partita.common.health.Loops()));
       handler = new DashboardDoor(dashboard.api(), handler);

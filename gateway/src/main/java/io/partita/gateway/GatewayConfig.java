@@ -113,7 +113,7 @@ public record GatewayConfig(
       long itemTimeoutMs, int retries, int packRows) {}
 
   /**
-   * The live dashboard ({@code /dashboard/}, see docs/gateway.md#dashboard).
+   * The live dashboard ({@code /dashboard/}, see docs/dashboard.md).
    *
    * @param enabled whether the gateway serves it ({@code gateway.dashboard.enabled}, default true)
    * @param deadLetters how many of the last dead letters it shows ({@code gateway.dashboard.dead-letters}, default 50)

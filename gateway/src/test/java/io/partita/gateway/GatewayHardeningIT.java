@@ -52,7 +52,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue #12, the gateway's side: what a client (or anyone who can write to the gateway's reply
+ * Hardening, the gateway's side: what a client (or anyone who can write to the gateway's reply
  * topic) sends must not stop serving, leak another key's jobs, flood the log or echo huge input.
  * Against a real broker, a gateway with API keys, and a stand-in worker ({@link FakeWorker}) that
  * never answers requests whose id starts with {@code hold-}.

@@ -59,7 +59,7 @@ import org.slf4j.LoggerFactory;
  * gives it once the plan has any (see {@link PlanFollower} and {@link Slots#apply}), consumes the request topics of the service models they serve as one
  * member of the consumer group {@code <prefix>.workers}, batches requests per slot, replies, and
  * publishes slot status and metrics. Each request is served by exactly one live worker; a worker
- * that dies hands its partitions, and their unanswered requests, to the others (docs/worker.md).
+ * that dies hands its partitions, and their unanswered requests, to the others (docs/operate.md, "Delivery").
  *
  * <p>The models it may serve are a scan of {@code model.repo}, or, with {@code worker.models.from=catalog},
  * the catalog's ({@link CatalogIndex}), whose files the slots fetch by URI into {@code worker.model.cache.dir}

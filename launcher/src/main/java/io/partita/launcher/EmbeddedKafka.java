@@ -92,7 +92,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     p.put("group.initial.rebalance.delay.ms", "0");
     p.put("num.partitions", "1");
     p.put("auto.create.topics.enable", "true");
-    // Its default, 128 MiB, would sit on the heap for a demo that compacts a few records (FACTS.md).
+    // Its default, 128 MiB, would sit on the heap for a demo that compacts a few records.
     p.put("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024));
     fastRestart(p);
     return p;

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The embedded broker killed with SIGKILL (as {@code kill -9} of {@code ./partita local}) and started
  * again on the same directory, each time in a child JVM: every record the broker acknowledged before
  * the kill is read back, in order, so the fast-restart settings ({@link EmbeddedKafka#fastRestart})
- * cost no data. Prints how long each start of the broker took (no bound is asserted: README and
+ * cost no data. Prints how long each start of the broker took (no bound is asserted: BENCHMARKS.md and
  * {@code scripts/measure-restart.sh} give the figures).
  */
 class EmbeddedKafkaCrashIT {

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Allocates the instances of service models to the slots the workers offer (DESIGN.md, method 3).
+ * Allocates the instances of service models to the slots the workers offer (docs/concepts.md, method 3).
  *
  * <p><b>Rule.</b> Service models are handled in id order, their instances one at a time. A slot can
  * take an instance of service model {@code s} when it is healthy, runs {@code s}'s base model, holds
@@ -18,7 +18,7 @@ import java.util.Set;
  * ({@link WeightFileEvictor}), is at least the file's size. Among those, the slot chosen is the
  * first by:
  * <ol>
- *   <li>fewest instances of {@code s} already on the slot's host (spread over hosts; DESIGN.md lists
+ *   <li>fewest instances of {@code s} already on the slot's host (spread over hosts; the design lists
  *       spreading with the other preferences without ranking it: it comes first here, because two
  *       instances on one host fail together);
  *   <li>already holds the weight file (no mount, no memory spent);

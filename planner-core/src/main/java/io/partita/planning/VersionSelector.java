@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Chooses the version of a model that one host should run (DESIGN.md, method 4).
+ * Chooses the version of a model that one host should run (docs/concepts.md, method 4).
  *
  * <p><b>Rule.</b>
  * <ol>
@@ -17,7 +17,7 @@ import java.util.Set;
  *       (measured). Otherwise predicted from the most similar host that measured it and can run
  *       it: {@code T_here = T_there * score_there / score_here} (baseline scores, higher = faster),
  *       recorded as predicted with its source host. No observation anywhere: excluded.
- *   <li>Similarity, which DESIGN.md leaves open, is ordered by: same set of execution providers
+ *   <li>Similarity, which the design leaves open, is ordered by: same set of execution providers
  *       first; then the larger Jaccard overlap {@code |F_a & F_b| / |F_a | F_b|} of CPU flags; then
  *       the smaller {@code |ln(score_there / score_here)|} (closest baseline); then the host id.
  *   <li>Requirements filter: latency above the objective, accuracy below the minimum (unknown

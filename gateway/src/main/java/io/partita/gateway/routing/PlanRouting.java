@@ -26,7 +26,7 @@ import java.util.function.Supplier;
  * to the same instance, and a host got half the requests of a base model whatever its speed.
  *
  * <p>Any slot of a base model serves every service model of it, mounting the weight file on demand
- * (docs/worker.md), so a service model is routable when any instance on its base model's request
+ * (docs/internals/worker.md), so a service model is routable when any instance on its base model's request
  * topic is ready, its own first: the {@link Target} names that instance.
  */
 public final class PlanRouting implements Routing {

@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Issue #12 findings 5 and 9: JSON limits, out-of-range floats and long names, without HTTP or Kafka. */
+/** Hardening findings: JSON limits, out-of-range floats and long names, without HTTP or Kafka. */
 class InputLimitsTest {
   private static final ModelSignature SIG = new ModelSignature(
       List.of(TensorSpec.of("input", ElementType.FLOAT, -1, 8)), List.of(TensorSpec.of("output", ElementType.FLOAT, -1, 4)));

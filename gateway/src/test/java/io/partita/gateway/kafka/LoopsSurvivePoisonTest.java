@@ -30,7 +30,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue #12, "every loop survives any one record", for the gateway loops other than the reply
+ * "Every loop survives any one record", for the gateway loops other than the reply
  * router (which {@code GatewayHardeningIT} poisons through a real broker): the route table, the job
  * status follower and the demand reporter, fed through Kafka's mock clients so that each record and
  * failure is exactly the one the test names.

@@ -9,7 +9,7 @@ import java.util.function.Supplier;
 
 /**
  * How fast the pure planners plan, timed in this run (warm-up, then the median of repeated plans).
- * The JMH figures in docs/planning.md are the careful measurement; these repeat them here so
+ * The JMH figures in docs/internals/planning.md are the careful measurement; these repeat them here so
  * every figure in BENCHMARKS.md comes from one run on one machine.
  */
 final class PlanningBench {
