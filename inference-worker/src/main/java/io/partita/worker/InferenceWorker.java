@@ -438,7 +438,9 @@ public final class InferenceWorker implements Service {
 
   private Properties consumerProps() {
     Properties p = base();
-    p.put(ConsumerConfig.GROUP_ID_CONFIG, config.topicPrefix() + ".workers");
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, topics.workersGroup());
+    // names the host in the group, for the planner's host watcher (a host whose worker left gets no plan)
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, Topics.workerClientId(config.hostId()));
     if (!config.operation().groupInstanceId().isEmpty()) {
       p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, config.operation().groupInstanceId());
     }

@@ -35,7 +35,9 @@ import org.apache.kafka.streams.StreamsConfig;
  *     waiting out the dead member's session timeout. Unique per planner process; {@code partita local} sets it.
  * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code planner.metrics.port})
  * @param requestPartitions {@code topic.requests.partitions}: fewest partitions of a base model's request
- *     topic (default 4); the planner grows the topic to one partition per planned slot of the base model
+ *     topic (default 4); the planner grows the topic to four partitions per planned slot of the base model
+ * @param hostWatchMs {@code planner.hosts.watch.ms} (default 2000; 0 = off): how often the host watcher
+ *     looks at the workers' consumer group and records which hosts' workers are in it ({@code <prefix>.hosts.liveness})
  */
 public record PlannerConfig(
     String bootstrapServers,
@@ -51,7 +53,8 @@ public record PlannerConfig(
     Properties kafka,
     String groupInstanceId,
     int requestPartitions,
-    int metricsPort) {
+    int metricsPort,
+    long hostWatchMs) {
 
   public static PlannerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -106,7 +109,8 @@ public record PlannerConfig(
         settings.string("planner.group.instance.id", "").strip(),
         settings.integer(io.partita.common.kafka.RequestTopics.MIN_PARTITIONS_KEY,
             io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
-        settings.integer("planner.metrics.port", 0, 0, 65_535));
+        settings.integer("planner.metrics.port", 0, 0, 65_535),
+        settings.longValue("planner.hosts.watch.ms", 2_000, 0, 3_600_000));
   }
 
   private static double decimal(Settings settings, String key, double fallback) {

@@ -1,6 +1,7 @@
 package io.partita.planner;
 
 import io.partita.common.Service;
+import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
 import java.time.Duration;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StoreQueryParameters;
@@ -35,6 +37,9 @@ public final class PlannerService implements Service {
   private KafkaStreams streams;
   private Admin growerAdmin;
   private RequestTopicGrower grower;
+  private Admin watcherAdmin;
+  private KafkaProducer<String, byte[]> watcherProducer;
+  private HostWatcher watcher;
   private final io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry =
       new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
   private final io.partita.planner.metrics.PlannerMetrics metrics = new io.partita.planner.metrics.PlannerMetrics(registry);
@@ -93,6 +98,12 @@ public final class PlannerService implements Service {
           + " and planner.application.id=" + config.applicationId());
     }
     startGrower(adminProps);
+    if (config.hostWatchMs() > 0) {
+      watcherAdmin = Admin.create(adminProps);
+      watcherProducer = new KafkaProducer<>(KafkaClients.producer(config.bootstrapServers(), config.kafka()));
+      watcher = new HostWatcher(watcherAdmin, watcherProducer, config.topics(), config.codecs(), config.hostWatchMs());
+      watcher.start();
+    }
     if (config.metricsPort() > 0) {
       endpoint = new io.partita.common.metrics.MetricsEndpoint(registry, config.metricsPort());
       log.info("Planner metrics on http://0.0.0.0:{}/metrics", endpoint.port());
@@ -142,6 +153,18 @@ public final class PlannerService implements Service {
     if (grower != null) {
       grower.close();
       grower = null;
+    }
+    if (watcher != null) {
+      watcher.close();
+      watcher = null;
+    }
+    if (watcherProducer != null) {
+      watcherProducer.close(Duration.ofSeconds(5));
+      watcherProducer = null;
+    }
+    if (watcherAdmin != null) {
+      watcherAdmin.close(Duration.ofSeconds(5));
+      watcherAdmin = null;
     }
     if (growerAdmin != null) {
       growerAdmin.close(Duration.ofSeconds(5));

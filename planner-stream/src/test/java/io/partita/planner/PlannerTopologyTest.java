@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.partita.avro.DeadLetter;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.Route;
 import io.partita.avro.RouteInstance;
@@ -333,6 +334,39 @@ class PlannerTopologyTest {
     PartitionPlan plan = plan(PlanTable.PARTITIONS, "rec/1/host-a/cpu", PartitionPlan.class);
     assertThat(plan.getPredictedThroughput()).isEqualTo(400.0);
     assertThat(plan.getMeasuredThroughput()).isEqualTo(371.5);
+  }
+
+  @Test
+  void shouldWithdrawThePlansOfAHostWhoseWorkerLeftAndPlanItAgainWhenItIsBack() {
+    catalogOneCpuHost();
+    pipe(topics.hostEnvironments(), "host-b", host("host-b", 2, 0), 4);
+    timingsOnHostA();
+    run.plan();
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-b/"));
+
+    pipe(topics.hostLiveness(), "host-b", new HostLiveness("host-b", "LEFT", "gone", 0L), 20);
+    run.plan();
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).noneMatch(k -> k.startsWith("host-b/"))
+        .anyMatch(k -> k.startsWith("host-a/"));
+    assertThat(run.tables().get(PlanTable.PARTITIONS).keySet()).noneMatch(k -> k.endsWith("/host-b/cpu"));
+    // every instance of the service model is on host-a now
+    assertThat(plan(PlanTable.ROUTES, "rec", Route.class).getInstances()).isNotEmpty()
+        .allSatisfy(i -> assertThat(i.getHost()).isEqualTo("host-a"));
+
+    pipe(topics.hostLiveness(), "host-b", new HostLiveness("host-b", "PRESENT", "back", 0L), 30);
+    run.plan();
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-b/"));
+  }
+
+  @Test
+  void shouldDeadLetterALivenessRecordOfAnUnknownState() {
+    catalogOneCpuHost();
+    pipe(topics.hostLiveness(), "host-a", new HostLiveness("host-a", "SLEEPING", null, 0L), 4);
+    run.plan();
+
+    assertThat(run.deadLetters()).singleElement().satisfies(kv -> assertThat(
+        CODECS.codec(DeadLetter.class).decode(topics.deadLetter(), kv.value).getError()).contains("state: 'SLEEPING'"));
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-a/"));
   }
 
   @Test

@@ -118,7 +118,7 @@ public final class DemandReporter implements Runnable {
   private Map<String, Long> lag(Map<String, String> baseModels) {
     Map<String, Long> lag = new HashMap<>();
     try {
-      Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(topics.prefix() + ".workers")
+      Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(topics.workersGroup())
           .partitionsToOffsetAndMetadata().get(5, TimeUnit.SECONDS);
       Map<String, String> topicToModel = new HashMap<>();
       baseModels.forEach((m, base) -> topicToModel.putIfAbsent(topics.requests(base), m)); // sorted: the first name wins

@@ -3,6 +3,7 @@ package io.partita.planner.stream;
 import io.partita.avro.DeadLetter;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotStatus;
@@ -11,6 +12,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
+import io.partita.planner.plan.HostStates;
 import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.Plans;
@@ -45,6 +47,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   private final RecordCodec<ServiceModel> services;
   private final RecordCodec<HostEnvironment> environments;
   private final RecordCodec<SlotStatus> statuses;
+  private final RecordCodec<HostLiveness> liveness;
   private final RecordCodec<Demand> demands;
   private final RecordCodec<DeadLetter> deadLetters;
   private final String deadLetterTopic;
@@ -68,6 +71,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     services = codecs.codec(ServiceModel.class);
     environments = codecs.codec(HostEnvironment.class);
     statuses = codecs.codec(SlotStatus.class);
+    liveness = codecs.codec(HostLiveness.class);
     demands = codecs.codec(Demand.class);
     deadLetters = codecs.codec(DeadLetter.class);
   }
@@ -95,6 +99,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
         case CATALOG_MODELS -> storeModel(record);
         case CATALOG_SERVICES -> storeService(record);
         case HOST_ENVIRONMENTS -> storeEnvironment(record);
+        case HOST_LIVENESS -> storeLiveness(record);
         case SLOT_STATUS -> storeStatus(record);
         case DEMAND -> storeDemand(record);
         default -> throw new IllegalStateException("no fold for " + kind);
@@ -281,6 +286,28 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     }
     store.put(key, record.value());
     touchHost(key);
+  }
+
+  private void storeLiveness(Record<String, byte[]> record) {
+    String key = requireKey(record);
+    if (record.value() == null) {
+      if (store.get(key) != null) {
+        store.delete(key);
+        touchHost(key);
+      }
+      return;
+    }
+    HostLiveness l = liveness.decode(topic, record.value());
+    checkId("host", l.getHost());
+    expectKey(key, l.getHost());
+    if (!HostStates.KNOWN.contains(l.getState())) {
+      throw new Rejected("state: '" + l.getState() + "' is not one of " + HostStates.KNOWN);
+    }
+    byte[] old = store.get(key);
+    store.put(key, record.value());
+    if (old == null || !liveness.decode(topic, old).getState().equals(l.getState())) {
+      touchHost(key);
+    }
   }
 
   private void touchHost(String host) {

@@ -2,6 +2,7 @@ package io.partita.planner.stream;
 
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.ServiceMapping;
@@ -16,6 +17,7 @@ import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
 import io.partita.planner.plan.AssignmentPlans;
+import io.partita.planner.plan.HostStates;
 import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.MappingPlans;
 import io.partita.planner.plan.MeasurementAsks;
@@ -210,7 +212,8 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
     return new PlanInputs(
         load(InputKind.CATALOG_MODELS, inputs.get(InputKind.CATALOG_MODELS), ModelVersion.class),
         load(InputKind.CATALOG_SERVICES, inputs.get(InputKind.CATALOG_SERVICES), ServiceModel.class),
-        load(InputKind.HOST_ENVIRONMENTS, inputs.get(InputKind.HOST_ENVIRONMENTS), HostEnvironment.class),
+        HostStates.planned(load(InputKind.HOST_ENVIRONMENTS, inputs.get(InputKind.HOST_ENVIRONMENTS), HostEnvironment.class),
+            load(InputKind.HOST_LIVENESS, inputs.get(InputKind.HOST_LIVENESS), HostLiveness.class)),
         load(InputKind.SLOT_STATUS, inputs.get(InputKind.SLOT_STATUS), SlotStatus.class),
         load(InputKind.DEMAND, inputs.get(InputKind.DEMAND), Demand.class),
         load(InputKind.TIMINGS, inputs.get(InputKind.TIMINGS), TimingEvent.class),
