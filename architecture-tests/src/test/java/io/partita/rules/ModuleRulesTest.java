@@ -103,7 +103,7 @@ class ModuleRulesTest {
   void shouldKeepKafkaOutOfThePureCoreAndTheLibraries() {
     noClasses().that().resideInAnyPackage(
             MODULES.get("models"), MODULES.get("runtime"), MODULES.get("planner-core"),
-            "io.partita.worker.batch..", "io.partita.worker.delivery..", "io.partita.worker.serving..",
+            "io.partita.worker.batch..", "io.partita.worker.balance..", "io.partita.worker.delivery..", "io.partita.worker.serving..",
             "io.partita.gateway.http..")
         .should().dependOnClassesThat().resideInAPackage(KAFKA)
         .because("planning, batching, delivery decisions, serving and HTTP validation are plain Java over records"
