@@ -13,6 +13,7 @@ import io.partita.avro.SlotAssignment;
 import io.partita.planning.AllocationPlan;
 import io.partita.planning.InstancePlacement;
 import io.partita.planning.CoreLayout;
+import io.partita.planning.Hysteresis;
 import io.partita.planning.ServiceModelSpec;
 import io.partita.planning.SlotState;
 import io.partita.planning.WeightFile;
@@ -130,6 +131,25 @@ public final class AssignmentPlans {
       return 0;
     }
     return expected * size / totalSize;
+  }
+
+  /**
+   * The planned slots, each keeping the capacity its live assignment already has when the new one
+   * is within {@code margin} (relative) of it: timings that move by a few percent between runs
+   * would otherwise rewrite every assignment (and make the workers share their partitions out
+   * again) on each new measurement. A capacity that becomes known or unknown always changes.
+   */
+  public static SortedMap<String, SlotAssignment> keepCapacities(SortedMap<String, SlotAssignment> planned,
+      Map<String, SlotAssignment> live, double margin) {
+    SortedMap<String, SlotAssignment> out = new TreeMap<>();
+    planned.forEach((key, fresh) -> {
+      SlotAssignment old = live.get(key);
+      double was = old == null ? 0 : old.getCapacity();
+      double now = fresh.getCapacity();
+      boolean keep = was > 0 && now > 0 && !Hysteresis.replacesHigher(was, now, margin) && !Hysteresis.replacesLower(was, now, margin);
+      out.put(key, keep ? SlotAssignment.newBuilder(fresh).setCapacity(was).build() : fresh);
+    });
+    return out;
   }
 
   /**

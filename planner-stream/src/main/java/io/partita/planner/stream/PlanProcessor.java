@@ -382,6 +382,8 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
     private void planAssignments() {
       SortedMap<String, SlotAssignment> planned =
           AssignmentPlans.assignments(in, settings, current(PlanTable.PARTITIONS, PartitionPlan.class).values());
+      planned = AssignmentPlans.keepCapacities(planned, current(PlanTable.ASSIGNMENTS, SlotAssignment.class),
+          settings.hysteresis());
       routes |= emitAll(PlanTable.ASSIGNMENTS, planned);
     }
 
