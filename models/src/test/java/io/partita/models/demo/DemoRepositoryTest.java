@@ -94,6 +94,17 @@ class DemoRepositoryTest {
   }
 
   @Test
+  void shouldWriteTheHeavyLatencyObjectiveAClusterAsksForAndRefuseANonsensicalOne() throws IOException {
+    DemoRepository.writeTo(root, DemoSet.CLUSTER, 12.5);
+
+    assertThat(ModelRepository.scan(root).serviceModel(DemoHeavy.MODEL_NAME).orElseThrow().requirements()
+        .latencyObjectiveMs()).hasValue(12.5);
+    assertThat(DemoRepository.writeTo(root, DemoSet.CLUSTER)).as("the default objective rewrites the manifest").isTrue();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DemoRepository.writeTo(root, DemoSet.CLUSTER, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("heavyLatencyObjectiveMs:");
+  }
+
+  @Test
   void shouldKeepTheHeavyModelOutOfTheLocalSet() throws IOException {
     DemoRepository.writeTo(root);
 
