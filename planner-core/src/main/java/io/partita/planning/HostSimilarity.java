@@ -6,13 +6,13 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Which measured host a host without measurements of its own is predicted from (DESIGN.md, method
+ * Which measured host a host without measurements of its own is predicted from (planning method
  * 4: "the most similar measured host"), and how its times scale. One order for every prediction:
  * version choice ({@link VersionSelector}) and the partition profile of a host not measured yet
  * ({@link ProfilePrediction}) use this class, so the two never pick different sources by different
  * rules.
  *
- * <p><b>Order</b> (DESIGN.md leaves similarity open): the same set of execution providers first;
+ * <p><b>Order</b> (the design leaves similarity open): the same set of execution providers first;
  * then the larger Jaccard overlap {@code |F_a & F_b| / |F_a | F_b|} of CPU flags; then the smaller
  * {@code |ln(score_there / score_here)|} (closest baseline); then the host id, so the order is total
  * and deterministic.

@@ -9,7 +9,7 @@ import java.util.Optional;
 
 /**
  * The grouping profile of a host that has not measured a model version yet, predicted from the
- * most similar host that has (DESIGN.md, method 4's prediction, applied to method 1's input): the
+ * most similar host that has (planning method 4's prediction, applied to method 1's input): the
  * source is chosen by {@link HostSimilarity}, the order version choice uses, and every time is
  * scaled by {@link HostSimilarity#timeScale} ({@code score_there / score_here}). Sizes, batch,
  * provider and per-instance memory are the source's: memory does not depend on speed, and only

@@ -205,18 +205,8 @@ public final class DemoRepository {
     y.append("# Written by io.partita.models.demo.DemoRepository; rewritten if it differs.\n");
     y.append("description: Demo MLP, input [N,8] -> output [N,4], LoRA rank 2 on the first layer\n");
     y.append("versions:\n");
-    y.append("  \"1\":\n");
-    y.append("    precision: fp32\n");
-    y.append("    providers: [CPU]\n");
-    y.append("    accuracy: 1.0\n");
-    y.append("    memoryBytes: ").append(MEMORY_FP32).append('\n');
-    y.append("    sha256: \"").append(shas.get(m + "/1/model.onnx")).append("\"\n");
-    y.append("  \"2\":\n");
-    y.append("    precision: fp16\n");
-    y.append("    providers: [CPU]\n");
-    y.append("    accuracy: 0.99\n");
-    y.append("    memoryBytes: ").append(MEMORY_FP16).append('\n');
-    y.append("    sha256: \"").append(shas.get(m + "/2/model.onnx")).append("\"\n");
+    version(y, DemoMlp.VERSION_FP32, "fp32", 1.0, MEMORY_FP32, shas.get(m + "/1/model.onnx"));
+    version(y, DemoMlp.VERSION_FP16, "fp16", 0.99, MEMORY_FP16, shas.get(m + "/2/model.onnx"));
     y.append("serviceModels:\n");
     y.append("  ").append(DemoMlp.BASE_SERVICE_MODEL).append(": {}\n");
     for (String a : DemoMlp.ADAPTERS) {

@@ -154,24 +154,8 @@ public final class ManifestReader {
       }
     }
 
-    OptionalDouble accuracy = OptionalDouble.empty();
-    JsonNode a = node.get("accuracy");
-    if (a != null) {
-      if (!a.isNumber() || !Double.isFinite(a.asDouble())) {
-        throw new RepositoryException(file, field + ".accuracy", "must be a number, got " + a);
-      }
-      accuracy = OptionalDouble.of(a.asDouble());
-    }
-
-    OptionalLong memory = OptionalLong.empty();
-    JsonNode m = node.get("memoryBytes");
-    if (m != null) {
-      if (!m.canConvertToExactIntegral() || !m.canConvertToLong() || m.asLong() <= 0) {
-        throw new RepositoryException(
-            file, field + ".memoryBytes", "must be a positive whole number of bytes, got " + m);
-      }
-      memory = OptionalLong.of(m.asLong());
-    }
+    OptionalDouble accuracy = number(file, field + ".accuracy", node.get("accuracy"));
+    OptionalLong memory = bytes(file, field + ".memoryBytes", node.get("memoryBytes"));
 
     Optional<String> sha = Optional.empty();
     if (node.has("sha256")) {
@@ -230,24 +214,30 @@ public final class ManifestReader {
       }
       latency = OptionalDouble.of(l.asDouble());
     }
-    OptionalDouble accuracy = OptionalDouble.empty();
-    JsonNode a = node.get("minAccuracy");
-    if (a != null) {
-      if (!a.isNumber() || !Double.isFinite(a.asDouble())) {
-        throw new RepositoryException(file, field + ".minAccuracy", "must be a number, got " + a);
-      }
-      accuracy = OptionalDouble.of(a.asDouble());
+    return new ServiceRequirements(objective, latency, number(file, field + ".minAccuracy", node.get("minAccuracy")),
+        bytes(file, field + ".memoryCapBytes", node.get("memoryCapBytes")));
+  }
+
+  /** An optional finite number (an accuracy). */
+  private static OptionalDouble number(Path file, String field, JsonNode node) {
+    if (node == null) {
+      return OptionalDouble.empty();
     }
-    OptionalLong memory = OptionalLong.empty();
-    JsonNode m = node.get("memoryCapBytes");
-    if (m != null) {
-      if (!m.canConvertToExactIntegral() || !m.canConvertToLong() || m.asLong() <= 0) {
-        throw new RepositoryException(file, field + ".memoryCapBytes",
-            "must be a positive whole number of bytes, got " + m);
-      }
-      memory = OptionalLong.of(m.asLong());
+    if (!node.isNumber() || !Double.isFinite(node.asDouble())) {
+      throw new RepositoryException(file, field, "must be a number, got " + node);
     }
-    return new ServiceRequirements(objective, latency, accuracy, memory);
+    return OptionalDouble.of(node.asDouble());
+  }
+
+  /** An optional positive whole number of bytes. */
+  private static OptionalLong bytes(Path file, String field, JsonNode node) {
+    if (node == null) {
+      return OptionalLong.empty();
+    }
+    if (!node.canConvertToExactIntegral() || !node.canConvertToLong() || node.asLong() <= 0) {
+      throw new RepositoryException(file, field, "must be a positive whole number of bytes, got " + node);
+    }
+    return OptionalLong.of(node.asLong());
   }
 
   private static int instances(Path file, String field, JsonNode node) {
