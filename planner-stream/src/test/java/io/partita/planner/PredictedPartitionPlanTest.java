@@ -92,6 +92,19 @@ class PredictedPartitionPlanTest {
   }
 
   @org.junit.jupiter.api.Test
+  void shouldNotPredictForOrFromAHostThatPublishedNoBaselineScoreYet() {
+    HostEnvironment noBaselineB = HostEnvironment.newBuilder(HOST_B).setBaseline(null).build();
+    HostEnvironment noBaselineA = HostEnvironment.newBuilder(HOST_A).setBaseline(null).build();
+
+    for (List<HostEnvironment> hosts : List.of(List.of(HOST_A, noBaselineB), List.of(noBaselineA, HOST_B))) {
+      PartitionPlan plan = PartitionPlans.partitions(inputs(Map.of("rec/1", version("rec", "1", "CPU")), hosts, ON_A),
+          SETTINGS, "host-b", Map.of("rec", "1"), Map.of()).get("rec/1/host-b/cpu");
+      assertThat(plan.getDefaultPlan()).as("hosts %s", hosts.stream().map(h -> h.getBaseline() != null).toList()).isTrue();
+      assertThat(plan.getPredictedFrom()).isNull();
+    }
+  }
+
+  @org.junit.jupiter.api.Test
   void shouldNotPredictAGpuPoolFromABaselineScoreThatMeasuresTheCpu() {
     HostEnvironment gpuA = host("host-a", 4, 1, 100);
     HostEnvironment gpuB = host("host-b", 2, 1, 50);

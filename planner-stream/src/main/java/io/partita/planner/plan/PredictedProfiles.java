@@ -35,7 +35,7 @@ public final class PredictedProfiles {
   /**
    * The profile to plan one model version on one pool of a host with: its own when it has one; a
    * prediction when it has no timing of the version on any pool and a similar host measured it on
-   * the CPU pool; otherwise null.
+   * the CPU pool, both hosts having published a baseline score; otherwise null.
    */
   public static HostProfile of(PlanInputs in, String model, String version, String host, String pool) {
     Profile own = Plans.profile(in, model, version, host, pool);
@@ -43,13 +43,14 @@ public final class PredictedProfiles {
       return new HostProfile(own, null);
     }
     HostEnvironment env = in.hosts().get(host);
-    if (!pool.equals(Plans.CPU) || env == null || DefaultPlacements.measuredOn(in, model, version, host)) {
+    if (!pool.equals(Plans.CPU) || env == null || !hasBaseline(env)
+        || DefaultPlacements.measuredOn(in, model, version, host)) {
       return null;
     }
     HostFacts target = Plans.hostOf(env);
     List<ProfilePrediction.Source> sources = new ArrayList<>();
     for (Map.Entry<String, HostEnvironment> other : in.hosts().entrySet()) {
-      if (other.getKey().equals(host)) {
+      if (other.getKey().equals(host) || !hasBaseline(other.getValue())) {
         continue;
       }
       Profile there = Plans.profile(in, model, version, other.getKey(), pool);
@@ -61,5 +62,16 @@ public final class PredictedProfiles {
     return ProfilePrediction.predict(target, sources)
         .map(p -> new HostProfile(new Profile(p.provider(), p.batch(), p.points()), p))
         .orElse(null);
+  }
+
+  /**
+   * Whether a host published its baseline score: without one the ratio of scores means nothing
+   * (the profiler publishes the environment once before its baseline, so that a host is served at
+   * once), and a plan scaled by it would be wrong by orders of magnitude, where the default
+   * placement is merely unmeasured.
+   */
+  static boolean hasBaseline(HostEnvironment env) {
+    return env.getBaseline() != null && env.getBaseline().getThroughput() > 0
+        && Double.isFinite(env.getBaseline().getThroughput());
   }
 }
