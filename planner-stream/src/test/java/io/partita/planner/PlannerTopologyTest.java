@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.partita.avro.DeadLetter;
+import io.partita.avro.HostEnvironment;
 import io.partita.avro.HostLiveness;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.Route;
@@ -202,22 +203,27 @@ class PlannerTopologyTest {
   @Test
   void shouldGiveEachSlotItsShareOfThePlannedThroughputAndADefaultPlacementNone() {
     catalogOneCpuHost();
+    // host-b has no timing of its own: its plan is predicted from host-a's (same baseline score)
     pipe(topics.hostEnvironments(), "host-b", host("host-b", 2, 0), 4);
+    // host-c has no timing and no baseline score yet: a default placement, whose capacity nobody knows
+    pipe(topics.hostEnvironments(), "host-c", HostEnvironment.newBuilder(host("host-c", 2, 0)).setBaseline(null).build(), 5);
     timingsOnHostA();
     run.plan();
 
-    PartitionPlan measured = plan(PlanTable.PARTITIONS, "rec/1/host-a/cpu", PartitionPlan.class);
-    double sum = 0;
-    for (String slot : List.of("host-a/cpu-0", "host-a/cpu-1", "host-a/cpu-2", "host-a/cpu-3")) {
-      SlotAssignment a = plan(PlanTable.ASSIGNMENTS, slot, SlotAssignment.class);
-      assertThat(a.getCapacity()).as(slot).isCloseTo(measured.getExpectedThroughput() / 4, within(1e-9));
-      sum += a.getCapacity();
+    for (String host : List.of("host-a", "host-b")) {
+      PartitionPlan p = plan(PlanTable.PARTITIONS, "rec/1/" + host + "/cpu", PartitionPlan.class);
+      int slots = p.getSizes().size();
+      double sum = 0;
+      for (int n = 0; n < slots; n++) {
+        SlotAssignment a = plan(PlanTable.ASSIGNMENTS, host + "/cpu-" + n, SlotAssignment.class);
+        assertThat(a.getCapacity()).as(host + " cpu-" + n).isCloseTo(p.getExpectedThroughput() / slots, within(1e-9));
+        sum += a.getCapacity();
+      }
+      assertThat(sum).as(host).isCloseTo(p.getExpectedThroughput(), within(1e-6)).isPositive();
     }
-    assertThat(sum).isCloseTo(measured.getExpectedThroughput(), within(1e-6)).isPositive();
-    // host-b has no timing: a default placement, whose capacity nobody knows
-    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-b/"));
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-c/"));
     run.tables().get(PlanTable.ASSIGNMENTS).forEach((key, bytes) -> {
-      if (key.startsWith("host-b/")) {
+      if (key.startsWith("host-c/")) {
         assertThat(CODECS.codec(SlotAssignment.class).decode(topics.planAssignments(), bytes).getCapacity()).isZero();
       }
     });

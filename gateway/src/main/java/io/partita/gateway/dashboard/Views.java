@@ -194,13 +194,15 @@ final class Views {
           .put("predicted", c.getPredicted()).put("sourceHost", c.getSourceHost()).put("accuracy", c.getAccuracy())
           .put("reason", c.getReason());
       if ("CHOSEN".equals(c.getStatus())) {
+        // The planner's reason says what the choice optimised, where its latency comes from and how
+        // it meets the objective; records without one get the figures alone.
         String from = c.getPredicted() ? "predicted from host " + c.getSourceHost() : "measured on this host";
-        why = from + (c.getLatencyMs() == null ? "" : String.format(", %.3f ms", c.getLatencyMs()))
-            + (c.getAccuracy() == null || !c.getPredicted() ? "" : String.format(", accuracy %.3f", c.getAccuracy()))
-            + (c.getReason() == null ? "" : "; " + c.getReason().replace(" (" + from + ")", ""));
+        why = c.getReason() != null ? c.getReason()
+            : from + (c.getLatencyMs() == null ? "" : String.format(", %.3f ms", c.getLatencyMs()));
       }
     }
     n.put("why", why != null ? why : v.getNoChoiceReason());
+    n.put("objective", v.getObjective()).put("latencyObjectiveMs", v.getLatencyObjectiveMs());
     return n;
   }
 

@@ -180,7 +180,8 @@ class DashboardIT {
       assertThat(host.get("partitions").get(0).get("measuredThroughput").asDouble()).isEqualTo(850.0);
       JsonNode version = host.get("versions").get(0);
       assertThat(version.get("chosenVersion").asText()).isEqualTo("1");
-      assertThat(version.get("why").asText()).startsWith("measured on this host");
+      assertThat(version.get("why").asText()).isEqualTo("fastest qualifying version: latency 2.5 ms measured on this host");
+      assertThat(version.get("objective").asText()).isEqualTo("latency");
     });
   }
 

@@ -18,7 +18,7 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Builds small ONNX graphs (MatMul, Add, Relu, Identity, Cast, Gemm) in plain Java, over the protobuf classes
+ * Builds small ONNX graphs (MatMul, Add, Relu, Identity, Cast, Gemm, ReduceMean) in plain Java, over the protobuf classes
  * that {@code tribuo-util-onnx} ships.
  *
  * <p>Guarantees: every value name is defined at most once (a second definition throws), the model
@@ -37,7 +37,10 @@ public final class OnnxGraphBuilder {
   /** IR version 8 (ONNX 1.10+): accepted by ONNX Runtime 1.29 and allows opset 17. */
   public static final long IR_VERSION = 8;
 
-  /** Default-domain opset; Gemm, MatMul, Add, Relu, Identity and Cast are all stable at 17. */
+  /**
+   * Default-domain opset; Gemm, MatMul, Add, Relu, Identity and Cast are all stable at 17, and
+   * ReduceMean takes its axes as an attribute (from 18 they are an input).
+   */
   public static final long OPSET = 17;
 
   private final GraphProto.Builder graph = GraphProto.newBuilder();
@@ -127,6 +130,28 @@ public final class OnnxGraphBuilder {
                     .setName("to")
                     .setType(AttributeProto.AttributeType.INT)
                     .setI(to.getNumber())));
+    return this;
+  }
+
+  /**
+   * ReduceMean of {@code in} over {@code axes}, dropping them ({@code keepdims = 0}): a [N, T, H]
+   * input reduced over axis 1 is [N, H].
+   */
+  public OnnxGraphBuilder reduceMean(String in, long[] axes, String out) {
+    define(out);
+    AttributeProto.Builder axesAttr = AttributeProto.newBuilder().setName("axes").setType(AttributeProto.AttributeType.INTS);
+    for (long a : axes) {
+      axesAttr.addInts(a);
+    }
+    graph.addNode(
+        NodeProto.newBuilder()
+            .setOpType("ReduceMean")
+            .setName(nextNodeName("ReduceMean"))
+            .addInput(in)
+            .addOutput(out)
+            .addAttribute(axesAttr)
+            .addAttribute(
+                AttributeProto.newBuilder().setName("keepdims").setType(AttributeProto.AttributeType.INT).setI(0)));
     return this;
   }
 

@@ -10,6 +10,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
+import io.partita.models.repo.ServiceRequirements;
 import io.partita.models.repo.VersionEntry;
 import io.partita.planner.plan.Keys;
 import java.io.IOException;
@@ -29,8 +30,9 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * Turns a scanned model repository into catalog records: one {@link ModelVersion} per model
  * version on {@code <prefix>.catalog.models} (key model/version), with its inputs and outputs read
  * once here, where the file is ({@link CatalogSignatures}), and one {@link ServiceModel} per
- * service model on {@code <prefix>.catalog.services} (key name, one instance wanted, no service
- * grouping or requirements: the repository's manifests do not declare them). Both topics are
+ * service model on {@code <prefix>.catalog.services} (key name; the instances and the requirements
+ * on the version, objective included, that its manifest entry declares; no service grouping: the
+ * manifests do not declare one). Both topics are
  * compacted, so publishing the same repository again only adds duplicates that compaction removes;
  * the planner compares plan bytes, so it plans nothing new. Entries that left the repository are
  * not deleted (publish a tombstone for their key to remove them).
@@ -124,9 +126,13 @@ public final class CatalogPublisher {
     for (ServiceModelEntry sm : index.serviceModels().values()) {
       CatalogWeightFile file = sm.weightFile().map(w -> new CatalogWeightFile(uri(w.relativePath(), baseUri), w.sha256(), size(w.path())))
           .orElse(null);
+      ServiceRequirements req = sm.requirements();
       ServiceModel record = ServiceModel.newBuilder().setName(sm.name()).setBaseModel(sm.baseModel())
-          .setWeightFile(file).setInstances(sm.instances()).setService(null).setLatencyObjectiveMs(null).setMinAccuracy(null)
-          .setMemoryCapBytes(null).build();
+          .setWeightFile(file).setInstances(sm.instances()).setService(null)
+          .setLatencyObjectiveMs(req.latencyObjectiveMs().isPresent() ? req.latencyObjectiveMs().getAsDouble() : null)
+          .setMinAccuracy(req.minAccuracy().isPresent() ? req.minAccuracy().getAsDouble() : null)
+          .setMemoryCapBytes(req.memoryCapBytes().isPresent() ? req.memoryCapBytes().getAsLong() : null)
+          .setVersionObjective(req.objective()).build();
       out.add(services.record(sm.name(), record));
     }
     return out;

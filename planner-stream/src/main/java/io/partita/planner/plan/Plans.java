@@ -7,6 +7,7 @@ import io.partita.avro.ServiceModel;
 import io.partita.avro.TimingEvent;
 import io.partita.planning.HostFacts;
 import io.partita.planning.ProfilePoint;
+import io.partita.planning.VersionObjective;
 import io.partita.planning.VersionRequirements;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -127,14 +128,22 @@ public final class Plans {
     return sum;
   }
 
-  /** The tightest requirements the service models of a base model place on it. */
+  /**
+   * The tightest requirements the service models of a base model place on it, and the accuracy
+   * objective when any of them asks for it: the version still meets every service model's latency
+   * objective (the lowest is applied), so a service model that wanted the fastest gets one in time.
+   */
   public static VersionRequirements requirementsOf(PlanInputs in, String model) {
     Double latency = null;
     Double accuracy = null;
     Long memory = null;
+    VersionObjective objective = VersionObjective.LATENCY;
     for (ServiceModel sm : in.serviceModels().values()) {
       if (!sm.getBaseModel().equals(model)) {
         continue;
+      }
+      if (VersionObjective.parse(sm.getVersionObjective()).orElse(VersionObjective.LATENCY) == VersionObjective.ACCURACY) {
+        objective = VersionObjective.ACCURACY;
       }
       if (sm.getLatencyObjectiveMs() != null) {
         latency = latency == null ? sm.getLatencyObjectiveMs() : Math.min(latency, sm.getLatencyObjectiveMs());
@@ -146,7 +155,7 @@ public final class Plans {
         memory = memory == null ? sm.getMemoryCapBytes() : Math.min(memory, sm.getMemoryCapBytes());
       }
     }
-    return new VersionRequirements(latency, accuracy, memory);
+    return new VersionRequirements(latency, accuracy, memory, objective);
   }
 
   public static HostFacts hostOf(HostEnvironment env) {

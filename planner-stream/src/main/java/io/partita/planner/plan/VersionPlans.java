@@ -89,7 +89,8 @@ public final class VersionPlans {
   /**
    * The version choice for one model on one host, keeping {@code running} (the version chosen by the
    * live plan, or null) unless the fastest qualifying version beats it by more than {@code
-   * hysteresis} ({@link Hysteresis#keepVersion}).
+   * hysteresis} ({@link Hysteresis#keepVersion}). The record names the objective ranked by and the
+   * latency objective every candidate was held against.
    */
   public static VersionChoice versionChoice(PlanInputs in, String model, String host, String running, double hysteresis) {
     return versionChoice(in, model, host, running, hysteresis, observations(in, model));
@@ -110,6 +111,7 @@ public final class VersionPlans {
           .setAccuracy(o.accuracy()).setReason(o.reason()).build());
     }
     return VersionChoice.newBuilder().setModel(model).setHost(host).setChosenVersion(plan.chosenVersionId())
-        .setNoChoiceReason(plan.noChoiceReason()).setCandidates(candidates).build();
+        .setNoChoiceReason(plan.noChoiceReason()).setCandidates(candidates).setObjective(plan.objective().text())
+        .setLatencyObjectiveMs(problem.requirements().latencyObjectiveMs()).build();
   }
 }

@@ -16,6 +16,7 @@ import io.partita.planner.plan.HostStates;
 import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.Plans;
+import io.partita.planning.VersionObjective;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -253,6 +254,10 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     }
     if (sm.getWeightFile() != null && sm.getWeightFile().getSizeBytes() < 0) {
       throw new Rejected("weightFile.sizeBytes: must be >= 0, was " + sm.getWeightFile().getSizeBytes());
+    }
+    if (VersionObjective.parse(sm.getVersionObjective()).isEmpty()) {
+      throw new Rejected("versionObjective: '" + sm.getVersionObjective() + "' is not one of "
+          + VersionObjective.choices());
     }
     store.put(key, record.value());
     touchServiceModel(sm.getBaseModel());

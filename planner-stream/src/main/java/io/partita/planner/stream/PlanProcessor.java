@@ -354,6 +354,10 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       if (partitionHosts.isEmpty()) {
         return;
       }
+      // A plan predicted from another host follows that host's timings, and a more similar host
+      // that measures: its hosts are re-planned with every pass that re-plans partitions (they are
+      // few, and only until their own timings arrive).
+      live.values().stream().filter(p -> p.getPredictedFrom() != null).forEach(p -> partitionHosts.add(p.getHost()));
       SortedMap<String, Set<String>> kinds = MappingPlans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
       for (String host : partitionHosts) {
         Map<String, String> chosenOnHost = new TreeMap<>();
