@@ -4,6 +4,7 @@ import io.partita.common.config.Settings;
 import io.partita.gateway.Gateway;
 import io.partita.gateway.GatewayConfig;
 import io.partita.gateway.routing.Routing;
+import io.partita.launcher.broker.EmbeddedKafka;
 import io.partita.planner.PlannerConfig;
 import io.partita.planner.PlannerService;
 import io.partita.models.demo.DemoRepository;

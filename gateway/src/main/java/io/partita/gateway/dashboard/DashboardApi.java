@@ -6,6 +6,7 @@ import io.partita.common.Topics;
 import io.partita.common.health.Loop;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.server.HttpStatus;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -15,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -137,7 +139,7 @@ public final class DashboardApi {
       return json(200, out);
     }
     if (!decision.allowed()) {
-      return error(decision.status(), decision.message());
+      return error(HttpStatus.of(decision.kind()), decision.message());
     }
     Views.Viewer viewer = viewer(key(r));
     if (name.equals("whatif")) {
@@ -163,7 +165,7 @@ public final class DashboardApi {
   public Response events(Request r, Supplier<EventSink> open) {
     ApiKeys.Decision decision = keys.check(key(r), null);
     if (!decision.allowed()) {
-      return error(decision.status(), decision.message());
+      return error(HttpStatus.of(decision.kind()), decision.message());
     }
     if (!r.method().equals("GET")) {
       return error(405, "the event stream takes GET");
@@ -302,7 +304,7 @@ public final class DashboardApi {
       if (in == null) {
         return null;
       }
-      java.util.Properties p = new java.util.Properties();
+      Properties p = new Properties();
       p.load(in);
       return p.getProperty("version");
     } catch (IOException e) {

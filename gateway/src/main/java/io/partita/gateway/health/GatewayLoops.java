@@ -1,7 +1,6 @@
 package io.partita.gateway.health;
 
 import io.partita.common.health.Loops;
-import io.partita.gateway.metrics.WarningSummary;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;

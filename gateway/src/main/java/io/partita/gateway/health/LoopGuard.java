@@ -2,7 +2,6 @@ package io.partita.gateway.health;
 
 import io.partita.common.health.Fatal;
 import io.partita.common.health.Loop;
-import io.partita.gateway.metrics.WarningSummary;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +49,7 @@ public final class LoopGuard {
    * dead stays dead: only registering it again revives it.
    */
   public void ready() {
-    if (loop.snapshot().state() != io.partita.common.health.Loop.State.DEAD) {
+    if (loop.snapshot().state() != Loop.State.DEAD) {
       loop.ready();
     }
   }

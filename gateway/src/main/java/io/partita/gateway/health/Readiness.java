@@ -29,11 +29,6 @@ public final class Readiness {
     public static Verdict notReady(String reason) {
       return new Verdict(false, reason);
     }
-
-    /** The HTTP status that goes with it: 200 or 503. */
-    public int status() {
-      return ready ? 200 : 503;
-    }
   }
 
   /** One condition: empty when met, else the reason it is not. */

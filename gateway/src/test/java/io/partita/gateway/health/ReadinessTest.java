@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.partita.gateway.routing.NotRoutableException;
 import io.partita.gateway.routing.Routing;
+import io.partita.gateway.server.HttpStatus;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -47,15 +48,15 @@ class ReadinessTest {
     routes.ready();
     Readiness readiness = new Readiness(loops.loops(), routing(true, Set.of("demo")), List.of("demo"));
     assertThat(readiness.server()).isEqualTo(Readiness.Verdict.READY);
-    assertThat(readiness.model("demo").status()).isEqualTo(200);
+    assertThat(HttpStatus.of(readiness.model("demo"))).isEqualTo(200);
 
     // When the reply loop dies
     replies.died(new IllegalStateException("consumer closed"));
 
     // Then the gateway and every model are 503, naming the loop
-    assertThat(readiness.server().status()).isEqualTo(503);
+    assertThat(HttpStatus.of(readiness.server())).isEqualTo(503);
     assertThat(readiness.server().reason()).isEqualTo("loop 'gateway-replies' died: IllegalStateException: consumer closed");
-    assertThat(readiness.model("demo").status()).isEqualTo(503);
+    assertThat(HttpStatus.of(readiness.model("demo"))).isEqualTo(503);
     assertThat(readiness.model("demo").reason()).contains("gateway-replies");
   }
 

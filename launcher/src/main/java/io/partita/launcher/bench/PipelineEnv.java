@@ -10,7 +10,7 @@ import io.partita.common.kafka.TopicAdmin;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.Gateway;
 import io.partita.gateway.GatewayConfig;
-import io.partita.launcher.EmbeddedKafka;
+import io.partita.launcher.broker.EmbeddedKafka;
 import io.partita.planner.plan.Keys;
 import io.partita.worker.InferenceWorker;
 import io.partita.worker.WorkerConfig;

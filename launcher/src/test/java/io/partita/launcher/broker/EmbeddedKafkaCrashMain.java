@@ -1,4 +1,4 @@
-package io.partita.launcher;
+package io.partita.launcher.broker;
 
 import java.nio.file.Path;
 import java.time.Duration;

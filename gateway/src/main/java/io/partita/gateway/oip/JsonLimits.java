@@ -1,4 +1,4 @@
-package io.partita.gateway.http;
+package io.partita.gateway.oip;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonFactory;
@@ -10,6 +10,7 @@ import com.fasterxml.jackson.core.StreamWriteFeature;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.partita.gateway.refusal.Refusal;
 import java.io.IOException;
 
 /**
@@ -31,8 +32,8 @@ import java.io.IOException;
  *       job line).</li>
  * </ul>
  *
- * A violation is an {@link HttpError} 400 naming the limit and its setting; other unreadable JSON is
- * a 400 with the line and column where they are known. Thread safe.
+ * A violation is a {@link Refusal} (bad input) naming the limit and its setting; other unreadable JSON is
+ * refused the same way, with the line and column where they are known. Thread safe.
  */
 public final class JsonLimits {
   public static final String DEPTH = "gateway.json.max.depth";
@@ -99,7 +100,7 @@ public final class JsonLimits {
 
   /**
    * Reads one JSON value from {@code bytes[offset, offset+length)}; a refusal is an
-   * {@link HttpError} 400 whose message starts with {@code what} ("body", "line").
+   * {@link Refusal} (bad input) whose message starts with {@code what} ("body", "line").
    *
    * @return the value, or null when there is none (empty input)
    */
@@ -107,13 +108,13 @@ public final class JsonLimits {
     try {
       return mapper.readTree(bytes, offset, length);
     } catch (StreamConstraintsException e) {
-      throw HttpError.badRequest(what + ": " + limitOf(e));
+      throw Refusal.badInput(what + ": " + limitOf(e));
     } catch (JacksonException e) {
       JsonLocation at = e.getLocation();
       String where = at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")";
-      throw HttpError.badRequest(what + ": not valid JSON" + where);
+      throw Refusal.badInput(what + ": not valid JSON" + where);
     } catch (IOException e) {
-      throw HttpError.badRequest(what + ": cannot be read as JSON");
+      throw Refusal.badInput(what + ": cannot be read as JSON");
     }
   }
 

@@ -1,4 +1,4 @@
-package io.partita.launcher;
+package io.partita.launcher.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

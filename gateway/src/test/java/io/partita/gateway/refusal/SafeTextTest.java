@@ -1,4 +1,4 @@
-package io.partita.gateway.http;
+package io.partita.gateway.refusal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

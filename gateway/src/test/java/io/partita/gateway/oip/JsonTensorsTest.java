@@ -1,11 +1,13 @@
-package io.partita.gateway.http;
+package io.partita.gateway.oip;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.partita.avro.Tensor;
+import io.partita.gateway.refusal.Refusal;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 class JsonTensorsTest {
@@ -26,7 +28,7 @@ class JsonTensorsTest {
   @Test
   void shouldCompareElementCountWithShapeBeforeAllocating() {
     assertThatThrownBy(() -> parse("{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[100000000000,1000],\"data\":[1]}"))
-        .isInstanceOf(HttpError.class)
+        .isInstanceOf(Refusal.class)
         .hasMessage("input 'x'.data: shape [100000000000, 1000] needs 100000000000000 elements, got 1");
   }
 
@@ -58,7 +60,7 @@ class JsonTensorsTest {
       json.append(i > 0 ? "," : "").append(values[i]);
     }
     json.append("]}");
-    byte[] bytes = json.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] bytes = json.toString().getBytes(StandardCharsets.UTF_8);
     Tensor t = JsonTensors.parse(JsonLimits.DEFAULTS.read(bytes, 0, bytes.length, "body"), 0);
     java.nio.ByteBuffer data = t.getData().duplicate().order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < n; i++) {
@@ -66,7 +68,7 @@ class JsonTensorsTest {
     }
     String written;
     try {
-      written = new String(InferBody.JSON.writeValueAsBytes(JsonTensors.toJson(t).get("data")), java.nio.charset.StandardCharsets.UTF_8);
+      written = new String(InferBody.JSON.writeValueAsBytes(JsonTensors.toJson(t).get("data")), StandardCharsets.UTF_8);
     } catch (Exception e) {
       throw new AssertionError(e);
     }

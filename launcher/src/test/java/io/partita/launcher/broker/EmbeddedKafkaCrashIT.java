@@ -1,4 +1,4 @@
-package io.partita.launcher;
+package io.partita.launcher.broker;
 
 import io.partita.testkit.ChildJvm;
 import static org.assertj.core.api.Assertions.assertThat;

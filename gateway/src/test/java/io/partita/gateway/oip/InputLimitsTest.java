@@ -1,4 +1,4 @@
-package io.partita.gateway.http;
+package io.partita.gateway.oip;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.partita.avro.JobItem;
 import io.partita.gateway.jobs.JobLines;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.Refusal.Kind;
+import io.partita.gateway.refusal.SafeText;
+import io.partita.gateway.server.HttpStatus;
 import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
@@ -27,8 +31,8 @@ class InputLimitsTest {
   void shouldAnswer400NamingTheLimitWhenAnInferBodyNestsTooDeep() {
     // Before: Jackson's own limit (1,000) raised an exception with no location, and the gateway answered 500.
     assertThatThrownBy(() -> InferBody.parse(bytes("[".repeat(1001)), null, SIG, JsonLimits.DEFAULTS))
-        .isInstanceOf(HttpError.class)
-        .satisfies(e -> assertThat(((HttpError) e).status()).isEqualTo(400))
+        .isInstanceOf(Refusal.class)
+        .satisfies(e -> assertThat(HttpStatus.of(((Refusal) e).kind())).isEqualTo(400))
         .hasMessageContaining("nested deeper than the limit of 64 levels (gateway.json.max.depth)");
     assertThatThrownBy(() -> InferBody.parse(bytes("[".repeat(1001)), null, SIG))
         .hasMessageContaining("gateway.json.max.depth");
@@ -73,7 +77,7 @@ class InputLimitsTest {
     // Before: 1e39 became +Inf as FP32 and the outputs came back NaN.
     assertThatThrownBy(() -> JsonTensors.parse(JSON.readTree(
         "{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,1e39]}"), 0))
-        .isInstanceOf(HttpError.class)
+        .isInstanceOf(Refusal.class)
         .hasMessage("input 'input'.data[3]: 1.0E39 is out of the FP32 range (largest magnitude 3.4028235E38)");
     assertThatThrownBy(() -> JsonTensors.parse(JSON.readTree(
         "{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[2],\"data\":[-1e39,0]}"), 0))
@@ -106,6 +110,6 @@ class InputLimitsTest {
     assertThatThrownBy(() -> JsonTensors.parse(JSON.readTree(
         "{\"name\":\"x\",\"datatype\":\"" + name + "\",\"shape\":[1],\"data\":[1]}"), 0))
         .satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(200));
-    assertThat(new HttpError(400, "x".repeat(100_000)).getMessage()).hasSize(HttpError.MAX_MESSAGE + 3);
+    assertThat(new Refusal(Kind.BAD_INPUT, "x".repeat(100_000)).getMessage()).hasSize(Refusal.MAX_MESSAGE + 3);
   }
 }

@@ -1,4 +1,4 @@
-package io.partita.gateway.metrics;
+package io.partita.gateway.health;
 
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package io.partita.gateway.http;
+package io.partita.gateway.oip;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,9 +1,11 @@
-package io.partita.gateway.http;
+package io.partita.gateway.oip;
 
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.partita.avro.Tensor;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.SafeText;
 import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
@@ -19,7 +21,7 @@ import java.util.Set;
 /**
  * Parses an Open Inference Protocol infer request body, JSON or with the binary tensor extension,
  * and checks it against the model's signature. Nothing here knows Kafka or HTTP exchanges; every
- * refusal is an {@link HttpError} 400 naming the field.
+ * refusal is a {@link Refusal} of kind bad input naming the field.
  *
  * <p>Binary extension: when {@code Inference-Header-Content-Length: N} is given, the first N bytes
  * are the JSON header and the rest is raw tensor data; an input whose
@@ -30,8 +32,11 @@ import java.util.Set;
  * {@code parameters.binary_data: true}.
  */
 public final class InferBody {
-  /** Writes the gateway's JSON answers (numbers by the fast paths of {@link JsonLimits#factory}). */
-  static final ObjectMapper JSON = new ObjectMapper(JsonLimits.factory(StreamReadConstraints.defaults()));
+  /**
+   * Writes the gateway's JSON answers (numbers by the fast paths of {@link JsonLimits#factory}); the
+   * HTTP endpoints write theirs with it too.
+   */
+  public static final ObjectMapper JSON = new ObjectMapper(JsonLimits.factory(StreamReadConstraints.defaults()));
 
   /** A checked infer request. {@code timeoutMs} is null when the request did not set one. */
   public record Parsed(List<Tensor> inputs, List<String> outputs, Set<String> binaryOutputs,
@@ -60,7 +65,7 @@ public final class InferBody {
 
   /**
    * As {@link #parse(byte[], String, ModelSignature)}, reading the JSON within {@code limits}
-   * ({@code gateway.json.*}); a body over them is a 400 naming the limit.
+   * ({@code gateway.json.*}); a body over them is refused (bad input) naming the limit.
    */
   public static Parsed parse(byte[] body, String headerLength, ModelSignature signature, JsonLimits limits) {
     int jsonLength = body.length;
@@ -68,11 +73,11 @@ public final class InferBody {
       try {
         long n = Long.parseLong(headerLength.strip());
         if (n <= 0 || n > body.length) {
-          throw HttpError.badRequest("Inference-Header-Content-Length: " + n + " is not between 1 and the body length " + body.length);
+          throw Refusal.badInput("Inference-Header-Content-Length: " + n + " is not between 1 and the body length " + body.length);
         }
         jsonLength = (int) n;
       } catch (NumberFormatException e) {
-        throw HttpError.badRequest("Inference-Header-Content-Length: not a whole number");
+        throw Refusal.badInput("Inference-Header-Content-Length: not a whole number");
       }
     }
     JsonNode node = readObject(body, jsonLength, limits);
@@ -87,7 +92,7 @@ public final class InferBody {
   static JsonNode readObject(byte[] bytes, int length, JsonLimits limits) {
     JsonNode node = limits.read(bytes, 0, length, "body");
     if (node == null || !node.isObject()) {
-      throw HttpError.badRequest("body: expected a JSON object");
+      throw Refusal.badInput("body: expected a JSON object");
     }
     return node;
   }
@@ -95,7 +100,7 @@ public final class InferBody {
   private static Parsed parse(JsonNode body, ByteBuffer binary, boolean binaryAllowed, ModelSignature signature) {
     JsonNode inputsNode = body.get("inputs");
     if (inputsNode == null || !inputsNode.isArray() || inputsNode.isEmpty()) {
-      throw HttpError.badRequest("inputs: missing or empty; send an array of tensors");
+      throw Refusal.badInput("inputs: missing or empty; send an array of tensors");
     }
     List<Tensor> inputs = new ArrayList<>();
     for (int i = 0; i < inputsNode.size(); i++) {
@@ -105,40 +110,40 @@ public final class InferBody {
         inputs.add(JsonTensors.parse(in, i));
       } else {
         if (!binaryAllowed) {
-          throw HttpError.badRequest("inputs[" + i + "].parameters.binary_data_size: binary data needs the Inference-Header-Content-Length header"
+          throw Refusal.badInput("inputs[" + i + "].parameters.binary_data_size: binary data needs the Inference-Header-Content-Length header"
               + " (and cannot be used in a batch job line)");
         }
         inputs.add(binaryTensor(in, i, size, binary));
       }
     }
     if (binary.remaining() > 0) {
-      throw HttpError.badRequest("body: " + binary.remaining() + " bytes of binary data are left over after the inputs' binary_data_size");
+      throw Refusal.badInput("body: " + binary.remaining() + " bytes of binary data are left over after the inputs' binary_data_size");
     }
     Map<String, TensorSpec> specs = new LinkedHashMap<>();
     signature.inputs().forEach(s -> specs.put(s.name(), s));
     String problem = TensorValidator.check(specs, inputs.stream()
         .map(t -> new TensorValidator.Sent(t.getName(), t.getDatatype(), t.getShape(), t.getData().remaining())).toList());
     if (problem != null) {
-      throw HttpError.badRequest(problem);
+      throw Refusal.badInput(problem);
     }
     List<String> outputs = new ArrayList<>();
     Set<String> binaryOutputs = new LinkedHashSet<>();
     JsonNode outputsNode = body.get("outputs");
     if (outputsNode != null && !outputsNode.isNull()) {
       if (!outputsNode.isArray()) {
-        throw HttpError.badRequest("outputs: must be an array of {\"name\": ...}");
+        throw Refusal.badInput("outputs: must be an array of {\"name\": ...}");
       }
       for (int i = 0; i < outputsNode.size(); i++) {
         String name = outputsNode.get(i).path("name").asText("");
         if (signature.output(name).isEmpty()) {
-          throw HttpError.badRequest("outputs[" + i + "].name: unknown output '" + SafeText.name(name) + "'; the model gives "
+          throw Refusal.badInput("outputs[" + i + "].name: unknown output '" + SafeText.name(name) + "'; the model gives "
               + signature.outputs().stream().map(TensorSpec::name).toList());
         }
         outputs.add(name);
         JsonNode flag = outputsNode.get(i).path("parameters").get("binary_data");
         if (flag != null) {
           if (!flag.isBoolean()) {
-            throw HttpError.badRequest("outputs[" + i + "].parameters.binary_data: must be true or false");
+            throw Refusal.badInput("outputs[" + i + "].parameters.binary_data: must be true or false");
           }
           if (flag.booleanValue()) {
             binaryOutputs.add(name);
@@ -148,13 +153,13 @@ public final class InferBody {
     }
     JsonNode parameters = body.get("parameters");
     if (parameters != null && !parameters.isNull() && !parameters.isObject()) {
-      throw HttpError.badRequest("parameters: must be an object");
+      throw Refusal.badInput("parameters: must be an object");
     }
     boolean allBinary = false;
     JsonNode all = body.path("parameters").get("binary_data_output");
     if (all != null) {
       if (!all.isBoolean()) {
-        throw HttpError.badRequest("parameters.binary_data_output: must be true or false");
+        throw Refusal.badInput("parameters.binary_data_output: must be true or false");
       }
       allBinary = all.booleanValue();
     }
@@ -162,7 +167,7 @@ public final class InferBody {
     JsonNode timeout = body.path("parameters").get("timeout_ms");
     if (timeout != null) {
       if (!timeout.isIntegralNumber() || !timeout.canConvertToLong() || timeout.asLong() <= 0) {
-        throw HttpError.badRequest("parameters.timeout_ms: must be a whole number > 0");
+        throw Refusal.badInput("parameters.timeout_ms: must be a whole number > 0");
       }
       timeoutMs = timeout.asLong();
     }
@@ -175,32 +180,32 @@ public final class InferBody {
     String field = "inputs[" + index + "]";
     JsonNode nameNode = node.get("name");
     if (nameNode == null || !nameNode.isTextual() || nameNode.asText().isBlank()) {
-      throw HttpError.badRequest(field + ".name: missing or not a string");
+      throw Refusal.badInput(field + ".name: missing or not a string");
     }
     String name = nameNode.asText();
     field = "input '" + SafeText.name(name) + "'";
     if (node.has("data")) {
-      throw HttpError.badRequest(field + ": has both data and parameters.binary_data_size; send one");
+      throw Refusal.badInput(field + ": has both data and parameters.binary_data_size; send one");
     }
     ElementType type = JsonTensors.datatype(node.path("datatype").asText(""), field);
     List<Long> shape = JsonTensors.shape(node, field);
     long elements = JsonTensors.elements(shape, field);
     if (!sizeNode.isIntegralNumber() || !sizeNode.canConvertToLong() || sizeNode.asLong() < 0) {
-      throw HttpError.badRequest(field + ".parameters.binary_data_size: must be a whole number >= 0");
+      throw Refusal.badInput(field + ".parameters.binary_data_size: must be a whole number >= 0");
     }
     long size = sizeNode.asLong();
     long needed;
     try {
       needed = Math.multiplyExact(elements, type.byteSize());
     } catch (ArithmeticException e) {
-      throw HttpError.badRequest(field + ".shape: too many elements");
+      throw Refusal.badInput(field + ".shape: too many elements");
     }
     if (size != needed) {
-      throw HttpError.badRequest(field + ".parameters.binary_data_size: shape " + shape + " needs " + elements + " "
+      throw Refusal.badInput(field + ".parameters.binary_data_size: shape " + shape + " needs " + elements + " "
           + type.oipDatatype() + " elements (" + needed + " bytes), binary_data_size is " + size);
     }
     if (size > binary.remaining()) {
-      throw HttpError.badRequest(field + ".parameters.binary_data_size: " + size + " bytes, but only "
+      throw Refusal.badInput(field + ".parameters.binary_data_size: " + size + " bytes, but only "
           + binary.remaining() + " bytes of binary data are left in the body");
     }
     ByteBuffer data = binary.slice(binary.position(), (int) size);

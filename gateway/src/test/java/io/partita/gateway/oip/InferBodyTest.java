@@ -1,10 +1,11 @@
-package io.partita.gateway.http;
+package io.partita.gateway.oip;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.avro.InferenceReply;
 import io.partita.avro.Tensor;
+import io.partita.gateway.refusal.Refusal;
 import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
@@ -54,7 +55,7 @@ class InferBodyTest {
     // A shape of 2^40 elements would be 4 TiB: the check compares counts and never allocates it.
     String header = "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[137438953472,8],\"parameters\":{\"binary_data_size\":32}}]}";
     assertThatThrownBy(() -> InferBody.parse(binaryBody(header, floats(1, 2, 3, 4, 5, 6, 7, 8)), String.valueOf(header.length()), SIG))
-        .isInstanceOf(HttpError.class)
+        .isInstanceOf(Refusal.class)
         .hasMessageContaining("input 'input'.parameters.binary_data_size: shape [137438953472, 8] needs 1099511627776 FP32 elements");
   }
 

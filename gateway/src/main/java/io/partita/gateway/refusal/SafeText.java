@@ -1,11 +1,11 @@
-package io.partita.gateway.http;
+package io.partita.gateway.refusal;
 
 import java.util.regex.Pattern;
 
 /**
- * Makes a message safe to put in an HTTP answer: its first line only (no stack trace), absolute
- * file paths replaced by {@code <path>}, at most 500 characters. Messages from workers pass through
- * it, since the gateway cannot vouch for what another process wrote.
+ * Makes a message safe to put in an answer, whatever the transport: its first line only (no stack
+ * trace), absolute file paths replaced by {@code <path>}, at most 500 characters. Messages from
+ * workers pass through it, since the gateway cannot vouch for what another process wrote.
  */
 public final class SafeText {
   private static final Pattern UNIX_PATH = Pattern.compile("(?<![\\w.:/])/(?:[\\w.@+-]+/)+[\\w.@+-]*");

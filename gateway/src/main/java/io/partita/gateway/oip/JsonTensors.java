@@ -1,9 +1,11 @@
-package io.partita.gateway.http;
+package io.partita.gateway.oip;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.partita.avro.Tensor;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.SafeText;
 import io.partita.models.repo.ElementType;
 import io.partita.models.tensor.Fp16;
 import java.nio.ByteBuffer;
@@ -20,11 +22,11 @@ import java.util.List;
 public final class JsonTensors {
   private JsonTensors() {}
 
-  /** Parses one {@code inputs[i]} object; throws {@link HttpError} 400 naming the field. */
+  /** Parses one {@code inputs[i]} object; throws a {@link Refusal} (bad input) naming the field. */
   public static Tensor parse(JsonNode node, int index) {
     String field = "inputs[" + index + "]";
     if (node == null || !node.isObject()) {
-      throw HttpError.badRequest(field + ": must be an object with name, shape, datatype and data");
+      throw Refusal.badInput(field + ": must be an object with name, shape, datatype and data");
     }
     String name = text(node, "name", field);
     field = "input '" + SafeText.name(name) + "'";
@@ -34,12 +36,12 @@ public final class JsonTensors {
     long declared = elements(shape, field);
     JsonNode data = node.get("data");
     if (data == null || !data.isArray()) {
-      throw HttpError.badRequest(field + ".data: missing or not an array");
+      throw Refusal.badInput(field + ".data: missing or not an array");
     }
     List<JsonNode> flat = new ArrayList<>();
     flatten(data, flat, field + ".data", 0);
     if (flat.size() != declared) {
-      throw HttpError.badRequest(field + ".data: shape " + shape + " needs " + declared + " elements, got " + flat.size());
+      throw Refusal.badInput(field + ".data: shape " + shape + " needs " + declared + " elements, got " + flat.size());
     }
     ByteBuffer bytes = ByteBuffer.allocate(Math.multiplyExact(flat.size(), type.byteSize())).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < flat.size(); i++) {
@@ -49,40 +51,40 @@ public final class JsonTensors {
     return Tensor.newBuilder().setName(name).setDatatype(type.oipDatatype()).setShape(shape).setData(bytes).build();
   }
 
-  /** A supported OIP datatype, or 400 naming {@code <field>.datatype}. */
+  /** A supported OIP datatype, or refused naming {@code <field>.datatype}. */
   static ElementType datatype(String datatype, String field) {
     ElementType type = ElementType.fromOipDatatype(datatype).orElse(null);
     if (type == null || type.byteSize() == 0) {
-      throw HttpError.badRequest(field + ".datatype: '" + SafeText.name(datatype) + "' is not a supported datatype");
+      throw Refusal.badInput(field + ".datatype: '" + SafeText.name(datatype) + "' is not a supported datatype");
     }
     return type;
   }
 
-  /** The {@code shape} array of a tensor object: whole numbers >= 0, or 400 naming the entry. */
+  /** The {@code shape} array of a tensor object: whole numbers >= 0, or refused naming the entry. */
   static List<Long> shape(JsonNode node, String field) {
     JsonNode shapeNode = node.get("shape");
     if (shapeNode == null || !shapeNode.isArray()) {
-      throw HttpError.badRequest(field + ".shape: missing or not an array");
+      throw Refusal.badInput(field + ".shape: missing or not an array");
     }
     List<Long> shape = new ArrayList<>();
     for (int i = 0; i < shapeNode.size(); i++) {
       JsonNode d = shapeNode.get(i);
       if (!d.isIntegralNumber() || !d.canConvertToLong() || d.asLong() < 0) {
-        throw HttpError.badRequest(field + ".shape[" + i + "]: must be a whole number >= 0");
+        throw Refusal.badInput(field + ".shape[" + i + "]: must be a whole number >= 0");
       }
       shape.add(d.asLong());
     }
     return shape;
   }
 
-  /** The element count of a shape, computed without overflow, or 400 when it does not fit a long. */
+  /** The element count of a shape, computed without overflow, or refused when it does not fit a long. */
   static long elements(List<Long> shape, String field) {
     long elements = 1;
     for (long d : shape) {
       try {
         elements = Math.multiplyExact(elements, d);
       } catch (ArithmeticException e) {
-        throw HttpError.badRequest(field + ".shape: too many elements");
+        throw Refusal.badInput(field + ".shape: too many elements");
       }
     }
     return elements;
@@ -90,7 +92,7 @@ public final class JsonTensors {
 
   private static void flatten(JsonNode node, List<JsonNode> out, String field, int depth) {
     if (depth > 32) {
-      throw HttpError.badRequest(field + ": nested too deeply");
+      throw Refusal.badInput(field + ": nested too deeply");
     }
     for (JsonNode child : node) {
       if (child.isArray()) {
@@ -105,7 +107,7 @@ public final class JsonTensors {
     boolean number = v.isNumber();
     switch (type) {
       case BOOL -> {
-        if (!v.isBoolean()) throw HttpError.badRequest(field + ": expected true or false");
+        if (!v.isBoolean()) throw Refusal.badInput(field + ": expected true or false");
         bytes.put((byte) (v.booleanValue() ? 1 : 0));
       }
       case FLOAT -> bytes.putFloat(fp32(v, number, field));
@@ -118,7 +120,7 @@ public final class JsonTensors {
       case INT32 -> bytes.putInt((int) integral(v, field, Integer.MIN_VALUE, Integer.MAX_VALUE));
       case UINT32 -> bytes.putInt((int) integral(v, field, 0, 4294967295L));
       case INT64, UINT64 -> bytes.putLong(integral(v, field, Long.MIN_VALUE, Long.MAX_VALUE));
-      default -> throw HttpError.badRequest(field + ": datatype " + type.oipDatatype() + " is not supported");
+      default -> throw Refusal.badInput(field + ": datatype " + type.oipDatatype() + " is not supported");
     }
   }
 
@@ -153,21 +155,21 @@ public final class JsonTensors {
     return half;
   }
 
-  private static HttpError outOfRange(JsonNode v, String field, String type, double max) {
+  private static Refusal outOfRange(JsonNode v, String field, String type, double max) {
     String text = v.asText();
-    return HttpError.badRequest(field + ": " + SafeText.name(text) + " is out of the " + type + " range (largest magnitude "
+    return Refusal.badInput(field + ": " + SafeText.name(text) + " is out of the " + type + " range (largest magnitude "
         + (float) max + ")");
   }
 
   private static void requireNumber(boolean number, String field) {
     if (!number) {
-      throw HttpError.badRequest(field + ": expected a number");
+      throw Refusal.badInput(field + ": expected a number");
     }
   }
 
   private static long integral(JsonNode v, String field, long min, long max) {
     if (!v.isIntegralNumber() || !v.canConvertToLong() || v.longValue() < min || v.longValue() > max) {
-      throw HttpError.badRequest(field + ": expected a whole number between " + min + " and " + max);
+      throw Refusal.badInput(field + ": expected a whole number between " + min + " and " + max);
     }
     return v.longValue();
   }
@@ -205,7 +207,7 @@ public final class JsonTensors {
   private static String text(JsonNode node, String key, String field) {
     JsonNode v = node.get(key);
     if (v == null || !v.isTextual() || v.asText().isBlank()) {
-      throw HttpError.badRequest(field + "." + key + ": missing or not a string");
+      throw Refusal.badInput(field + "." + key + ": missing or not a string");
     }
     return v.asText();
   }

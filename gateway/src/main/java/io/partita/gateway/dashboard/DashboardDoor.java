@@ -1,7 +1,7 @@
-package io.partita.gateway.server;
+package io.partita.gateway.dashboard;
 
-import io.partita.gateway.dashboard.DashboardApi;
-import io.partita.gateway.dashboard.EventSink;
+import io.partita.gateway.server.Exchange;
+import io.partita.gateway.server.HttpFrontDoor;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -14,9 +14,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The dashboard ({@link DashboardApi}, which knows no HTTP server) on the gateway's Vert.x front
- * door: requests under {@code /dashboard} go to it, every other request to {@code next}. The live
- * event stream is a chunked answer whose frames ({@code event:}/{@code data:}) are flushed one by
- * one; a client that goes away ends it at the next frame.
+ * door ({@link HttpFrontDoor}): requests under {@code /dashboard} go to it, every other request to
+ * {@code next}; the one class of the dashboard that touches the transport. The live event stream
+ * is a chunked answer whose frames ({@code event:}/{@code data:}) are flushed one by one; a client
+ * that goes away ends it at the next frame.
  */
 public final class DashboardDoor implements HttpFrontDoor.Handler {
   private static final Logger log = LoggerFactory.getLogger(DashboardDoor.class);

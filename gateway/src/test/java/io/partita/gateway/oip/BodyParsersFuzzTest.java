@@ -1,9 +1,11 @@
-package io.partita.gateway.http;
+package io.partita.gateway.oip;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.partita.avro.JobItem;
 import io.partita.gateway.jobs.JobLines;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.server.HttpStatus;
 import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
@@ -18,7 +20,7 @@ import net.jqwik.api.constraints.Size;
 /**
  * Fuzzing of what the gateway parses from outside: the JSON infer body, the binary infer body
  * (JSON header plus raw tensor bytes) and batch job lines. Whatever the bytes, the only thing that
- * may escape is the documented refusal, an {@link HttpError} with a 4xx status and a message of
+ * may escape is the documented refusal, a {@link Refusal} whose HTTP status is 4xx and a message of
  * bounded length; a job's bad line becomes an error item. Inputs are random bytes and valid bodies
  * mutated at random (bytes flipped, brackets and digits inserted, cut short, lengths lied about).
  * About 2,400 cases in all (each runs the parsers two or three times); 46 s were measured for 4,300
@@ -47,9 +49,9 @@ class BodyParsersFuzzTest {
   private static void parsesOrRefuses(Runnable parse) {
     try {
       parse.run();
-    } catch (HttpError e) {
-      assertThat(e.status()).as(e.getMessage()).isBetween(400, 499);
-      assertThat(e.getMessage()).isNotBlank().hasSizeLessThanOrEqualTo(HttpError.MAX_MESSAGE + 3);
+    } catch (Refusal e) {
+      assertThat(HttpStatus.of(e.kind())).as(e.getMessage()).isBetween(400, 499);
+      assertThat(e.getMessage()).isNotBlank().hasSizeLessThanOrEqualTo(Refusal.MAX_MESSAGE + 3);
     }
   }
 
@@ -146,7 +148,7 @@ class BodyParsersFuzzTest {
       for (JobItem item : items) {
         assertThat(item.getError() != null || !item.getInputs().isEmpty()).isTrue();
         if (item.getError() != null) {
-          assertThat(item.getError()).hasSizeLessThanOrEqualTo(HttpError.MAX_MESSAGE + 3);
+          assertThat(item.getError()).hasSizeLessThanOrEqualTo(Refusal.MAX_MESSAGE + 3);
         }
       }
     });
