@@ -64,9 +64,9 @@ import org.slf4j.LoggerFactory;
  * {@code <prefix>.replies.<gateway id>}. Handlers never block on Kafka: the answer is written
  * when the reply's future completes; job submission and result streaming run on their own threads.
  *
- * <p>With {@code gateway.routing=plan} (the default) a request goes only to a ready instance of its
- * service model, the least loaded one, by producing to a partition its worker owns
- * ({@link RouteTable} reads {@code <prefix>.plan.routes}); a model without one is answered 503 before
+ * <p>With {@code gateway.routing=plan} (the default) a request is produced only while an instance of
+ * its base model is ready, without a partition, so it lands on the workers in proportion to their
+ * capacity ({@link RouteTable} reads {@code <prefix>.plan.routes}); a model without one is answered 503 before
  * anything is produced, and readiness follows the routes. With {@code any} requests go to the
  * request topic without a plan and readiness means: the model is in this gateway's model repository
  * and the gateway reads its reply topic.

@@ -202,6 +202,6 @@ public record GatewayConfig(
       }
     }
     throw new ConfigException("gateway.routing=" + value + ": must be 'plan' (route by the planner's "
-        + "plan.routes to the least loaded ready instance) or 'any' (produce to the request topic without a plan)");
+        + "plan.routes: only while an instance is ready, 503 otherwise) or 'any' (produce to the request topic without a plan)");
   }
 }
