@@ -1,0 +1,60 @@
+package io.partita.launcher.cluster;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * CPU quotas in cores ({@code 0.6} = 60% of one core), as {@code --worker-cpus} and
+ * {@code --cpus} take them, and as cgroup v1's {@code cpu.cfs_quota_us} holds them (a share of
+ * {@code cpu.cfs_period_us}).
+ */
+public final class Quota {
+  /** cgroup v1's default period, 100 ms. */
+  public static final long PERIOD_US = 100_000;
+  /** The kernel refuses quotas under 1 ms. */
+  public static final double MIN = 0.01;
+
+  private Quota() {}
+
+  /** One quota, e.g. {@code 0.6}; an error names {@code flag} and the value. */
+  public static double parse(String flag, String text) {
+    double q;
+    try {
+      q = Double.parseDouble(text.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(flag + ": '" + text.strip() + "' is not a number of cores (e.g. 0.6 for 60% of a core)");
+    }
+    if (!Double.isFinite(q) || q < MIN) {
+      throw new IllegalArgumentException(flag + ": " + text.strip() + " is not a quota: give at least " + MIN + " of a core");
+    }
+    return q;
+  }
+
+  /** A comma-separated list, e.g. {@code 0.6,0.2}. */
+  public static List<Double> parseList(String flag, String text) {
+    List<Double> out = new ArrayList<>();
+    for (String part : text.split(",", -1)) {
+      if (part.isBlank()) {
+        throw new IllegalArgumentException(flag + ": '" + text + "' has an empty entry; give quotas like 0.6,0.2");
+      }
+      out.add(parse(flag, part));
+    }
+    return out;
+  }
+
+  public static long quotaMicros(double cores) {
+    return Math.round(cores * PERIOD_US);
+  }
+
+  public static double cores(long quotaMicros, long periodMicros) {
+    return quotaMicros < 0 ? 0 : (double) quotaMicros / periodMicros;
+  }
+
+  /** {@code 0.6}, {@code 0.25}, {@code 1}: at most two decimals, no trailing zeros. */
+  public static String format(double cores) {
+    String s = String.format(Locale.ROOT, "%.2f", cores);
+    s = s.replaceAll("0+$", "");
+    return s.endsWith(".") ? s.substring(0, s.length() - 1) : s;
+  }
+}
