@@ -88,18 +88,18 @@ public final class EnvFile {
     return out;
   }
 
-  static String kafkaKey(String variable) {
+  public static String kafkaKey(String variable) {
     String rest = variable.substring("KAFKA_".length()).toLowerCase(Locale.ROOT);
     return rest.replace("___", "\u0001").replace("__", "\u0002").replace('_', '.').replace('\u0001', '-').replace('\u0002', '_');
   }
 
   /** The variable that sets broker setting {@code key} ({@link #kafkaKey}'s inverse). */
-  static String kafkaVariable(String key) {
+  public static String kafkaVariable(String key) {
     return "KAFKA_" + key.replace("_", "__").replace("-", "___").replace('.', '_').toUpperCase(Locale.ROOT);
   }
 
   /** The variable that sets Partita setting {@code key} ({@code Settings}' environment mapping inverted). */
-  static String partitaVariable(String key) {
+  public static String partitaVariable(String key) {
     return "PARTITA_" + key.replace("-", "__").replace('.', '_').toUpperCase(Locale.ROOT);
   }
 }

@@ -37,7 +37,8 @@ final class Procs {
     Files.createDirectories(log.getParent());
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+        .directory(log.getParent().toFile());
     // The shared settings file is the whole environment of Partita settings: none leaks in from here.
     builder.environment().keySet().removeIf(k -> k.startsWith("PARTITA_") || k.startsWith("KAFKA_"));
     builder.environment().putAll(env);

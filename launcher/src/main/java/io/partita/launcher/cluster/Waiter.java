@@ -100,7 +100,7 @@ final class Waiter {
         String base = "http://" + g.address() + ":" + g.port("http");
         Answer health = get(base + "/v2/health/ready");
         if (health.status() != 200) {
-          waiting.add(g.name() + " ready (" + health + ")");
+          waiting.add(g.name() + " ready (" + shorten(health.toString()) + ")");
           continue;
         }
         ready.add(g.name());
@@ -117,16 +117,17 @@ final class Waiter {
               say(String.format(Locale.ROOT, "first 200: %s through %s after %.1f s", model.getKey(), g.name(), firstAnswer.toMillis() / 1000.0));
             }
           } else {
-            waiting.add(model.getKey() + " through " + g.name() + " (" + infer + ")");
+            waiting.add(model.getKey() + " through " + g.name() + " (" + shorten(infer.toString()) + ")");
           }
         }
       }
       if (waiting.isEmpty()) {
         return;
       }
-      progress("gateways ready: " + (ready.isEmpty() ? "none" : String.join(", ", ready)) + "; answered " + answered.size() + " of "
-          + gateways.size() * bodies.size() + " (model, gateway) pairs; waiting for " + String.join("; ", waiting.subList(0, Math.min(4, waiting.size())))
-          + (waiting.size() > 4 ? " and " + (waiting.size() - 4) + " more" : ""));
+      progress("gateways ready: " + (ready.isEmpty() ? "none" : String.join(", ", ready)) + "; " + answered.size() + " of "
+          + gateways.size() * bodies.size() + " (model, gateway) pairs answered 200; waiting for "
+          + String.join("; ", waiting.subList(0, Math.min(3, waiting.size())))
+          + (waiting.size() > 3 ? " and " + (waiting.size() - 3) + " more" : ""));
       pause("every model to answer through every gateway");
     }
   }
@@ -158,6 +159,11 @@ final class Waiter {
   private void say(String line) {
     lastReport = System.nanoTime();
     err.printf(Locale.ROOT, "[%5.1f s] %s%n", (System.nanoTime() - started) / 1e9, line);
+  }
+
+  /** An answer cut to fit a progress line. */
+  private static String shorten(String text) {
+    return text.length() <= 90 ? text : text.substring(0, 87) + "...";
   }
 
   private static boolean portOpen(String host, int port) {
