@@ -82,14 +82,7 @@ final class BrokerCommand implements Callable<Integer> {
 
   /** The node's server properties, layered; package-private for tests. */
   Properties properties(Map<String, String> env) throws IOException {
-    Properties p = new Properties();
-    p.put("process.roles", "broker,controller");
-    p.put("controller.listener.names", "CONTROLLER");
-    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
-    p.put("inter.broker.listener.name", "PLAINTEXT");
-    p.put("group.initial.rebalance.delay.ms", "0");
-    // Its default, 128 MiB, sits on the heap of every node; a node of a small cluster needs little.
-    p.put("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024));
+    Properties p = EmbeddedKafka.nodeDefaults();
     if (properties != null) {
       if (!Files.isRegularFile(properties)) {
         throw new CommandLine.ParameterException(spec.commandLine(), "--properties " + properties + ": no such file");

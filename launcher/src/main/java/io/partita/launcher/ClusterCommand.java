@@ -8,14 +8,16 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * {@code partita cluster up|status|down|fault}: a real Partita cluster of separate processes on
@@ -58,8 +60,8 @@ final class ClusterCommand implements Callable<Integer> {
         return e;
       }
     }
-    throw new CommandLine.TypeConversionException("expected one of " + java.util.Arrays.stream(values).map(Object::toString)
-        .collect(java.util.stream.Collectors.joining(", ")) + ", got '" + value + "'");
+    throw new CommandLine.TypeConversionException("expected one of " + Arrays.stream(values).map(Object::toString)
+        .collect(Collectors.joining(", ")) + ", got '" + value + "'");
   }
 
   /** What every subcommand takes. */

@@ -111,27 +111,37 @@ public final class EmbeddedKafka implements AutoCloseable {
 
   private static Properties localProperties(int port, Path logDir) {
     int controllerPort = port + 1;
-    Properties p = new Properties();
-    p.put("process.roles", "broker,controller");
+    Properties p = nodeDefaults();
     p.put("node.id", "1");
     p.put("controller.quorum.voters", "1@localhost:" + controllerPort);
     p.put("listeners", "PLAINTEXT://localhost:" + port + ",CONTROLLER://localhost:" + controllerPort);
     p.put("advertised.listeners", "PLAINTEXT://localhost:" + port);
-    p.put("controller.listener.names", "CONTROLLER");
-    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
-    p.put("inter.broker.listener.name", "PLAINTEXT");
     p.put("log.dirs", logDir.toString());
     p.put("offsets.topic.replication.factor", "1");
     p.put("offsets.topic.num.partitions", "4");
     p.put("transaction.state.log.replication.factor", "1");
     p.put("transaction.state.log.min.isr", "1");
     p.put("transaction.state.log.num.partitions", "4");
-    p.put("group.initial.rebalance.delay.ms", "0");
     p.put("num.partitions", "1");
     p.put("auto.create.topics.enable", "true");
-    // Its default, 128 MiB, would sit on the heap for a demo that compacts a few records (FACTS.md).
-    p.put("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024));
     fastRestart(p);
+    return p;
+  }
+
+  /**
+   * What every Partita node is, alone or in a cluster: broker and controller in one process, a
+   * {@code PLAINTEXT} listener for clients and brokers and a {@code CONTROLLER} one, groups formed
+   * without delay, and a small log cleaner buffer (its default, 128 MiB, would sit on the heap of a
+   * node whose compacted topics hold a few records).
+   */
+  static Properties nodeDefaults() {
+    Properties p = new Properties();
+    p.put("process.roles", "broker,controller");
+    p.put("controller.listener.names", "CONTROLLER");
+    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+    p.put("inter.broker.listener.name", "PLAINTEXT");
+    p.put("group.initial.rebalance.delay.ms", "0");
+    p.put("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024));
     return p;
   }
 

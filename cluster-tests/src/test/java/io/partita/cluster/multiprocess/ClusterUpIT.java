@@ -171,12 +171,14 @@ class ClusterUpIT {
           .contains("inet " + g.address() + "/24");
       Path cpu = ClusterMachine.CGROUPS.resolve("cpu").resolve(names.cgroup(g.name()));
       Path cpuset = ClusterMachine.CGROUPS.resolve("cpuset").resolve(names.cgroup(g.name()));
-      assertThat(ClusterMachine.read(cpu.resolve("cpu.cfs_period_us"))).isEqualTo("100000");
       String quota = ClusterMachine.read(cpu.resolve("cpu.cfs_quota_us"));
       switch (g.name()) {
-        case "host-1" -> assertThat(quota).isEqualTo("60000");
-        case "host-2" -> assertThat(quota).isEqualTo("20000");
+        case "host-1" -> assertThat(quota).isEqualTo("6000");
+        case "host-2" -> assertThat(quota).isEqualTo("2000");
         default -> assertThat(quota).as(g.name()).isEqualTo("-1");
+      }
+      if (g.kind() == GroupKind.HOST) {
+        assertThat(ClusterMachine.read(cpu.resolve("cpu.cfs_period_us"))).isEqualTo("10000");
       }
       assertThat(ClusterMachine.read(cpuset.resolve("cpuset.cpus"))).as(g.name())
           .isEqualTo(g.kind() == GroupKind.HOST ? "1" : "0");
@@ -258,13 +260,13 @@ class ClusterUpIT {
       Cluster.fault(dir, Cluster.Fault.SLOW, "host-1", 0.1);
 
       assertThat(statusStates()).containsEntry("host-1-worker", "slow 0.1");
-      assertThat(ClusterMachine.read(quota)).isEqualTo("10000");
+      assertThat(ClusterMachine.read(quota)).isEqualTo("1000");
     } finally {
       Cluster.fault(dir, Cluster.Fault.RESTORE, "host-1", null);
     }
 
     assertThat(statusStates()).containsEntry("host-1-worker", "running");
-    assertThat(ClusterMachine.read(quota)).isEqualTo("60000");
+    assertThat(ClusterMachine.read(quota)).isEqualTo("6000");
   }
 
   @Test
@@ -281,7 +283,7 @@ class ClusterUpIT {
     assertThat(added).startsWith("host-3: added, 0.2 of CPU 1 at " + state().group("host-3").orElseThrow().address());
     assertThat(statusStates()).containsEntry("host-3-worker", "running").containsEntry("host-3-profiler", "running");
     assertThat(ClusterMachine.read(ClusterMachine.CGROUPS.resolve("cpu").resolve(names.cgroup("host-3")).resolve("cpu.cfs_quota_us")))
-        .isEqualTo("20000");
+        .isEqualTo("2000");
     assertThat(ClusterMachine.run("ip", "netns", "list")).contains(names.namespace("host-3"));
   }
 }

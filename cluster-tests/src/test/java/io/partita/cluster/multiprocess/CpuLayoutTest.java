@@ -90,7 +90,10 @@ class CpuLayoutTest {
   @Test
   void shouldParseQuotasAndRefuseWhatIsNotOneNamingTheFlag() {
     assertThat(Quota.parseList("--worker-cpus", "0.6,0.2")).containsExactly(0.6, 0.2);
-    assertThat(Quota.quotaMicros(0.6)).isEqualTo(60_000);
+    assertThat(Quota.quotaMicros(0.6)).isEqualTo(6_000);
+    assertThat(Quota.periodMicros(0.6)).isEqualTo(10_000);
+    assertThat(Quota.periodMicros(0.05)).as("a quota stays at least 1 ms").isEqualTo(20_000);
+    assertThat(Quota.quotaMicros(0.05)).isEqualTo(1_000);
     assertThat(Quota.format(0.25)).isEqualTo("0.25");
     assertThat(Quota.format(1.0)).isEqualTo("1");
     assertThatThrownBy(() -> Quota.parseList("--worker-cpus", "0.6,abc"))

@@ -11,7 +11,7 @@ import java.util.Set;
 
 /**
  * The cgroup v1 groups of a cluster: one per process group under each of {@code cpu} (its quota,
- * {@code cpu.cfs_quota_us} over {@code cpu.cfs_period_us}), {@code cpuset} (its CPUs) and
+ * {@code cpu.cfs_quota_us} over {@code cpu.cfs_period_us}, see {@link Quota}), {@code cpuset} (its CPUs) and
  * {@code freezer} (pause and resume), at {@code /sys/fs/cgroup/<controller>/<cluster id>/<group>}.
  * A process joins all three before it execs java, so none of its threads escapes.
  */
@@ -53,13 +53,19 @@ final class Cgroups {
     Path group = root.resolve(path);
     write(group.resolve("cpuset.cpus"), CpuLayout.cpuset(cpus));
     write(group.resolve("cpuset.mems"), read(root.resolve("cpuset.mems")));
-    write(ROOT.resolve("cpu").resolve(path).resolve("cpu.cfs_period_us"), Long.toString(Quota.PERIOD_US));
     setQuota(path, quota);
   }
 
-  /** Sets the CPU quota in cores; 0 = none. */
+  /** Sets the CPU quota in cores (and the period it is enforced over, {@link Quota#periodMicros}); 0 = none. */
   static void setQuota(String path, double quota) throws IOException {
-    write(ROOT.resolve("cpu").resolve(path).resolve("cpu.cfs_quota_us"), quota <= 0 ? "-1" : Long.toString(Quota.quotaMicros(quota)));
+    Path dir = ROOT.resolve("cpu").resolve(path);
+    // No quota first: the kernel checks each write against the other value, so a period written
+    // under the old quota could be refused.
+    write(dir.resolve("cpu.cfs_quota_us"), "-1");
+    if (quota > 0) {
+      write(dir.resolve("cpu.cfs_period_us"), Long.toString(Quota.periodMicros(quota)));
+      write(dir.resolve("cpu.cfs_quota_us"), Long.toString(Quota.quotaMicros(quota)));
+    }
   }
 
   /** The CPU quota in cores; 0 = none. */

@@ -4,8 +4,10 @@ import io.partita.launcher.cluster.CpuLayout.Placement;
 import io.partita.models.demo.DemoRepository;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,6 +20,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.IntSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.kafka.common.Uuid;
@@ -104,7 +107,7 @@ public final class Cluster {
 
     String subnet = mode == NetworkMode.NETNS ? freeSubnet(names) : null;
     List<GroupRecord> groups = new ArrayList<>();
-    java.util.function.IntSupplier freePort = Cluster::freePort;
+    IntSupplier freePort = Cluster::freePort;
     for (int i = 1; i <= spec.brokers(); i++) {
       groups.add(ClusterPlan.group(names, mode, subnet, GroupKind.BROKER, i, layout.infra(), 0, freePort));
     }
@@ -626,7 +629,7 @@ public final class Cluster {
   }
 
   static int freePort() {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+    try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     } catch (IOException e) {
       throw new IllegalStateException("no free port: " + e.getMessage(), e);
@@ -635,8 +638,8 @@ public final class Cluster {
 
   /** The java argument file: the class path, absolute, quoted as the java launcher reads it. */
   static String argFileText(String classPath) {
-    String absolute = Stream.of(classPath.split(java.io.File.pathSeparator)).filter(s -> !s.isBlank())
-        .map(s -> Path.of(s).toAbsolutePath().normalize().toString()).collect(Collectors.joining(java.io.File.pathSeparator));
+    String absolute = Stream.of(classPath.split(File.pathSeparator)).filter(s -> !s.isBlank())
+        .map(s -> Path.of(s).toAbsolutePath().normalize().toString()).collect(Collectors.joining(File.pathSeparator));
     return "-cp \"" + absolute.replace("\\", "\\\\") + "\"\n";
   }
 

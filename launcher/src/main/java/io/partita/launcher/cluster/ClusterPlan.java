@@ -130,7 +130,7 @@ public final class ClusterPlan {
       argv.addAll(List.of("@" + state.argFile(), MAIN_CLASS, role.command()));
       argv.addAll(arguments(state, group, role, dir));
       out.add(new ProcessRecord(name, role, group.name(), hostId, 0, group.namespace(), group.cgroup(), group.address(),
-          argv, dir.resolve("logs").resolve(name + ".log").toString()));
+          group.ports(), argv, dir.resolve("logs").resolve(name + ".log").toString()));
     }
     return out;
   }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -68,7 +69,7 @@ public record CpuLayout(List<Integer> infra, List<Integer> workers) {
           .toList());
       if (fits.size() < k) {
         double left = load.values().stream().mapToDouble(l -> Math.max(0, 1.0 - l)).sum();
-        throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+        throw new IllegalArgumentException(String.format(Locale.ROOT,
             "%s needs %s of a core%s, but the CPUs for worker hosts (%s) have %s left%s; lower the quotas",
             host.getKey(), Quota.format(quota), k > 1 ? " (" + Quota.format(each) + " on each of " + k + " CPUs)" : "",
             cpuList(workers), Quota.format(left), separate() ? " (" + cpuList(infra) + " runs brokers, planners and gateways)" : ""));

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Network namespaces, veth pairs and the bridge, through {@code ip}. Each group's namespace has
@@ -12,6 +14,8 @@ import java.util.Set;
  * reachable from here. Cutting a group off is taking its bridge-side end down.
  */
 final class NetNs {
+  private static final Pattern INET = Pattern.compile("inet (\\d+\\.\\d+\\.\\d+)\\.\\d+");
+
   private NetNs() {}
 
   static boolean available() {
@@ -80,7 +84,7 @@ final class NetNs {
   static Set<String> usedSubnets() {
     Set<String> out = new HashSet<>();
     for (String line : Shell.run(List.of("ip", "-o", "-4", "addr", "show")).output().lines().toList()) {
-      java.util.regex.Matcher m = java.util.regex.Pattern.compile("inet (\\d+\\.\\d+\\.\\d+)\\.\\d+").matcher(line);
+      Matcher m = INET.matcher(line);
       if (m.find()) {
         out.add(m.group(1));
       }

@@ -1,5 +1,7 @@
 package io.partita.launcher.cluster;
 
+import java.util.Locale;
+
 /**
  * How the processes of a cluster reach each other. {@code NETNS}: each process group in its own
  * network namespace on a bridge, with its own cgroups (needs root on Linux). {@code LOOPBACK}:
@@ -13,6 +15,6 @@ public enum NetworkMode {
   /** For picocli: {@code --network auto|netns|loopback}. */
   @Override
   public String toString() {
-    return name().toLowerCase(java.util.Locale.ROOT);
+    return name().toLowerCase(Locale.ROOT);
   }
 }

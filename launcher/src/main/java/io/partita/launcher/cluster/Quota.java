@@ -7,12 +7,17 @@ import java.util.Locale;
 /**
  * CPU quotas in cores ({@code 0.6} = 60% of one core), as {@code --worker-cpus} and
  * {@code --cpus} take them, and as cgroup v1's {@code cpu.cfs_quota_us} holds them (a share of
- * {@code cpu.cfs_period_us}).
+ * {@code cpu.cfs_period_us}: {@code 0.6} is 6 ms in every 10).
  */
 public final class Quota {
-  /** cgroup v1's default period, 100 ms. */
-  public static final long PERIOD_US = 100_000;
-  /** The kernel refuses quotas under 1 ms. */
+  /**
+   * The period a quota is enforced over, 10 ms (cgroup v1's default is 100 ms). A host with 0.2 of
+   * a core then runs 2 ms in every 10: a measurement of a few milliseconds already sees its speed,
+   * where with 100 ms it could run whole at full speed inside one 20 ms burst.
+   */
+  public static final long PERIOD_US = 10_000;
+  /** The kernel refuses quotas under 1 ms; a smaller share gets a longer period. */
+  static final long MIN_QUOTA_US = 1_000;
   public static final double MIN = 0.01;
 
   private Quota() {}
@@ -43,8 +48,14 @@ public final class Quota {
     return out;
   }
 
+  /** The period for a quota of {@code cores}: {@link #PERIOD_US}, longer when the quota would fall under 1 ms. */
+  public static long periodMicros(double cores) {
+    return Math.max(PERIOD_US, (long) Math.ceil(MIN_QUOTA_US / cores));
+  }
+
+  /** {@code cpu.cfs_quota_us} for {@code cores}, over {@link #periodMicros}. */
   public static long quotaMicros(double cores) {
-    return Math.round(cores * PERIOD_US);
+    return Math.round(cores * periodMicros(cores));
   }
 
   public static double cores(long quotaMicros, long periodMicros) {

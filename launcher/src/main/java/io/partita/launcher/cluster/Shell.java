@@ -1,7 +1,10 @@
 package io.partita.launcher.cluster;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -18,7 +21,7 @@ final class Shell {
   /** Runs {@code command}, its standard output and error together; waits at most 30 s. */
   static Result run(List<String> command) {
     try {
-      Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+      Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
       byte[] out = process.getInputStream().readAllBytes();
       if (!process.waitFor(30, TimeUnit.SECONDS)) {
         process.destroyForcibly();
@@ -44,8 +47,8 @@ final class Shell {
 
   /** Whether a command of this name is on the PATH. */
   static boolean has(String name) {
-    for (String dir : System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin:/sbin:/bin").split(java.io.File.pathSeparator)) {
-      if (java.nio.file.Files.isExecutable(java.nio.file.Path.of(dir, name))) {
+    for (String dir : System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin:/sbin:/bin").split(File.pathSeparator)) {
+      if (Files.isExecutable(Path.of(dir, name))) {
         return true;
       }
     }

@@ -11,6 +11,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -145,7 +146,7 @@ final class Waiter {
   private void pause(String what) throws InterruptedException {
     if (System.nanoTime() > deadline) {
       throw new IllegalStateException("timed out after " + Duration.ofNanos(System.nanoTime() - started).toSeconds()
-          + " s waiting for " + what + " (raise --timeout; the logs are in " + java.nio.file.Path.of(state.dir(), "logs") + ")");
+          + " s waiting for " + what + " (raise --timeout; the logs are in " + Path.of(state.dir(), "logs") + ")");
     }
     Thread.sleep(500);
   }
