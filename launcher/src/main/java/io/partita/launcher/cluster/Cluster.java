@@ -147,26 +147,37 @@ public final class Cluster {
           Cgroups.create(g.cgroup(), g.cpus(), g.quota());
         }
       }
-      Waiter waiter = new Waiter(state, err, started, System.nanoTime() + spec.timeout().toNanos());
-      state = startGroups(state, GroupKind.BROKER);
-      waiter.state = state;
+      Waiter waiter = new Waiter(state, Cluster::restart, err, started, System.nanoTime() + spec.timeout().toNanos());
+      waiter.state = startGroups(waiter.state, GroupKind.BROKER);
       waiter.awaitBrokers();
-      state = startGroups(state, GroupKind.PLANNER);
-      state = startGroups(state, GroupKind.GATEWAY);
-      state = startGroups(state, GroupKind.HOST);
-      waiter.state = state;
+      waiter.state = startGroups(waiter.state, GroupKind.PLANNER);
+      waiter.state = startGroups(waiter.state, GroupKind.GATEWAY);
+      waiter.state = startGroups(waiter.state, GroupKind.HOST);
       waiter.awaitModels(index);
+      state = waiter.state;
       Duration ready = Duration.ofNanos(System.nanoTime() - started);
       err.printf(Locale.ROOT, "Cluster %s is up: first 200 after %.1f s, every model answering through every gateway after %.1f s%n",
           names.id(), waiter.firstAnswer.toMillis() / 1000.0, ready.toMillis() / 1000.0);
-      Runtime.getRuntime().removeShutdownHook(cleanUp);
+      removeHook(cleanUp);
       return new UpResult(state, lines(state), waiter.firstAnswer, ready);
     } catch (Exception | Error e) {
-      Runtime.getRuntime().removeShutdownHook(cleanUp);
+      if (!removeHook(cleanUp)) {
+        throw e; // the JVM is shutting down (Ctrl-C): the hook removes the cluster
+      }
       err.println("partita cluster up failed: " + e.getMessage());
       err.println("Removing everything it made (logs stay in " + dir.resolve("logs") + ")");
       down(dir, err);
       throw e;
+    }
+  }
+
+  /** Removes the clean-up hook; false when the JVM is already shutting down and the hook runs. */
+  private static boolean removeHook(Thread hook) {
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+      return true;
+    } catch (IllegalStateException e) {
+      return false;
     }
   }
 
@@ -189,6 +200,14 @@ public final class Cluster {
       state = startGroup(state, g);
     }
     return state;
+  }
+
+  /** Starts one process again (its log goes on); the state is written with its new pid. */
+  private static ClusterState restart(ClusterState state, ProcessRecord process) throws IOException {
+    long pid = Procs.start(process, state.group(process.group()).orElseThrow(), state.env());
+    ClusterState next = state.with(process.withPid(pid));
+    next.write(Path.of(next.dir()));
+    return next;
   }
 
   /** Starts the processes of {@code group} that are not running; the state is written after each. */

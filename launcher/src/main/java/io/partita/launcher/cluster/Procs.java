@@ -45,12 +45,22 @@ final class Procs {
     return builder.start().pid();
   }
 
-  /** Whether {@code pid} is a live process carrying {@code mark} (not a zombie, not a recycled pid). */
+  /**
+   * Whether {@code pid}, a process this cluster started, is still alive: there, not a zombie, and
+   * not a recycled pid (its command line carries {@code mark}). An empty command line counts as
+   * ours: the kernel shows none while a process is between {@code exec}s (setsid, sh, ip, java),
+   * and a zombie, which has none either, is told by its state.
+   */
   static boolean alive(long pid, String mark) {
     if (pid <= 0) {
       return false;
     }
-    return cmdline(pid).contains(mark) && state(pid) != 'Z';
+    char state = state(pid);
+    if (state == '?' || state == 'Z') {
+      return false;
+    }
+    String cmdline = cmdline(pid);
+    return cmdline.isEmpty() || cmdline.contains(mark);
   }
 
   /** The process's state letter from {@code /proc/PID/stat} ({@code R}, {@code S}, {@code T} stopped, {@code Z}); '?' if gone. */
@@ -78,7 +88,7 @@ final class Procs {
     try (DirectoryStream<Path> proc = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
       for (Path p : proc) {
         long pid = Long.parseLong(p.getFileName().toString());
-        if (pid != ProcessHandle.current().pid() && alive(pid, mark)) {
+        if (pid != ProcessHandle.current().pid() && state(pid) != 'Z' && cmdline(pid).contains(mark)) {
           out.add(pid);
         }
       }

@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -29,21 +30,27 @@ import org.apache.kafka.clients.admin.DescribeClusterOptions;
  * is still awaited): the brokers (each port open, then a Kafka admin client seeing all of them),
  * then every gateway ready ({@code /v2/health/ready} 200) and every service model of the repository
  * answering 200 through every gateway to one real infer built from its signature. A process that
- * exits meanwhile fails the wait at once, with the end of its log.
+ * exits meanwhile is started again, a few times ({@link #checkAlive}).
  */
 final class Waiter {
   private static final long REPORT_EVERY_NANOS = 5_000_000_000L;
 
+  /** How often a process that exits while the cluster starts is started again. */
+  static final int MAX_RESTARTS = 3;
+
   ClusterState state;
   Duration firstAnswer;
+  private final Map<String, Integer> restarts = new HashMap<>();
+  private final Restarter restarter;
   private final PrintStream err;
   private final long started;
   private final long deadline;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private long lastReport;
 
-  Waiter(ClusterState state, PrintStream err, long started, long deadline) {
+  Waiter(ClusterState state, Restarter restarter, PrintStream err, long started, long deadline) {
     this.state = state;
+    this.restarter = restarter;
     this.err = err;
     this.started = started;
     this.deadline = deadline;
@@ -133,14 +140,35 @@ final class Waiter {
     }
   }
 
-  /** Fails when a started process is gone, quoting the end of its log. */
+  /**
+   * Starts a process that exited again, up to {@link #MAX_RESTARTS} times, as compose's restart
+   * policy does: a service stops loudly on a fault it cannot ride out (a broker that does not
+   * answer within {@code kafka.default.api.timeout.ms} while a dozen JVMs start on two cores), and
+   * is meant to be restarted. A process that keeps exiting fails the wait, with the end of its log.
+   */
   private void checkAlive() {
     for (ProcessRecord p : state.processes()) {
       if (p.pid() > 0 && !Procs.alive(p.pid(), state.names().mark())) {
-        throw new IllegalStateException(p.name() + " (pid " + p.pid() + ") exited while the cluster was starting; the end of "
-            + p.log() + ":" + System.lineSeparator() + Procs.tail(p.log(), 15));
+        int n = restarts.merge(p.name(), 1, Integer::sum);
+        if (n > MAX_RESTARTS) {
+          throw new IllegalStateException(p.name() + " (pid " + p.pid() + ") exited while the cluster was starting"
+              + " (started again " + MAX_RESTARTS + " times); the end of " + p.log() + ":" + System.lineSeparator()
+              + Procs.tail(p.log(), 15));
+        }
+        say(p.name() + " (pid " + p.pid() + ") exited: " + shorten(Procs.tail(p.log(), 1)) + "; starting it again ("
+            + n + " of " + MAX_RESTARTS + ")");
+        try {
+          state = restarter.restart(state, p);
+        } catch (IOException e) {
+          throw new IllegalStateException("cannot start " + p.name() + " again: " + e.getMessage(), e);
+        }
       }
     }
+  }
+
+  /** Starts one process of the cluster again; returns the state with its new pid. */
+  interface Restarter {
+    ClusterState restart(ClusterState state, ProcessRecord process) throws IOException;
   }
 
   private void pause(String what) throws InterruptedException {
