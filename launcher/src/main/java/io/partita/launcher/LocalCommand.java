@@ -8,7 +8,6 @@ import io.partita.launcher.broker.EmbeddedKafka;
 import io.partita.planner.PlannerConfig;
 import io.partita.planner.PlannerService;
 import io.partita.models.demo.DemoRepository;
-import io.partita.models.repo.ModelRepository;
 import io.partita.profiler.ProfilerConfig;
 import io.partita.profiler.ProfilerService;
 import io.partita.worker.InferenceWorker;
@@ -166,16 +165,7 @@ final class LocalCommand implements Callable<Integer> {
         // from. It runs in the background on the same cores as the worker, so early requests may
         // see it; --no-profile turns it off.
         ProfilerService profiler = services.start(new ProfilerService(ProfilerConfig.from(settings)));
-        for (String model : ModelRepository.scan(repo).models().keySet()) {
-          profiler.profileNow(model, null, profileBudgetMs).whenComplete((outcome, failure) -> {
-            if (failure != null || outcome.error() != null) {
-              log.warn("Profiling {} at start failed: {}", model, failure != null ? failure.getMessage() : outcome.error());
-            } else {
-              log.info("Profiled {} at start: {} points over versions {} (partita.profile.timings)",
-                  model, outcome.points().size(), outcome.versions());
-            }
-          });
-        }
+        ProfilerCommand.profileRepository(profiler, repo, profileBudgetMs);
       }
       System.out.printf("%nPartita is running.%n"
               + "  Kafka bootstrap:  %s%n"

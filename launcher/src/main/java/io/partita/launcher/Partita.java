@@ -18,6 +18,8 @@ import picocli.CommandLine.Command;
     description = "Measure, plan and serve ONNX models on Apache Kafka.",
     subcommands = {
       LocalCommand.class,
+      ClusterCommand.class,
+      BrokerCommand.class,
       WorkerCommand.class,
       GatewayCommand.class,
       JobCommand.class,

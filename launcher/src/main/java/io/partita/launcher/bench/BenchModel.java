@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 
 /**
  * A model the benchmark drives: its file, signature, and how to make a random float input of a
@@ -62,26 +61,11 @@ record BenchModel(String name, Path file, ModelSignature signature, Map<Integer,
   }
 
   long[] shape(int batch) {
-    List<Long> spec = input().shape();
-    long[] shape = new long[spec.size()];
-    for (int d = 0; d < shape.length; d++) {
-      long s = spec.get(d);
-      shape[d] = d == 0 && s < 0 ? batch : s >= 0 ? s : dims.getOrDefault(d, 1L);
-    }
-    return shape;
+    return InferBodies.shape(input(), batch, dims);
   }
 
   float[] randomData(int batch, long seed) {
-    long n = 1;
-    for (long s : shape(batch)) {
-      n *= s;
-    }
-    float[] data = new float[(int) n];
-    SplittableRandom random = new SplittableRandom(seed);
-    for (int i = 0; i < data.length; i++) {
-      data[i] = (float) random.nextDouble(-1, 1);
-    }
-    return data;
+    return InferBodies.randomFloats(InferBodies.elements(shape(batch)), seed);
   }
 
   OnnxTensor ortInput(OrtEnvironment env, int batch, long seed) throws OrtException {
@@ -113,12 +97,8 @@ record BenchModel(String name, Path file, ModelSignature signature, Map<Integer,
   }
 
   String jsonBody(int batch, long seed) {
-    float[] data = randomData(batch, seed);
-    StringBuilder b = inputHead(batch).append("],\"data\":[");
-    for (int i = 0; i < data.length; i++) {
-      b.append(i == 0 ? "" : ",").append(data[i]);
-    }
-    return b.append("]}]}").toString();
+    input(); // single-input models only, as everywhere in the benchmark
+    return InferBodies.json(signature, batch, dims, seed);
   }
 
   /**

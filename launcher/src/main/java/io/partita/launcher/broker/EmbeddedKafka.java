@@ -15,39 +15,75 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A real single-node KRaft Kafka broker (combined broker and controller) inside this JVM, on a
- * fixed port, with its data under a directory it owns. The first start formats the directory; a
- * later start finds it formatted and reuses the data, so topics and offsets survive restarts.
+ * A real KRaft Kafka node (combined broker and controller) inside this JVM, with its data under a
+ * directory it owns. The first start formats the directory; a later start finds it formatted and
+ * reuses the data, so topics and offsets survive restarts.
+ *
+ * <p>Two shapes: {@link #EmbeddedKafka(int, Path)} is the single-node broker of {@code partita
+ * local} on localhost; {@link #node} is one node of a multi-node cluster ({@code partita broker},
+ * started by {@code partita cluster up}), given its full server properties (static
+ * {@code controller.quorum.voters}, so it is formatted without {@code --standalone}) and the
+ * cluster id every node of the cluster is formatted with.
  */
 public final class EmbeddedKafka implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(EmbeddedKafka.class);
 
-  private final int port;
-  private final int controllerPort;
+  private final Properties props;
   private final Path logDir;
+  private final String clusterId;
+  private final String bootstrap;
   private KafkaRaftServer server;
 
   public EmbeddedKafka(int port, Path dataDir) {
-    this.port = port;
-    this.controllerPort = port + 1;
-    this.logDir = dataDir.resolve("kafka").toAbsolutePath();
+    this(localProperties(port, dataDir.resolve("kafka").toAbsolutePath()), null);
   }
 
+  private EmbeddedKafka(Properties props, String clusterId) {
+    this.props = props;
+    this.logDir = Path.of(props.getProperty("log.dirs"));
+    this.clusterId = clusterId;
+    String advertised = props.getProperty("advertised.listeners", props.getProperty("listeners"));
+    this.bootstrap = advertised.split(",")[0].replaceFirst("^[A-Za-z_]+://", "");
+  }
+
+  /**
+   * One node of a cluster. {@code props} are its complete server properties ({@code node.id},
+   * {@code listeners}, {@code controller.quorum.voters}, {@code log.dirs}, ...); {@code clusterId}
+   * (a Kafka {@code Uuid}) formats its data directory the first time, the same for every node.
+   */
+  public static EmbeddedKafka node(Properties props, String clusterId) {
+    for (String key : new String[] {"node.id", "listeners", "controller.quorum.voters", "log.dirs"}) {
+      if (props.getProperty(key) == null || props.getProperty(key).isBlank()) {
+        throw new IllegalArgumentException("Kafka setting " + key + " is missing");
+      }
+    }
+    Properties copy = new Properties();
+    copy.putAll(props);
+    copy.setProperty("log.dirs", Path.of(props.getProperty("log.dirs")).toAbsolutePath().toString());
+    return new EmbeddedKafka(copy, Uuid.fromString(clusterId).toString());
+  }
+
+  /** The first advertised listener as {@code host:port}. */
   public String bootstrapServers() {
-    return "localhost:" + port;
+    return bootstrap;
   }
 
   public synchronized void start() throws Exception {
     // Kafka ends the whole JVM when it cannot bind; check first so the user gets a clear error.
-    for (int p : new int[] {port, controllerPort}) {
-      try (java.net.ServerSocket probe = new java.net.ServerSocket(p, 1, java.net.InetAddress.getByName("localhost"))) {
+    for (String listener : props.getProperty("listeners").split(",")) {
+      String hostPort = listener.strip().replaceFirst("^[A-Za-z_]+://", "");
+      int colon = hostPort.lastIndexOf(':');
+      String host = hostPort.substring(0, colon);
+      int p = Integer.parseInt(hostPort.substring(colon + 1));
+      try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
         probe.setReuseAddress(true);
+        probe.bind(new java.net.InetSocketAddress(host.isEmpty() ? "0.0.0.0" : host, p), 1);
       } catch (java.io.IOException e) {
-        throw new IllegalStateException("port " + p + " is in use (another Partita or Kafka?); choose another with --kafka-port");
+        throw new IllegalStateException("port " + p + " is in use (another Partita or Kafka?) or " + host
+            + " is not an address of this host: " + e.getMessage());
       }
     }
     Files.createDirectories(logDir);
-    Properties props = properties();
     Path meta = logDir.resolve("meta.properties");
     if (!Files.exists(meta)) {
       format(props);
@@ -55,7 +91,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     KafkaConfig config = KafkaConfig.fromProps(props, false);
     server = new KafkaRaftServer(config, Time.SYSTEM);
     server.startup();
-    log.info("Embedded Kafka broker listening on {} (data in {})", bootstrapServers(), logDir);
+    log.info("Embedded Kafka node {} listening on {} (data in {})", props.getProperty("node.id"), bootstrapServers(), logDir);
   }
 
   private void format(Properties props) throws Exception {
@@ -65,7 +101,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     int code = StorageTool.execute(
-        new String[] {"format", "-t", Uuid.randomUuid().toString(), "-c", config.toString(), "--ignore-formatted"},
+        new String[] {"format", "-t", clusterId != null ? clusterId : Uuid.randomUuid().toString(), "-c", config.toString(), "--ignore-formatted"},
         new PrintStream(captured, true, StandardCharsets.UTF_8));
     if (code != 0) {
       throw new IllegalStateException("cannot format Kafka data directory " + logDir + ": "
@@ -73,28 +109,39 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
   }
 
-  private Properties properties() {
-    Properties p = new Properties();
-    p.put("process.roles", "broker,controller");
+  private static Properties localProperties(int port, Path logDir) {
+    int controllerPort = port + 1;
+    Properties p = nodeDefaults();
     p.put("node.id", "1");
     p.put("controller.quorum.voters", "1@localhost:" + controllerPort);
     p.put("listeners", "PLAINTEXT://localhost:" + port + ",CONTROLLER://localhost:" + controllerPort);
     p.put("advertised.listeners", "PLAINTEXT://localhost:" + port);
-    p.put("controller.listener.names", "CONTROLLER");
-    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
-    p.put("inter.broker.listener.name", "PLAINTEXT");
     p.put("log.dirs", logDir.toString());
     p.put("offsets.topic.replication.factor", "1");
     p.put("offsets.topic.num.partitions", "4");
     p.put("transaction.state.log.replication.factor", "1");
     p.put("transaction.state.log.min.isr", "1");
     p.put("transaction.state.log.num.partitions", "4");
-    p.put("group.initial.rebalance.delay.ms", "0");
     p.put("num.partitions", "1");
     p.put("auto.create.topics.enable", "true");
-    // Its default, 128 MiB, would sit on the heap for a demo that compacts a few records.
-    p.put("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024));
     fastRestart(p);
+    return p;
+  }
+
+  /**
+   * What every Partita node is, alone or in a cluster: broker and controller in one process, a
+   * {@code PLAINTEXT} listener for clients and brokers and a {@code CONTROLLER} one, groups formed
+   * without delay, and a small log cleaner buffer (its default, 128 MiB, would sit on the heap of a
+   * node whose compacted topics hold a few records).
+   */
+  public static Properties nodeDefaults() {
+    Properties p = new Properties();
+    p.put("process.roles", "broker,controller");
+    p.put("controller.listener.names", "CONTROLLER");
+    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+    p.put("inter.broker.listener.name", "PLAINTEXT");
+    p.put("group.initial.rebalance.delay.ms", "0");
+    p.put("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024));
     return p;
   }
 
