@@ -67,7 +67,7 @@ public final class MappingPlans {
         }
         double best = Double.POSITIVE_INFINITY;
         for (TimingEvent e : timingsOf(in, model, version, host, r.kind())) {
-          best = Math.min(best, e.getP50Ms() / e.getBatch());
+          best = Math.min(best, Plans.batchTimeMs(e, in.hosts().get(host)) / e.getBatch());
         }
         if (best < Double.POSITIVE_INFINITY) {
           row.put(r.id(), best);

@@ -75,7 +75,7 @@ public final class VersionPlans {
     List<TimingObservation> out = new ArrayList<>();
     for (TimingEvent e : events) {
       if (e.getBatch() == smallestBatch.get(e.getVersion() + Keys.SEP + e.getHost())) {
-        out.add(new TimingObservation(e.getVersion(), e.getHost(), e.getP50Ms()));
+        out.add(new TimingObservation(e.getVersion(), e.getHost(), Plans.batchTimeMs(e, in.hosts().get(e.getHost()))));
       }
     }
     return out;
