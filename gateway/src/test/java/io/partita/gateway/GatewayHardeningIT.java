@@ -22,7 +22,7 @@ import io.partita.common.Topics;
 import io.partita.common.config.Settings;
 import io.partita.common.health.Fatal;
 import io.partita.gateway.health.GatewayLoops;
-import io.partita.gateway.health.LoopGuard;
+import io.partita.common.health.LoopGuard;
 import io.partita.models.demo.DemoMlp;
 import io.partita.models.demo.DemoRepository;
 import io.partita.testkit.KafkaFixture;

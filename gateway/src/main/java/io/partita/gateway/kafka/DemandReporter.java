@@ -4,7 +4,7 @@ import io.partita.avro.Demand;
 import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
-import io.partita.gateway.health.LoopGuard;
+import io.partita.common.health.LoopGuard;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

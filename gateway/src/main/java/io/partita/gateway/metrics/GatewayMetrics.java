@@ -8,7 +8,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.common.health.Loop;
 import io.partita.gateway.health.GatewayLoops;
-import io.partita.gateway.health.LoopGuard;
+import io.partita.common.health.LoopGuard;
 import io.partita.gateway.limits.Capacity;
 import java.time.Duration;
 import java.util.Set;

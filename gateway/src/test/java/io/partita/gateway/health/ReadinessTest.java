@@ -2,6 +2,7 @@ package io.partita.gateway.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.partita.common.health.LoopGuard;
 import io.partita.gateway.routing.NotRoutableException;
 import io.partita.gateway.routing.Routing;
 import java.util.List;

@@ -10,7 +10,7 @@ import io.partita.common.Topics;
 import io.partita.common.health.Loop;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.health.GatewayLoops;
-import io.partita.gateway.health.LoopGuard;
+import io.partita.common.health.LoopGuard;
 import io.partita.gateway.jobs.JobStates;
 import io.partita.gateway.jobs.JobStore;
 import io.partita.avro.RouteInstance;
