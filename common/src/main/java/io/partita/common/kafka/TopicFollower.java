@@ -62,7 +62,7 @@ import org.slf4j.LoggerFactory;
  *   <tr><th>reader</th><th>topics, start</th><th>isolation</th><th>on a tombstone</th><th>faults</th><th>hooks</th></tr>
  *   <tr><td>gateway {@code CatalogReader}</td><td>catalog models and services, beginning</td><td>uncommitted</td>
  *       <td>removes the key</td><td>retried, 1 s</td><td>rebuilds the view after each poll with records</td></tr>
- *   <tr><td>gateway {@code RouteTable}</td><td>routes, beginning</td><td>uncommitted</td><td>removes the key</td>
+ *   <tr><td>gateway {@code RouteTable}</td><td>routes, beginning</td><td>read_committed</td><td>removes the key</td>
  *       <td>retried, 1 s</td><td></td></tr>
  *   <tr><td>gateway {@code JobStore}</td><td>job status, beginning</td><td>uncommitted</td><td>ignored</td>
  *       <td>retried, 1 s</td><td>a status no runner could run is skipped</td></tr>

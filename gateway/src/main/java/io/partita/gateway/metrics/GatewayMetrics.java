@@ -3,15 +3,20 @@ package io.partita.gateway.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.common.health.Loop;
-import io.partita.gateway.health.GatewayLoops;
 import io.partita.common.health.LoopGuard;
+import io.partita.gateway.health.GatewayLoops;
 import io.partita.gateway.limits.Capacity;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The gateway's metrics, for Prometheus at {@code /metrics}. All names are here:
@@ -38,18 +43,18 @@ import java.util.Set;
  */
 public final class GatewayMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-  private final java.util.function.Supplier<? extends Set<String>> models;
+  private final Supplier<? extends Set<String>> models;
 
   public GatewayMetrics(Set<String> serviceModels, Capacity capacity) {
     this(fixed(Set.copyOf(serviceModels)), capacity);
   }
 
-  private static java.util.function.Supplier<Set<String>> fixed(Set<String> models) {
+  private static Supplier<Set<String>> fixed(Set<String> models) {
     return () -> models;
   }
 
   /** @param serviceModels the service models offered now (a gateway following the catalog offers what it holds) */
-  public GatewayMetrics(java.util.function.Supplier<? extends Set<String>> serviceModels, Capacity capacity) {
+  public GatewayMetrics(Supplier<? extends Set<String>> serviceModels, Capacity capacity) {
     this.models = serviceModels;
     Gauge.builder("partita.gateway.in.flight", capacity, Capacity::online).tag("kind", "online")
         .description("Requests waiting for a reply").register(registry);
@@ -61,11 +66,11 @@ public final class GatewayMetrics {
    * Sends every request that reached the pipeline (infer calls not refused before producing, and
    * batch-job items) to {@code sink}: the gateway's demand report counts them.
    */
-  public void countDemandWith(java.util.function.Consumer<String> sink) {
+  public void countDemandWith(Consumer<String> sink) {
     this.demandSink = sink;
   }
 
-  private volatile java.util.function.Consumer<String> demandSink = model -> {};
+  private volatile Consumer<String> demandSink = model -> {};
 
   /** Exposes each loop's liveness and failure counts; call once every loop is registered. */
   public void watch(GatewayLoops loops) {
@@ -110,14 +115,14 @@ public final class GatewayMetrics {
   }
 
   /** The job item counters, by model tag then outcome: looked up per row, so built once. */
-  private final java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.ConcurrentHashMap<String, Counter>> jobItems =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ConcurrentHashMap<String, Counter>> jobItems =
+      new ConcurrentHashMap<>();
 
   /** Records one finished batch job item. */
   public void jobItem(String model, int status) {
     demandSink.accept(model);
     String tag = tagOf(model);
-    jobItems.computeIfAbsent(tag, t -> new java.util.concurrent.ConcurrentHashMap<>())
+    jobItems.computeIfAbsent(tag, t -> new ConcurrentHashMap<>())
         .computeIfAbsent(outcome(status), o -> Counter.builder("partita.gateway.job.items").description("Batch job items finished, by outcome")
             .tag("model", tag).tag("outcome", o).register(registry))
         .increment();
@@ -129,7 +134,7 @@ public final class GatewayMetrics {
    *
    * @param secondsByStage seconds by stage label
    */
-  public void jobStages(String model, java.util.Map<String, Double> secondsByStage, long requests, double roundTripSeconds) {
+  public void jobStages(String model, Map<String, Double> secondsByStage, long requests, double roundTripSeconds) {
     String tag = tagOf(model);
     secondsByStage.forEach((stage, seconds) -> Counter.builder("partita.gateway.job.stage.seconds")
         .description("Time batch jobs spent in each stage of the gateway's job runner, added when a job ends")
@@ -165,7 +170,7 @@ public final class GatewayMetrics {
   }
 
   /** The registry itself, for readers in this process (the dashboard samples the request timer). */
-  public io.micrometer.core.instrument.MeterRegistry registry() {
+  public MeterRegistry registry() {
     return registry;
   }
 
