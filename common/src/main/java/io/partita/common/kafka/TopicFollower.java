@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  *       {@code read_committed} consumer (the caller's choice) that end is the last stable offset.
  *   <li><b>Skipping</b>: a record the reader cannot apply (it throws anything) is counted, warned
  *       about in the {@link LoopGuard}'s summary, handed to {@link Reader#skipped} (where a reader
- *       dead-letters it or counts its own metric), and passed over; so is a record the consumer
- *       cannot deserialize. No one record stops it.
+ *       dead-letters it or counts its own metric), and passed over. A record the consumer cannot
+ *       deserialize is counted and passed over too (there is no record to hand over). No one record
+ *       stops it.
  *   <li><b>Readiness</b>: the guard's loop is NOT_READY ("reading t up to its end") until caught up,
  *       READY from then on after every good pass, NOT_READY with the reason while a fault lasts.
  *   <li><b>Faults</b>: a failing consumer ({@link KafkaException}: a poll, the metadata, a topic
