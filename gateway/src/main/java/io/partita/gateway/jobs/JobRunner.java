@@ -11,7 +11,7 @@ import io.partita.avro.JobItemResults;
 import io.partita.avro.JobStatus;
 import io.partita.avro.Tensor;
 import io.partita.common.Topics;
-import io.partita.gateway.health.LoopGuard;
+import io.partita.common.health.LoopGuard;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;

@@ -2,12 +2,14 @@ package io.partita.gateway.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.partita.common.health.LoopGuard;
 import io.partita.gateway.routing.NotRoutableException;
 import io.partita.gateway.routing.Routing;
 import io.partita.gateway.server.HttpStatus;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.kafka.common.KafkaException;
 import org.junit.jupiter.api.Test;
 
 class ReadinessTest {
@@ -68,7 +70,7 @@ class ReadinessTest {
     assertThat(readiness.server().reason()).isEqualTo("loop 'gateway-jobs-status' is starting");
     status.ready();
     assertThat(readiness.server().ready()).isTrue();
-    status.faulted("reading p.jobs.status", new org.apache.kafka.common.KafkaException("broker gone"));
+    status.faulted("reading p.jobs.status", new KafkaException("broker gone"));
     assertThat(readiness.server().reason()).contains("gateway-jobs-status").contains("broker gone");
     status.ready();
     assertThat(readiness.server().ready()).isTrue();

@@ -8,6 +8,7 @@ import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
+import io.partita.common.kafka.DeadLetters;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
@@ -17,11 +18,9 @@ import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.Plans;
 import io.partita.planning.VersionObjective;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import org.apache.kafka.common.header.Header;
+import io.partita.schemas.DecodeException;
+import java.util.Locale;
+import org.apache.avro.AvroRuntimeException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -105,9 +104,9 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
         case DEMAND -> storeDemand(record);
         default -> throw new IllegalStateException("no fold for " + kind);
       }
-    } catch (Rejected | io.partita.schemas.DecodeException e) {
+    } catch (Rejected | DecodeException e) {
       deadLetter(record, e);
-    } catch (org.apache.avro.AvroRuntimeException e) {
+    } catch (AvroRuntimeException e) {
       deadLetter(record, e);
     }
   }
@@ -393,24 +392,11 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   }
 
   private void deadLetter(Record<String, byte[]> record, Exception error) {
-    metrics.deadLetter(kind.name().toLowerCase(java.util.Locale.ROOT));
-    Map<String, String> headers = new LinkedHashMap<>();
-    for (Header h : record.headers()) {
-      headers.put(h.key(), h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8));
-    }
+    metrics.deadLetter(kind.name().toLowerCase(Locale.ROOT));
     RecordMetadata meta = context.recordMetadata().orElse(null);
-    DeadLetter letter = DeadLetter.newBuilder()
-        .setTopic(topic)
-        .setPartition(meta == null ? -1 : meta.partition())
-        .setOffset(meta == null ? -1 : meta.offset())
-        .setKey(record.key() == null ? null : ByteBuffer.wrap(record.key().getBytes(StandardCharsets.UTF_8)))
-        .setValue(record.value() == null ? null : ByteBuffer.wrap(record.value()))
-        .setHeaders(headers)
-        .setError(String.valueOf(error.getMessage()))
-        .setErrorClass(error.getClass().getSimpleName())
-        .setComponent(COMPONENT)
-        .setTimestamp(record.timestamp())
-        .build();
+    DeadLetters.Source source = new DeadLetters.Source(topic, meta == null ? -1 : meta.partition(),
+        meta == null ? -1 : meta.offset(), record.key(), record.value(), record.headers());
+    DeadLetter letter = DeadLetters.of(source, error, COMPONENT, record.timestamp());
     context.forward(new Record<>(record.key(), deadLetters.encode(deadLetterTopic, letter), record.timestamp()),
         PlannerTopologyNames.DEAD_LETTER_SINK);
   }

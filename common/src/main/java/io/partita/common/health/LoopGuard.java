@@ -1,13 +1,12 @@
-package io.partita.gateway.health;
+package io.partita.common.health;
 
-import io.partita.common.health.Fatal;
-import io.partita.common.health.Loop;
+import io.partita.common.log.RateLimitedLog;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What one gateway loop does with failures, so that no single record can stop it:
+ * What one loop does with failures, so that no single record can stop it:
  *
  * <ul>
  *   <li>{@link #skipped}: a record the loop could not handle (undecodable, invalid, or anything it
@@ -20,20 +19,36 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * A fault the process cannot survive ({@link VirtualMachineError}) ends the process through
- * {@link Fatal} in all three. It does not restart loops.
+ * {@link Fatal} in all of them. It does not restart loops. The gateway's loops and every
+ * {@code io.partita.common.kafka.TopicFollower} report through one.
  */
 public final class LoopGuard {
   private static final Logger log = LoggerFactory.getLogger(LoopGuard.class);
   private static final int MAX_REASON = 200;
 
+  /** How long a loop waits after a failed poll before polling again ({@link #backOff()}). */
+  public static final long BACK_OFF_MS = 1000;
+
   private final Loop loop;
-  private final WarningSummary warnings;
+  private final RateLimitedLog warnings;
   private final LongAdder skipped = new LongAdder();
   private final LongAdder faults = new LongAdder();
 
-  LoopGuard(Loop loop, WarningSummary warnings) {
+  /**
+   * @param loop the loop's state, registered in the process's {@link Loops} when readiness reads it
+   * @param warnings where the summarised warnings go (one per process or per loop)
+   */
+  public LoopGuard(Loop loop, RateLimitedLog warnings) {
     this.loop = loop;
     this.warnings = warnings;
+  }
+
+  /**
+   * A guard whose loop no readiness endpoint reads (a helper thread of a service without one): its
+   * warnings are summarised on {@code log}, one line per cause per minute.
+   */
+  public static LoopGuard unregistered(String name, Logger log) {
+    return new LoopGuard(new Loop(name), new RateLimitedLog(log, 60_000));
   }
 
   public String name() {
@@ -80,9 +95,6 @@ public final class LoopGuard {
         name(), doing, describe(cause));
   }
 
-  /** How long a loop waits after a failed poll before polling again. */
-  static final long BACK_OFF_MS = 1000;
-
   /**
    * Waits {@link #BACK_OFF_MS} after {@link #faulted}. A fixed wait is right here: a failing
    * broker gives no signal to wait for, and polling again at once would spin. Returns false when
@@ -113,11 +125,16 @@ public final class LoopGuard {
   public void died(Throwable cause) {
     Fatal.haltIfFatal(name(), cause);
     loop.died(cause);
-    log.error("Loop {} died; the gateway reports not ready from now on", name(), cause);
+    log.error("Loop {} died", name(), cause);
   }
 
   /** Tells the counts of warnings not logged one by one whose interval is over. Cheap; call it every pass. */
   public void flush() {
+    warnings.flushDue();
+  }
+
+  /** Tells every count of warnings still held back (when the loop ends). */
+  public void flushAll() {
     warnings.flush();
   }
 

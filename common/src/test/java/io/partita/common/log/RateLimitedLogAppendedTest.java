@@ -1,4 +1,4 @@
-package io.partita.gateway.health;
+package io.partita.common.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,15 +9,22 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
-class WarningSummaryTest {
-  @Test
-  void shouldLogOneLinePerCausePerIntervalWithTheCount() {
-    Logger logger = (Logger) LoggerFactory.getLogger("test.warning-summary");
+/** The gateway loops' wording: a count held back told at the end of the next line, or by {@code flushDue}. */
+class RateLimitedLogAppendedTest {
+  /** The lines {@code logger} writes from now on. */
+  private static ListAppender<ILoggingEvent> linesOf(Logger logger) {
     ListAppender<ILoggingEvent> lines = new ListAppender<>();
     lines.start();
     logger.addAppender(lines);
+    return lines;
+  }
+
+  @Test
+  void shouldLogOneLinePerCausePerIntervalWithTheCount() {
+    Logger logger = (Logger) LoggerFactory.getLogger("test.warning-summary");
+    ListAppender<ILoggingEvent> lines = linesOf(logger);
     AtomicLong now = new AtomicLong(1_000_000);
-    WarningSummary summary = new WarningSummary(logger, 60_000, now::get);
+    RateLimitedLog summary = new RateLimitedLog(logger, 60_000, now::get, RateLimitedLog.Telling.APPENDED);
 
     // 5,000 undecodable records of one cause, and one of another, within a minute
     for (int i = 0; i < 5000; i++) {
@@ -28,10 +35,10 @@ class WarningSummaryTest {
         .containsExactly("passed over record 0", "passed over a route");
 
     // Nothing more is said within the interval; after it, flush tells the count
-    summary.flush();
+    summary.flushDue();
     assertThat(lines.list).hasSize(2);
     now.addAndGet(60_000);
-    summary.flush();
+    summary.flushDue();
     assertThat(lines.list).hasSize(3);
     assertThat(lines.list.get(2).getFormattedMessage())
         .isEqualTo("4999 more warning(s) of kind 'replies/DecodeException' in the last 60.0 s were not logged one by one");
@@ -46,11 +53,9 @@ class WarningSummaryTest {
   @Test
   void shouldTellTheCountWithTheNextLineWhenNotFlushed() {
     Logger logger = (Logger) LoggerFactory.getLogger("test.warning-summary-2");
-    ListAppender<ILoggingEvent> lines = new ListAppender<>();
-    lines.start();
-    logger.addAppender(lines);
+    ListAppender<ILoggingEvent> lines = linesOf(logger);
     AtomicLong now = new AtomicLong(0);
-    WarningSummary summary = new WarningSummary(logger, 1000, now::get);
+    RateLimitedLog summary = new RateLimitedLog(logger, 1000, now::get, RateLimitedLog.Telling.APPENDED);
     summary.warn("c", "bad {}", 1);
     summary.warn("c", "bad {}", 2);
     summary.warn("c", "bad {}", 3);
