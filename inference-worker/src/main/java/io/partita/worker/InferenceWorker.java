@@ -447,6 +447,9 @@ public final class InferenceWorker implements Service {
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "256");
+    p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Long.toString(config.operation().sessionTimeoutMs()));
+    // five heartbeats per session timeout (Kafka asks for at least three; its default 3 s would be too few for 6 s)
+    p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Long.toString(Math.max(500, config.operation().sessionTimeoutMs() / 5)));
     if (config.operation().assignment() == WorkerConfig.Assignment.CAPACITY) {
       // Kafka's cooperative-sticky as the fallback: a group whose members do not all know the
       // capacity assignor (a rolling upgrade) still agrees on a cooperative one.

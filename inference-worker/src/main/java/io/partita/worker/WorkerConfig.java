@@ -71,9 +71,14 @@ public record WorkerConfig(
    * @param requestPartitions partitions a base model's request topic is created with when missing
    *     ({@code topic.requests.partitions}, default 4); the planner grows it with the instances
    * @param assignment how the request topics' partitions are shared out among the workers ({@code worker.assignment})
+   * @param sessionTimeoutMs how long the group waits for a worker that stopped heartbeating (killed, frozen, cut off)
+   *     before its partitions, with their unanswered requests, go to the others ({@code worker.session.timeout.ms},
+   *     default 10000; Kafka's consumer default, 45 s, is a long stall for requests with deadlines). A worker stopped
+   *     with SIGTERM leaves at once whatever this says. The brokers' {@code group.min.session.timeout.ms} (6 s by
+   *     default) bounds it from below.
    */
   public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs, String groupInstanceId,
-      int requestPartitions, Assignment assignment) {}
+      int requestPartitions, Assignment assignment, long sessionTimeoutMs) {}
 
   /** How the request topics' partitions are shared out among the workers of the group ({@code worker.assignment}). */
   public enum Assignment {
@@ -160,7 +165,8 @@ public record WorkerConfig(
             settings.longValue("worker.drain.timeout.ms", 10_000, 0, 600_000),
             settings.string("worker.group.instance.id", "").strip(),
             settings.integer(RequestTopics.MIN_PARTITIONS_KEY, RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
-            Assignment.parse(settings.string(ASSIGNMENT_KEY, "capacity"))));
+            Assignment.parse(settings.string(ASSIGNMENT_KEY, "capacity")),
+            settings.longValue("worker.session.timeout.ms", 10_000, 1_000, 3_600_000)));
   }
 
   static List<Integer> partitions(String value) {
