@@ -81,8 +81,16 @@ public final class KafkaClients {
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "1");
+    // The planner grows a request topic as its base model gains slots, and the workers share its
+    // partitions by capacity; a producer that kept the old count for Kafka's 5 minutes would send
+    // every request to the first partitions only, so to whichever workers own those. Ten seconds,
+    // as the workers' consumers notice new partitions.
+    p.putIfAbsent(ProducerConfig.METADATA_MAX_AGE_CONFIG, Long.toString(METADATA_MAX_AGE_MS));
     return p;
   }
+
+  /** {@code metadata.max.age.ms} of every producer made here unless the settings give one. */
+  public static final long METADATA_MAX_AGE_MS = 10_000;
 
   /** {@code fetch.max.wait.ms} of every consumer made here unless the settings give one (Kafka's default). */
   public static final long IDLE_FETCH_WAIT_MS = 500;
