@@ -2,6 +2,7 @@ package io.partita.launcher.cluster;
 
 import io.partita.launcher.cluster.CpuLayout.Placement;
 import io.partita.models.demo.DemoRepository;
+import io.partita.models.demo.DemoSet;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
 import java.io.File;
@@ -93,7 +94,7 @@ public final class Cluster {
     Path repo = spec.modelRepo();
     if (repo == null) {
       repo = dir.resolve("models");
-      DemoRepository.writeTo(repo);
+      DemoRepository.writeTo(repo, DemoSet.CLUSTER);
     }
     RepositoryIndex index = ModelRepository.scan(repo);
     if (index.serviceModels().isEmpty()) {

@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
 /**
  * Starting, finding and signalling a cluster's processes. A process is started in a new session
  * ({@code setsid}: it outlives {@code up} and a Ctrl-C at the terminal), its output appended to its
- * log. In a namespace, a shell joins the group's cgroups and then execs {@code ip netns exec ...
+ * log. In a namespace, a shell joins the group's cgroups and then execs {@code nsenter --net=... (the network namespace only)
  * java}, so the recorded pid is the java process and all its threads start inside the cgroups. A
  * process is ours only while its command line carries the cluster's mark, so a recycled pid is
  * never signalled.
@@ -28,7 +28,10 @@ final class Procs {
     List<String> command = new ArrayList<>(List.of("setsid"));
     if (group.namespace() != null) {
       String join = Cgroups.procsFiles(group.cgroup()).stream().map(f -> "echo $$ > " + f).collect(Collectors.joining(" && "));
-      command.addAll(List.of("sh", "-c", join + " && exec ip netns exec " + group.namespace() + " \"$@\"", "sh"));
+      // nsenter joins the network namespace only. `ip netns exec` would also give the process a mount
+      // namespace with a fresh /sys for that network, in which /sys/fs/cgroup is empty: the profiler
+      // would see no CPU quota (and publish the host as a whole core), nor would the JVM.
+      command.addAll(List.of("sh", "-c", join + " && exec nsenter --net=/var/run/netns/" + group.namespace() + " \"$@\"", "sh"));
     } else if (Shell.has("taskset")) {
       command.addAll(List.of("taskset", "-c", CpuLayout.cpuset(group.cpus())));
     }

@@ -52,12 +52,14 @@ public final class DemoRepository {
   static final long MEMORY_HEAVY_WIDE = 24L << 20;
   static final long MEMORY_HEAVY_PRUNED = 8L << 20;
   /**
-   * demo-heavy's latency objective, between what version 1 takes on 60 % of a core (2.6 ms p50 on
-   * a whole core of the development machine under load, so about 4.5 ms) and on 20 % (about 13
-   * ms): a host with the larger share runs version 1, one with the smaller runs version 2 (about
-   * 0.17 ms on a core). The models documentation has the measured figures.
+   * demo-heavy's latency objective, between what version 1 takes on 60 % of a core (2.6 ms on a
+   * whole core of the development machine, so about 4.3 ms) and on 20 % (about 13 ms): a host with
+   * the larger share runs version 1, one with the smaller runs version 2 (about 0.17 ms on a core).
+   * 8 ms is about three times version 1's time on a core, the geometric middle of the two shares'
+   * 1.7 and 5 times, so the split holds on a machine up to about 1.7 times faster or slower than
+   * the one measured. The models documentation has the measured figures.
    */
-  public static final double HEAVY_LATENCY_OBJECTIVE_MS = 6.0;
+  public static final double HEAVY_LATENCY_OBJECTIVE_MS = 8.0;
 
   private DemoRepository() {}
 
