@@ -128,6 +128,11 @@ public final class Bench {
       adaptersThroughPipeline();
       planningSpeed();
       kafkaCeiling();
+      if (quick) {
+        report.note("many hosts", "not in the quick run (it starts two clusters of processes): ./partita bench --quick --only hosts");
+      } else {
+        new ManyHostsBench(report, workDir, false, self).run();
+      }
       span = "the whole run";
     } else {
       span = switch (only) {
@@ -150,6 +155,10 @@ public final class Bench {
         case "ceiling" -> {
           kafkaCeiling();
           yield "the Kafka ceiling alone";
+        }
+        case "hosts" -> {
+          new ManyHostsBench(report, workDir, quick, self).run();
+          yield "the many-hosts part alone";
         }
         default -> throw new IllegalArgumentException("only: no bench part '" + only + "'");
       };
