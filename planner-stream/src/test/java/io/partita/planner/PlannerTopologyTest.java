@@ -186,7 +186,9 @@ class PlannerTopologyTest {
     assertThat(first.getServiceModels()).singleElement()
         .satisfies(s -> assertThat(s.getInstanceId()).isEqualTo("rec#0"));
     Route route = plan(PlanTable.ROUTES, "rec", Route.class);
-    assertThat(route.getInstances()).hasSize(2);
+    // the two planned instances keep its weight file mounted; every other slot of its base model serves it too
+    assertThat(route.getInstances()).extracting(RouteInstance::getInstanceId)
+        .containsExactly("rec#0", "rec#1", "host-a/cpu-2/rec", "host-a/cpu-3/rec");
     assertThat(route.getReadyInstances()).isZero();
     assertThat(route.getRequestTopic()).isEqualTo(topics.requests("rec"));
 
@@ -198,6 +200,47 @@ class PlannerTopologyTest {
     assertThat(after.getInstances().get(0).getReady()).isTrue();
     assertThat(after.getInstances().get(0).getPartitions()).isEmpty();
     assertThat(after.getInstances().get(1).getReason()).contains("no status");
+  }
+
+  @Test
+  void shouldCountEverySlotOfTheBaseModelInTheRouteAndItsReadiness() {
+    pipe(topics.catalogModels(), "rec/1", version("rec", "1", "CPU"), 1);
+    pipe(topics.catalogServices(), "rec", serviceModel("rec", "rec", 1), 2); // instances: 1 slot keeps it mounted
+    pipe(topics.catalogServices(), "rec-legal", TestRecords.adapterModel("rec-legal", "rec", 1), 3);
+    pipe(topics.hostEnvironments(), "host-a", host("host-a", 4, 0), 4);
+    timingsOnHostA();
+    run.plan();
+    List<SlotAssignment> slots = run.tables().get(PlanTable.ASSIGNMENTS).keySet().stream()
+        .map(k -> plan(PlanTable.ASSIGNMENTS, k, SlotAssignment.class)).toList();
+    assertThat(slots).hasSizeGreaterThan(2);
+    Route legal = plan(PlanTable.ROUTES, "rec-legal", Route.class);
+    assertThat(legal.getInstances()).hasSize(slots.size()).filteredOn(i -> i.getInstanceId().contains("#")).hasSize(1);
+    // a slot the plan gave no instance at all
+    String other = slots.stream().filter(a -> a.getServiceModels().isEmpty()).map(SlotAssignment::getSlot).findFirst().orElseThrow();
+
+    // Only a slot the plan gave no instance of rec-legal reports in, and it has not mounted rec-legal: ready all the same.
+    pipe(topics.workerStatus(), "host-a/" + other, TestRecords.ready("host-a", other, "rec", "1"), 10);
+    run.plan();
+    Route route = plan(PlanTable.ROUTES, "rec-legal", Route.class);
+    assertThat(route.getReadyInstances()).isEqualTo(1);
+    assertThat(route.getInstances()).filteredOn(RouteInstance::getReady).singleElement().satisfies(i -> {
+      assertThat(i.getInstanceId()).isEqualTo("host-a/" + other + "/rec-legal");
+      assertThat(i.getSlot()).isEqualTo(other);
+    });
+    assertThat(route.getInstances()).filteredOn(i -> !i.getReady()).allSatisfy(i -> assertThat(i.getReason()).contains("no status"));
+
+    // Its on-demand mount of rec-legal failed there: that slot does not count for rec-legal, nor its planned one without a status.
+    SlotStatus failed = SlotStatus.newBuilder(TestRecords.ready("host-a", other, "rec", "1")).setServiceModels(List.of(
+        io.partita.avro.MountStatus.newBuilder().setServiceModel("rec-legal").setInstanceId("host-a/" + other + "/rec-legal")
+            .setWeightFile("rec/legal.onnx_adapter").setSha256("0".repeat(64)).setState("NOT_READY").setReason("sha256 differs")
+            .setBytes(0).setLastUsed(0).build())).build();
+    pipe(topics.workerStatus(), "host-a/" + other, failed, 11);
+    run.plan();
+    Route refused = plan(PlanTable.ROUTES, "rec-legal", Route.class);
+    assertThat(refused.getReadyInstances()).isZero();
+    assertThat(refused.getInstances()).filteredOn(i -> i.getSlot().equals(other)).singleElement()
+        .satisfies(i -> assertThat(i.getReason()).contains("sha256 differs"));
+    assertThat(plan(PlanTable.ROUTES, "rec", Route.class).getReadyInstances()).as("rec itself is served there").isEqualTo(1);
   }
 
   @Test
@@ -279,24 +322,28 @@ class PlannerTopologyTest {
     run.plan();
 
     Route route = plan(PlanTable.ROUTES, "rec", Route.class);
-    assertThat(route.getReadyInstances()).isEqualTo(2);
-    for (RouteInstance i : route.getInstances()) {
+    List<RouteInstance> plannedInstances = route.getInstances().stream().filter(i -> i.getInstanceId().contains("#")).toList();
+    assertThat(plannedInstances).hasSize(2).allMatch(RouteInstance::getReady);
+    for (RouteInstance i : plannedInstances) {
       assertThat(i.getSlot()).as("the slot the plan assigns").isNotEqualTo("cpu-3");
       assertThat(i.getPartitions()).containsExactly(0, 1);
       assertThat(i.getInFlight()).isEqualTo(2);
     }
+    // cpu-3 itself is a slot of the base model that reports in: it serves rec too
+    assertThat(route.getReadyInstances()).isEqualTo(3);
 
     // The old slot stops reporting rec#1 and no other slot has it: not ready, with the assigned slot's reason.
     pipe(topics.workerStatus(), "host-a/cpu-3", TestRecords.ready("host-a", "cpu-3", "rec", "1", "rec#0"), 11);
     run.plan();
     Route after = plan(PlanTable.ROUTES, "rec", Route.class);
-    assertThat(after.getReadyInstances()).isEqualTo(1);
+    assertThat(after.getReadyInstances()).isEqualTo(2);
+    assertThat(after.getInstances().get(1).getReady()).isFalse();
     assertThat(after.getInstances().get(1).getReason()).contains("no status");
 
     // Another host's slot reporting rec#1 does not count.
     pipe(topics.workerStatus(), "host-b/cpu-0", TestRecords.ready("host-b", "cpu-0", "rec", "1", "rec#1"), 13);
     run.plan();
-    assertThat(plan(PlanTable.ROUTES, "rec", Route.class).getReadyInstances()).isEqualTo(1);
+    assertThat(plan(PlanTable.ROUTES, "rec", Route.class).getReadyInstances()).isEqualTo(2);
   }
 
   @Test

@@ -28,7 +28,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The worker's slots, and the router in front of them. {@link #submit} answers a request at once
  * when no slot can take it (NOT_FOUND, NOT_READY, BAD_INPUT), and otherwise queues it on the least
- * loaded slot that runs the version it needs and serves its service model with a usable mount.
+ * loaded running slot of its base model that runs the version it needs, whether or not the plan put
+ * its service model there: a slot that does not hold the weight file yet mounts it first
+ * ({@link OnDemandMounts}), so a burst or a job on one service model uses every slot of its base
+ * model. A slot whose mount of the service model failed is passed over.
  *
  * <p>Version choice: the version the request names; without one, the newest version that has a
  * slot here for the service model.
@@ -49,10 +52,6 @@ public final class Slots implements AutoCloseable {
   /**
    * Settings every slot shares.
    *
-   * @param maxDelayMs the batching queue delay
-   * @param shareSessions whether one-core slots of one version share a session
-   */
-  /**
    * @param maxDelayMs how long a batch may wait for more requests
    * @param shareSessions one-core slots of one model version share one session
    * @param acrossWeightFiles open a qualifying model in its per-row LoRA form, so requests of different weight files
@@ -61,13 +60,24 @@ public final class Slots implements AutoCloseable {
    *     scan), before a session opens or mounts them ({@code worker.model.cache.dir}); empty: opened in the repository
    * @param repository the model repository that repository-path URIs are relative to; empty for a worker without one
    *     (fed by the catalog), which then fetches only {@code http(s):} and {@code file:} URIs
+   * @param warmUpRequests synthetic requests each slot opened by {@link #apply} runs before it takes requests
+   *     ({@link #warmUp}; 0 = none)
    */
   public record Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles,
-                         java.util.Optional<java.nio.file.Path> modelCache, java.util.Optional<java.nio.file.Path> repository) {
+                         java.util.Optional<java.nio.file.Path> modelCache, java.util.Optional<java.nio.file.Path> repository,
+                         int warmUpRequests) {
     public Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles) {
       this(maxDelayMs, shareSessions, acrossWeightFiles, java.util.Optional.empty(), java.util.Optional.empty());
     }
+
+    public Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles,
+                    java.util.Optional<java.nio.file.Path> modelCache, java.util.Optional<java.nio.file.Path> repository) {
+      this(maxDelayMs, shareSessions, acrossWeightFiles, modelCache, repository, 0);
+    }
   }
+
+  /** How long a warm-up may take in all (a heavy model's few hundred runs). */
+  static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(30);
 
   public Slots(RepositoryIndex index, List<SlotSpec> specs, Settings settings, SessionOpener opener,
                WorkerMetrics metrics, LongSupplier clock, Runnable onChange) {
@@ -164,6 +174,8 @@ public final class Slots implements AutoCloseable {
       retire(opened, drainTimeout);
       return new Change(false, problem, List.of());
     }
+    // The new sessions' first runs before the first client's (the old slots serve meanwhile).
+    warmUp(opened, settings.warmUpRequests());
     List<Slot> old = current.stream().filter(s -> !next.contains(s)).toList();
     old.forEach(Slot::removeGauges);
     opened.forEach(Slot::registerGauges);
@@ -220,6 +232,29 @@ public final class Slots implements AutoCloseable {
     return slots;
   }
 
+  /**
+   * Runs {@code requests} synthetic requests through each running slot ({@link WarmUp}), so the JIT
+   * has compiled the serving path before the worker says it is ready. Logged once; a failure is
+   * logged and does not stop the slot.
+   */
+  public void warmUp(int requests) throws InterruptedException {
+    warmUp(slots, requests);
+  }
+
+  private void warmUp(List<Slot> targets, int requests) throws InterruptedException {
+    if (requests <= 0 || targets.isEmpty()) {
+      return;
+    }
+    WarmUp.Outcome o = WarmUp.run(index, targets, requests, WARM_UP_TIMEOUT);
+    if (o.problem() != null) {
+      log.warn("Warm-up of slots {}: {} of {} synthetic requests failed or were not run; the slots serve anyway: {}",
+          targets.stream().map(s -> s.spec().name()).toList(), o.failed(), o.requests(), o.problem());
+    } else {
+      log.info("Warmed up slots {}: {} synthetic requests in {} ms", targets.stream().map(s -> s.spec().name()).toList(),
+          o.requests(), o.millis());
+    }
+  }
+
   /** The base model of a service model of the repository, if it has one. */
   public Optional<String> baseModelOf(String serviceModel) {
     return index.serviceModel(serviceModel).map(e -> e.baseModel());
@@ -237,12 +272,18 @@ public final class Slots implements AutoCloseable {
     index = newer;
   }
 
-  /** Service models with at least one slot here. */
+  /**
+   * Service models with at least one slot here: those assigned to a slot, and every service model
+   * of the repository whose base model a slot here runs (any slot of a base model serves all of them).
+   */
   public Set<String> serviceModels() {
     Set<String> out = new TreeSet<>();
+    Set<String> models = new TreeSet<>();
     for (Slot s : slots) {
       s.instances().forEach(i -> out.add(i.serviceModel()));
+      models.add(s.spec().model());
     }
+    index.serviceModels().values().stream().filter(e -> models.contains(e.baseModel())).forEach(e -> out.add(e.name()));
     return out;
   }
 
@@ -320,10 +361,7 @@ public final class Slots implements AutoCloseable {
   private Slot route(Job job, List<Slot> slots) {
     InferenceRequest request = job.request();
     String name = request.getServiceModel();
-    List<Slot> serving = slots.stream().filter(s -> s.serves(name)).toList();
-    if (serving.isEmpty()) {
-      serving = OnDemandMounts.mountOnBaseModel(index, name, slots);
-    }
+    List<Slot> serving = OnDemandMounts.candidates(index, name, slots);
     if (serving.isEmpty()) {
       job.answer().accept(Replies.error(request, null, ErrorCode.NOT_FOUND, "service model '" + name + "' is not served here", null));
       return null;
@@ -356,12 +394,20 @@ public final class Slots implements AutoCloseable {
         continue;
       }
       Optional<WeightFileMounts.Mount> mount = s.mount(name);
-      if (mount.isEmpty() || mount.get().state() == WeightFileMounts.State.NOT_READY) {
+      if (s.serves(name) && (mount.isEmpty() || mount.get().state() == WeightFileMounts.State.NOT_READY)) {
         reason = reason != null ? reason : mount.map(WeightFileMounts.Mount::reason).orElse("not mounted on slot " + s.spec().slot());
         continue;
       }
-      if (best == null || s.load() < best.load()) {
+      // the least loaded; between equals, one that holds the weight file already (no mount)
+      if (best == null || s.load() < best.load() || s.load() == best.load() && s.serves(name) && !best.serves(name)) {
         best = s;
+      }
+    }
+    if (best != null && !best.serves(name)) {
+      Optional<WeightFileMounts.Mount> mounted = OnDemandMounts.mount(index, name, best);
+      if (mounted.isEmpty() || mounted.get().state() == WeightFileMounts.State.NOT_READY) {
+        reason = mounted.map(WeightFileMounts.Mount::reason).orElse("slot " + best.spec().slot() + " stopped");
+        best = null;
       }
     }
     if (best == null) {

@@ -385,6 +385,60 @@ class SlotsTest {
   }
 
   @Test
+  void shouldServeAServiceModelOnASlotWithNoInstanceOfItByMountingItsWeightFile() throws Exception {
+    // s1 holds demo-a's instance; s2 holds only demo's. With s1 busy, demo-a's next request goes to s2.
+    start(Assignments.read(writeList("""
+        [{"slot": "s1", "model": "demo-mlp", "version": "1", "serviceModels": ["demo-a"]},
+         {"slot": "s2", "model": "demo-mlp", "version": "1", "serviceModels": ["demo"]}]"""), index, "host-1"), 10_000, true);
+    float[][] x = DemoMlp.sampleInput(1, 21);
+    submit(request("first", "demo-a", null, x), Long.MAX_VALUE); // queued on s1 (it holds the file), waiting for its batch
+    submit(request("second", "demo-a", null, x), Long.MAX_VALUE); // s1 has a row queued, s2 none: s2 mounts demo-a
+
+    assertThat(slots.slot("s2").orElseThrow().serves("demo-a")).isTrue();
+    assertThat(slots.slot("s2").orElseThrow().status(System.currentTimeMillis()).getServiceModels())
+        .filteredOn(m -> m.getServiceModel().equals("demo-a")).singleElement().satisfies(m -> {
+          assertThat(m.getState()).isEqualTo("READY");
+          assertThat(m.getInstanceId()).isEqualTo("host-1/s2/demo-a");
+        });
+    slots.close(); // runs what is queued
+    awaitReplies(2);
+    float[][] expected = DemoMlp.reference(x, DemoMlp.adapter("a"), "1");
+    for (String id : List.of("first", "second")) {
+      assertThat(replies.get(id).getError()).as(id).isNull();
+      assertThat(toRows(replies.get(id).getOutputs().get(0))[0][2]).as(id).isCloseTo(expected[0][2], within(1e-4f));
+    }
+    assertThat(replies.get("first").getInstance()).isEqualTo("host-1/s1");
+    assertThat(replies.get("second").getInstance()).isEqualTo("host-1/s2");
+  }
+
+  @Test
+  void shouldKeepEverySlotOfTheBaseModelBusyWithAJobOnOneServiceModel() throws Exception {
+    // The plan put demo-a on s1 only (as partita local's plan put demo-a and demo-c on one slot, demo and demo-b on
+    // the other). A job on demo-a whose rows come faster than one slot runs them: here they all arrive before any
+    // batch is due (a long batching delay, batches larger than the job), so where each went is the router's choice alone.
+    start(Assignments.read(writeList("""
+        [{"slot": "s1", "model": "demo-mlp", "version": "1", "maxBatch": 4096, "serviceModels": ["demo-a", "demo-c"]},
+         {"slot": "s2", "model": "demo-mlp", "version": "1", "maxBatch": 4096, "serviceModels": ["demo", "demo-b"]}]"""),
+        index, "host-1"), 10_000, true);
+    int requests = 200;
+    for (int i = 0; i < requests; i++) {
+      submit(request("job-" + i, "demo-a", null, DemoMlp.sampleInput(4, i)), Long.MAX_VALUE);
+    }
+    assertThat(slots.slots()).extracting(Slot::load).as("rows queued per slot").allMatch(rows -> rows >= requests * 4 / 3);
+    slots.close(); // runs what each slot holds
+    awaitReplies(requests);
+
+    assertThat(replies.values()).allMatch(r -> r.getError() == null);
+    Map<String, Long> perSlot = new java.util.TreeMap<>();
+    replies.values().forEach(r -> perSlot.merge(r.getInstance(), 1L, Long::sum));
+    assertThat(perSlot).containsOnlyKeys("host-1/s1", "host-1/s2");
+    assertThat(perSlot.values()).as("answers per slot %s", perSlot).allMatch(n -> n >= requests / 3);
+    Map<String, Long> answeredBySlot = new java.util.TreeMap<>();
+    slots.statuses().forEach(st -> answeredBySlot.put(st.getSlot(), st.getAnswered()));
+    assertThat(answeredBySlot).isEqualTo(Map.of("s1", perSlot.get("host-1/s1"), "s2", perSlot.get("host-1/s2")));
+  }
+
+  @Test
   void shouldRunTheRestOfAMixedBatchAfterwardsWhenItsWeightFilesDoNotFitTheBudgetTogether() throws Exception {
     long oneAdapter = java.nio.file.Files.size(repo.resolve(io.partita.models.demo.DemoRepository.adapterPath("a")));
     start(Assignments.read(writeList("[{\"slot\": \"s\", \"model\": \"demo-mlp\", \"version\": \"1\", \"memoryBudgetBytes\": "

@@ -21,8 +21,14 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Routes for the plan table {@code <p>.plan.routes} (key service model): each planned instance and
- * whether the worker reports it ready, with make before break. Pure.
+ * Routes for the plan table {@code <p>.plan.routes} (key service model): every slot of the service
+ * model's base model, and whether the worker reports it ready, with make before break. Pure.
+ *
+ * <p>Every slot of a base model serves every one of its service models (a slot that does not hold
+ * the weight file mounts it on the first request: the worker's on-demand mounts), so a route lists
+ * the planned instances, which keep the weight file mounted, and then one entry for each other slot
+ * of the base model, under the instance id the worker gives such a mount ({@code host/slot/service
+ * model}). A service model is ready when any of them is.
  */
 public final class RoutePlans {
 
@@ -31,7 +37,8 @@ public final class RoutePlans {
   /**
    * One route per catalog service model: its planned instances, each ready when the worker reports
    * its slot running the assigned model version, healthy, with that instance READY (or EVICTED:
-   * mounted again on its next request). Key service model.
+   * mounted again on its next request), then the other slots of its base model ({@link #onDemand}).
+   * Key service model.
    *
    * <p>Make before break: an instance whose assigned slot does not report it ready yet (a re-plan
    * moved it, and the worker has not applied the change) is still ready while another healthy slot
@@ -69,12 +76,50 @@ public final class RoutePlans {
       List<RouteInstance> list = instances.getOrDefault(sm.getName(), List.of());
       list = new ArrayList<>(list);
       list.sort(Comparator.comparing(RouteInstance::getInstanceId));
+      list.addAll(onDemand(in, settings, ordered, sm));
       int ready = (int) list.stream().filter(RouteInstance::getReady).count();
       out.put(sm.getName(), Route.newBuilder().setServiceModel(sm.getName())
           .setRequestTopic(settings.topics().requests(sm.getBaseModel())).setReadyInstances(ready)
           .setInstances(list).build());
     }
     return out;
+  }
+
+  /**
+   * One entry for each planned slot of the service model's base model that holds no planned
+   * instance of it, in host/slot order: ready when the slot runs the assigned model version and is
+   * healthy, unless its worker reports the service model's on-demand mount there NOT_READY.
+   */
+  private static List<RouteInstance> onDemand(PlanInputs in, PlanSettings settings, List<SlotAssignment> ordered,
+      ServiceModel sm) {
+    List<RouteInstance> out = new ArrayList<>();
+    for (SlotAssignment a : ordered) {
+      if (!a.getModel().equals(sm.getBaseModel())
+          || a.getServiceModels().stream().anyMatch(asm -> asm.getServiceModel().equals(sm.getName()))) {
+        continue;
+      }
+      SlotStatus status = in.slots().get(Keys.hostSlot(a.getHost(), a.getSlot()));
+      String reason = slotNotReady(a, status);
+      if (reason == null) {
+        for (MountStatus m : status.getServiceModels()) {
+          if (m.getServiceModel().equals(sm.getName()) && m.getState().equals("NOT_READY")) {
+            reason = sm.getName() + " is NOT_READY there" + (m.getReason() == null ? "" : ": " + m.getReason());
+          }
+        }
+      }
+      out.add(RouteInstance.newBuilder()
+          .setInstanceId(onDemandInstanceId(a.getHost(), a.getSlot(), sm.getName())).setHost(a.getHost()).setSlot(a.getSlot())
+          .setReady(reason == null).setReason(reason)
+          .setPartitions(requestPartitions(status, settings.topics().requests(a.getModel())))
+          .setInFlight(status == null ? 0 : Math.max(0, status.getInFlight()))
+          .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).build());
+    }
+    return out;
+  }
+
+  /** The instance id a worker gives a service model it mounts on demand on a slot the plan gave no instance of it. */
+  public static String onDemandInstanceId(String host, String slot, String serviceModel) {
+    return Keys.hostSlot(host, slot) + Keys.SEP + serviceModel;
   }
 
   /**
@@ -114,7 +159,8 @@ public final class RoutePlans {
     return null;
   }
 
-  private static String notReady(SlotAssignment a, AssignedServiceModel asm, SlotStatus status) {
+  /** Why the assigned slot does not serve its assignment now (no status, another model version, not healthy), or null. */
+  private static String slotNotReady(SlotAssignment a, SlotStatus status) {
     String where = a.getHost() + Keys.SEP + a.getSlot();
     if (status == null) {
       return "no status from " + where + " yet";
@@ -125,6 +171,15 @@ public final class RoutePlans {
     }
     if (!status.getHealth().equals("READY") && !status.getHealth().equals("DEGRADED")) {
       return where + " is " + status.getHealth();
+    }
+    return null;
+  }
+
+  private static String notReady(SlotAssignment a, AssignedServiceModel asm, SlotStatus status) {
+    String where = a.getHost() + Keys.SEP + a.getSlot();
+    String slot = slotNotReady(a, status);
+    if (slot != null) {
+      return slot;
     }
     for (MountStatus m : status.getServiceModels()) {
       if (m.getInstanceId().equals(asm.getInstanceId())) {
