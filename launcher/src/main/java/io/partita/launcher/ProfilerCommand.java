@@ -62,12 +62,13 @@ final class ProfilerCommand implements Callable<Integer> {
 
   /**
    * Profiles every model of {@code repo} in the background with a short budget per point, so the
-   * planner has measurements of this host to plan from; each outcome is logged. Shared by
-   * {@code partita local} and {@code partita profiler --profile-at-start}.
+   * planner has measurements of this host to plan from; each outcome is logged. It yields to
+   * serving ({@link ProfilerService#profileAtStart}): each point waits for the host's slots to be
+   * idle. Shared by {@code partita local} and {@code partita profiler --profile-at-start}.
    */
   static void profileRepository(ProfilerService profiler, Path repo, long budgetMs) {
     for (String model : ModelRepository.scan(repo).models().keySet()) {
-      profiler.profileNow(model, null, budgetMs).whenComplete((outcome, failure) -> {
+      profiler.profileAtStart(model, budgetMs).whenComplete((outcome, failure) -> {
         if (failure != null || outcome.error() != null) {
           log.warn("Profiling {} at start failed: {}", model, failure != null ? failure.getMessage() : outcome.error());
         } else {

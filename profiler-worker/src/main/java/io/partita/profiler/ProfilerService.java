@@ -23,14 +23,20 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.profiler.idle.IdleGate;
 import io.partita.profiler.idle.IdleGatedSink;
+import io.partita.profiler.idle.IdleWait;
+import io.partita.profiler.idle.SlotLoad;
 import io.partita.profiler.idle.MeasuringCondition;
 import io.partita.profiler.kafka.SlotStatusFollower;
 import io.partita.profiler.metrics.MeteredSink;
 import io.partita.common.metrics.MetricsEndpoint;
 import io.partita.profiler.metrics.ProfilerMetrics;
 import io.partita.profiler.run.ProfileSink;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -38,6 +44,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -93,6 +100,7 @@ public final class ProfilerService implements Service {
   private final ProfilerMetrics metrics = new ProfilerMetrics(registry);
   private MetricsEndpoint endpoint;
   private IdleGate gate;
+  private ScheduledExecutorService localSlots;
   private SlotStatusFollower follower;
   private Thread followerThread;
 
@@ -168,8 +176,23 @@ public final class ProfilerService implements Service {
         budgetMillis > 0 ? budgetMillis : config.budgetMillis()));
   }
 
+  /**
+   * Start-up profiling of every version of a model, as {@link #profileNow}, except that it yields to
+   * serving: before each point it waits for the host's slots to be idle ({@link IdleWait#PER_STEP}),
+   * so it measures while they are idle and pauses, point by point, while they serve.
+   */
+  public CompletableFuture<ProfileOutcome> profileAtStart(String model, long budgetMillis) {
+    String requestId = "start-" + config.hostId() + "-" + UUID.randomUUID();
+    return profile(ProfileSpec.defaults(requestId, model, null, budgetMillis > 0 ? budgetMillis : config.budgetMillis()),
+        IdleWait.PER_STEP);
+  }
+
   /** Profiles what {@code spec} says on the measuring thread; see {@link #profileNow}. */
   public CompletableFuture<ProfileOutcome> profile(ProfileSpec spec) {
+    return profile(spec, IdleWait.PER_REQUEST);
+  }
+
+  private CompletableFuture<ProfileOutcome> profile(ProfileSpec spec, IdleWait rule) {
     if (measuring == null) {
       throw new IllegalStateException("the profiler is not started");
     }
@@ -178,7 +201,7 @@ public final class ProfilerService implements Service {
       return CompletableFuture.supplyAsync(() -> {
         boolean ok = false;
         try {
-          ProfileOutcome outcome = execute(spec);
+          ProfileOutcome outcome = execute(spec, rule);
           ok = outcome.error() == null;
           return outcome;
         } finally {
@@ -196,11 +219,11 @@ public final class ProfilerService implements Service {
   }
 
   /** One job on the measuring thread: runs the spec, publishes everything, waits for the acks. */
-  private ProfileOutcome execute(ProfileSpec spec) {
+  private ProfileOutcome execute(ProfileSpec spec, IdleWait rule) {
     String host = config.hostId();
     ProbedHost env = published != null ? published : probe.probe();
     measuringPublisher.status(spec.requestId(), host, AvroMapper.RUNNING, 0, 0, null);
-    ProfileOutcome outcome = new ProfileRunner(ort, measurerSettings).run(spec, env, models, sink(spec.requestId()));
+    ProfileOutcome outcome = new ProfileRunner(ort, measurerSettings).run(spec, env, models, sink(spec.requestId(), rule));
     if (outcome.error() != null) {
       log.warn("Profile request {} for model {} failed: {}", spec.requestId(), spec.model(), outcome.error());
       measuringPublisher.status(spec.requestId(), host, AvroMapper.FAILED, outcome.steps(), outcome.steps(),
@@ -220,11 +243,11 @@ public final class ProfilerService implements Service {
    * The sinks of one request: wait for idle slots (when checked), time the step, publish the timing
    * event with the condition it started under.
    */
-  private ProfileSink sink(String requestId) {
+  private ProfileSink sink(String requestId, IdleWait rule) {
     if (gate == null) {
       return new MeteredSink(metrics, measuringPublisher.sink(requestId, config.hostId(), null));
     }
-    IdleGatedSink gated = new IdleGatedSink(gate, decision -> {
+    IdleGatedSink gated = new IdleGatedSink(gate, rule, decision -> {
       metrics.idleWait(decision);
       if (decision.condition() == MeasuringCondition.BUSY_AFTER_WAIT && decision.waitedMillis() > 0) {
         log.info("Measuring for request {} while the slots of host {} are busy ({}) after waiting {} ms", requestId,
@@ -318,6 +341,36 @@ public final class ProfilerService implements Service {
     return endpoint == null ? -1 : endpoint.port();
   }
 
+  /**
+   * Also reads this host's slot statuses from {@code slots} every {@code every} (a worker in this
+   * process: {@code partita local}), besides {@code <prefix>.workers.status}, where a worker publishes
+   * them only every {@code worker.status.interval.ms} (10 s by default) and on a change of health or
+   * mounts: the profiler then pauses within {@code every} of the first requests, not seconds later.
+   * The same statuses, read sooner: newer ones replace older ones whichever way they came, and a slot
+   * that leaves the list is removed. Nothing happens when the idle check is off.
+   */
+  public void watchSlots(Supplier<List<SlotLoad>> slots, Duration every) {
+    if (gate == null || localSlots != null) {
+      return;
+    }
+    localSlots = Executors.newSingleThreadScheduledExecutor(daemon("partita-profiler-local-slots"));
+    Set<String> seen = new HashSet<>();
+    localSlots.scheduleWithFixedDelay(() -> {
+      try {
+        Set<String> now = new HashSet<>();
+        for (SlotLoad load : slots.get()) {
+          gate.update(load);
+          now.add(load.slot());
+        }
+        seen.stream().filter(slot -> !now.contains(slot)).forEach(gate::remove);
+        seen.clear();
+        seen.addAll(now);
+      } catch (RuntimeException e) {
+        log.debug("Reading the slots of host {} in this process failed: {}", config.hostId(), e.toString());
+      }
+    }, 0, every.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
   /** The host's serving load as the idle check sees it, or null when the check is off. */
   public IdleGate idleGate() {
     return gate;
@@ -388,6 +441,9 @@ public final class ProfilerService implements Service {
     }
     if (reprobing != null) {
       reprobing.shutdownNow();
+    }
+    if (localSlots != null) {
+      localSlots.shutdownNow();
     }
     if (follower != null) {
       follower.stop();

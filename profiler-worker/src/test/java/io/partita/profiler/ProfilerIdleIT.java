@@ -14,6 +14,8 @@ import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.models.demo.DemoRepository;
 import io.partita.profiler.idle.ServingLoad;
+import io.partita.profiler.idle.SlotLoad;
+import io.partita.profiler.run.ProfileOutcome;
 import io.partita.profiler.metrics.ProfilerMetrics;
 import io.partita.testkit.KafkaFixture;
 import java.net.ServerSocket;
@@ -28,6 +30,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
@@ -154,6 +158,42 @@ class ProfilerIdleIT {
     MeterRegistry registry = service.metrics().registry();
     assertThat(registry.get(ProfilerMetrics.IDLE_WAIT).tag("condition", "IDLE").timer().totalTime(TimeUnit.MILLISECONDS))
         .isGreaterThanOrEqualTo(1500);
+  }
+
+  @Test
+  void shouldPauseStartUpProfilingWhileTheSlotsServeAndResumeWhenTheyAreIdle() throws Exception {
+    Topics topics = start("yield", Map.of("profiler.idle.wait.ms", "120000"));
+    // The slots of this host as a worker in the same process shows them (partita local): busy or idle on demand.
+    AtomicBoolean busy = new AtomicBoolean(false);
+    AtomicLong answered = new AtomicLong();
+    service.watchSlots(() -> List.of(new SlotLoad("s0", "READY", busy.get() ? 4 : 0, busy.get() ? 12 : 0,
+        busy.get() ? answered.addAndGet(50) : answered.get(), System.currentTimeMillis())), Duration.ofMillis(50));
+
+    ProfileOutcome[] outcome = new ProfileOutcome[1];
+    var profiling = service.profileAtStart("demo-mlp", 50).thenAccept(o -> outcome[0] = o);
+    await().atMost(Duration.ofSeconds(60)).until(() -> !timings(topics).isEmpty());
+    busy.set(true); // traffic comes: the point running ends, the next one waits
+    await().atMost(Duration.ofSeconds(30)).until(() -> {
+      ServingLoad.Reading r = service.idleGate().reading();
+      return r != null && !r.idle();
+    });
+    int before = timings(topics).size();
+    await().pollDelay(Duration.ofMillis(500)).atMost(Duration.ofSeconds(30)).until(() -> timings(topics).size(), n -> n <= before + 1);
+    int paused = timings(topics).size();
+    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).until(() -> timings(topics).size() == paused);
+    assertThat(profiling).isNotDone();
+    busy.set(false); // the slots are idle again: it goes on
+
+    profiling.get(120, TimeUnit.SECONDS);
+    assertThat(outcome[0].error()).isNull();
+    assertThat(paused).isLessThan(outcome[0].steps());
+    List<TimingEvent> events = await().atMost(Duration.ofSeconds(30))
+        .until(() -> timings(topics), l -> l.size() == outcome[0].steps());
+    assertThat(events).extracting(TimingEvent::getVersion).containsOnly("1", "2");
+    // Every point started while the slots were idle: none was measured beside serving.
+    assertThat(events).extracting(TimingEvent::getCondition).containsOnly("IDLE");
+    assertThat(service.metrics().registry().get(ProfilerMetrics.IDLE_WAIT).tag("condition", "IDLE").timer()
+        .totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(2000);
   }
 
   @Test

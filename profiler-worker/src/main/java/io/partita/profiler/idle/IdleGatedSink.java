@@ -8,23 +8,32 @@ import java.util.function.Consumer;
 /**
  * Before each step of one profile request, waits for the host's slots to be idle enough
  * ({@link IdleGate#await}) and remembers the condition, which the sinks after it read through
- * {@link #current()} (the timing event records it). The wait allowed is a budget for the whole
- * request: once a step has spent it, the next steps only look and measure at once, so a request
- * waits at most {@link IdleSettings#waitMillis()} in all however many points it has.
+ * {@link #current()} (the timing event records it). How long each step may wait is the
+ * {@link IdleWait}'s rule: a budget for the whole request ({@link IdleWait#PER_REQUEST}: once a step
+ * has spent it, the next steps only look and measure at once, so a request waits at most
+ * {@link IdleSettings#waitMillis()} in all however many points it has), or the whole wait again
+ * before every step ({@link IdleWait#PER_STEP}, start-up profiling, which yields to serving).
  *
  * <p>Interrupted while waiting (the profiler is closing), it restores the interrupt and lets the
  * step run; the runner stops before the next one.
  */
 public final class IdleGatedSink implements ProfileSink {
   private final IdleGate gate;
+  private final IdleWait rule;
   private final Consumer<IdleGate.Decision> decided;
   private long budgetMillis;
   private volatile MeasuringCondition current = MeasuringCondition.UNCHECKED;
   private ProfileSink next;
 
-  /** @param decided told of every decision (metrics) */
+  /** A sink for a request asked for: {@link IdleWait#PER_REQUEST}. */
   public IdleGatedSink(IdleGate gate, Consumer<IdleGate.Decision> decided) {
+    this(gate, IdleWait.PER_REQUEST, decided);
+  }
+
+  /** @param decided told of every decision (metrics) */
+  public IdleGatedSink(IdleGate gate, IdleWait rule, Consumer<IdleGate.Decision> decided) {
     this.gate = gate;
+    this.rule = rule;
     this.decided = decided;
     this.budgetMillis = gate.settings().waitMillis();
   }
@@ -35,9 +44,9 @@ public final class IdleGatedSink implements ProfileSink {
     return this;
   }
 
-  /** What is left of the request's wait for idle slots. */
+  /** What the next step may wait for idle slots. */
   public long waitLeftMillis() {
-    return budgetMillis;
+    return rule.allowedMillis(gate.settings().waitMillis(), budgetMillis);
   }
 
   /** The condition the step being measured started under. */
@@ -49,7 +58,7 @@ public final class IdleGatedSink implements ProfileSink {
   public void starting(int done, int total, String label) {
     IdleGate.Decision d;
     try {
-      d = gate.await(budgetMillis);
+      d = gate.await(waitLeftMillis());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       d = new IdleGate.Decision(MeasuringCondition.UNCHECKED, 0, null);

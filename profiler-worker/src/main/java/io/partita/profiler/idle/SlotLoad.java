@@ -1,5 +1,7 @@
 package io.partita.profiler.idle;
 
+import io.partita.avro.SlotStatus;
+
 /**
  * What one serving slot's status says about its load (the fields of {@code SlotStatus} the idle
  * check reads).
@@ -13,6 +15,11 @@ package io.partita.profiler.idle;
  * @param timestampMs when the worker wrote the status (epoch ms)
  */
 public record SlotLoad(String slot, String health, int inFlight, int queueDepth, long answered, long timestampMs) {
+
+  /** The fields of a worker's slot status the idle check reads. */
+  public static SlotLoad of(SlotStatus s) {
+    return new SlotLoad(s.getSlot(), s.getHealth(), s.getInFlight(), s.getQueueDepth(), s.getAnswered(), s.getTimestamp());
+  }
 
   /** A slot that has, or is about to have, a session taking requests. */
   public boolean serving() {

@@ -85,8 +85,7 @@ public final class SlotStatusFollower implements Runnable {
     }
     SlotStatus s = codec.decode(record.topic(), record.value());
     if (hostId.equals(s.getHost())) {
-      gate.update(new SlotLoad(s.getSlot(), s.getHealth(), s.getInFlight(), s.getQueueDepth(), s.getAnswered(),
-          s.getTimestamp()));
+      gate.update(SlotLoad.of(s));
     }
   }
 

@@ -130,4 +130,46 @@ class IdleGateTest {
     assertThat(seenByNext).containsExactly(MeasuringCondition.BUSY_AFTER_WAIT, MeasuringCondition.BUSY_AFTER_WAIT,
         MeasuringCondition.IDLE);
   }
+  @Test
+  void shouldGiveEveryStepOfStartUpProfilingTheWholeWaitButARequestOnlyWhatItsStepsLeft() {
+    assertThat(IdleWait.PER_STEP.allowedMillis(30_000, 0)).isEqualTo(30_000);
+    assertThat(IdleWait.PER_STEP.allowedMillis(30_000, 12_000)).isEqualTo(30_000);
+    assertThat(IdleWait.PER_REQUEST.allowedMillis(30_000, 30_000)).isEqualTo(30_000);
+    assertThat(IdleWait.PER_REQUEST.allowedMillis(30_000, 12_000)).isEqualTo(12_000);
+    assertThat(IdleWait.PER_REQUEST.allowedMillis(30_000, 0)).isZero();
+  }
+
+  @Test
+  void shouldPauseStartUpProfilingAtEveryStepWhileTheSlotsAreBusyAndGoOnWhenTheyAreIdle() {
+    IdleGate gate = new IdleGate(new IdleSettings(true, 0, 1.0, 200, 30_000), System::currentTimeMillis);
+    gate.caughtUp();
+    gate.update(busy(System.currentTimeMillis()));
+    List<IdleGate.Decision> decisions = new ArrayList<>();
+    IdleGatedSink sink = new IdleGatedSink(gate, IdleWait.PER_STEP, decisions::add);
+    sink.around(new ProfileSink() {
+      @Override
+      public void starting(int done, int total, String label) {}
+
+      @Override
+      public void point(TimingResult result, int done, int total) {}
+
+      @Override
+      public void grouping(GroupingResult result, int done, int total) {}
+    });
+
+    sink.starting(0, 4, "busy: waits the whole wait");
+    sink.starting(1, 4, "still busy: waits the whole wait again, not only once");
+    gate.update(idle(System.currentTimeMillis()));
+    sink.starting(2, 4, "idle: at once");
+    gate.update(busy(System.currentTimeMillis()));
+    sink.starting(3, 4, "traffic came back: waits again");
+
+    assertThat(decisions).extracting(IdleGate.Decision::condition).containsExactly(MeasuringCondition.BUSY_AFTER_WAIT,
+        MeasuringCondition.BUSY_AFTER_WAIT, MeasuringCondition.IDLE, MeasuringCondition.BUSY_AFTER_WAIT);
+    assertThat(decisions.get(0).waitedMillis()).isGreaterThanOrEqualTo(200);
+    assertThat(decisions.get(1).waitedMillis()).isGreaterThanOrEqualTo(200);
+    assertThat(decisions.get(2).waitedMillis()).isLessThan(200);
+    assertThat(decisions.get(3).waitedMillis()).isGreaterThanOrEqualTo(200);
+    assertThat(sink.waitLeftMillis()).isEqualTo(200);
+  }
 }
