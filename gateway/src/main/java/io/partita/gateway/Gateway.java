@@ -27,18 +27,23 @@ import io.partita.gateway.kafka.ReplyRouter;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.kafka.RouteTable;
 import io.partita.gateway.limits.Capacity;
+import io.partita.gateway.oip.OipWarmUp;
 import io.partita.gateway.metrics.GatewayMetrics;
 import io.partita.gateway.routing.PlanRouting;
 import io.partita.gateway.routing.Routing;
 import io.partita.gateway.server.HttpFrontDoor;
 import io.partita.models.repo.ModelRepository;
+import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.RepositoryIndex;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -101,6 +106,9 @@ public final class Gateway implements Service {
   private Capacity capacity;
   private ScheduledExecutorService demandTimer;
   private Dashboard dashboard;
+  private volatile OipWarmUp.Outcome warmUp;
+  /** Why the embedding process holds readiness ({@link #holdReady}), in the order asked. */
+  private final Set<String> holds = new ConcurrentSkipListSet<>();
 
   public Gateway(GatewayConfig config) {
     this.config = config;
@@ -181,7 +189,13 @@ public final class Gateway implements Service {
     GatewayConfig.Server server = config.server();
     executor = Executors.newFixedThreadPool(server.handlerThreads(), daemon("partita-handler"));
     metrics.watch(loops);
+    // The JIT's warm-up of this gateway's part of a call, before the HTTP port opens (ready says 200 only after it).
+    warmUp = OipWarmUp.run(signatures(catalog.current()), server.warmUpCalls(), config.limits().json());
+    log.info("Warmed up the request path: {} bodies parsed and answers written for {} service models in {} ms{}", warmUp.calls(),
+        warmUp.serviceModels(), warmUp.millis(), warmUp.problem() == null ? "" : " (" + warmUp.problem() + ")");
     Readiness readiness = new Readiness(loops.loops(), routing, () -> catalog.current().serviceModels().keySet())
+        .withServerCheck(this::warmUpProblem)
+        .withServerCheck(() -> holds.stream().findFirst())
         .withServerCheck(new CatalogReadiness(config.steering().readiness(), () -> catalog.current().serviceModels().keySet(), routing::ready));
     HttpApi.Deps deps = new HttpApi.Deps(catalog, requests, capacity, config.apiKeys(), metrics, jobsApi, readiness,
         config.limits().timeoutMs(), config.limits().maxBodyBytes(), config.limits().retryAfterSeconds(), config.limits().json(),
@@ -252,6 +266,34 @@ public final class Gateway implements Service {
     catalogThread.start();
     catalogReader.caughtUp().get(60, TimeUnit.SECONDS);
     return view;
+  }
+
+  /**
+   * Keeps {@code /v2/health/ready} at 503, saying {@code reason}, until the returned hold is closed,
+   * whatever else is ready; infer calls are served meanwhile (a model's own readiness is not held).
+   * For the process that embeds the gateway: {@code partita local} holds it while it warms its
+   * serving path up through it. May be called before {@link #start}.
+   */
+  public AutoCloseable holdReady(String reason) {
+    holds.add(reason);
+    return () -> holds.remove(reason);
+  }
+
+  /** Not ready before the request path's warm-up ran ({@code gateway.warm-up.calls}). */
+  Optional<String> warmUpProblem() {
+    return warmUp == null ? Optional.of("the request path is warming up (gateway.warm-up.calls)") : Optional.empty();
+  }
+
+  /** What the warm-up of the request path did, or null before it ran. */
+  public OipWarmUp.Outcome warmUp() {
+    return warmUp;
+  }
+
+  /** The signature of each offered service model (its base model's), for the warm-up. */
+  private static Map<String, ModelSignature> signatures(RepositoryIndex index) {
+    Map<String, ModelSignature> out = new TreeMap<>();
+    index.serviceModels().values().forEach(sm -> index.model(sm.baseModel()).ifPresent(m -> out.put(sm.name(), m.signature())));
+    return out;
   }
 
   private static Map<String, String> baseModels(ModelCatalog catalog) {

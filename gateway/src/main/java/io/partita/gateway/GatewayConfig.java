@@ -93,9 +93,12 @@ public record GatewayConfig(
    * @param serverTiming whether infer answers say where their time went in the gateway, in a
    *     {@code Server-Timing} header (HTTP) or {@code server-timing} trailer (gRPC)
    *     ({@code gateway.server.timing}, default true)
+   * @param warmUpCalls infer bodies parsed and answers written before the gateway says it is ready, the JIT's
+   *     warm-up of its part of a call ({@code gateway.warm-up.calls}, default 300; 0 = none; see
+   *     {@link io.partita.gateway.oip.OipWarmUp})
    */
   public record Server(int httpPort, int grpcPort, long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, int maxConnections,
-      int handlerThreads, boolean serverTiming) {}
+      int handlerThreads, boolean serverTiming, int warmUpCalls) {}
 
   public static GatewayConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -192,7 +195,8 @@ public record GatewayConfig(
         settings.longValue("gateway.idle.timeout.ms", 60_000, 10, 86_400_000),
         settings.integer("gateway.max.connections", 10_000, 1, 1_000_000),
         settings.integer("gateway.handler.threads", Math.max(4, Runtime.getRuntime().availableProcessors() * 2), 1, 4096),
-        settings.bool("gateway.server.timing", true));
+        settings.bool("gateway.server.timing", true),
+        settings.integer("gateway.warm-up.calls", 300, 0, 1_000_000));
   }
 
   static Routing.Mode routing(String value) {

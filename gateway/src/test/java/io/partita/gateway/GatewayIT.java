@@ -1,6 +1,7 @@
 package io.partita.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -17,6 +18,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -100,6 +102,33 @@ class GatewayIT {
       }
       return total;
     }
+  }
+
+  @Test
+  void shouldWarmUpTheWorkersSlotsAndTheGatewaysRequestPathBeforeEitherSaysReady() throws Exception {
+    // A worker of its own (another prefix: nobody sends it a request), not ready before its slots ran their warm-up.
+    Settings own = Settings.of(Map.of("kafka.bootstrap.servers", KafkaFixture.bootstrapServers(),
+        "topic.prefix", KafkaFixture.uniquePrefix("warm"), "model.repo", repo.toString(), "worker.threads", "1",
+        "worker.warm-up.requests", "120"));
+    InferenceWorker fresh = new InferenceWorker(WorkerConfig.from(own));
+    assertThat(fresh.health().ready().status()).isEqualTo(503);
+    assertThat(fresh.health().ready().body()).contains("warming up").contains("worker.warm-up.requests");
+    try {
+      fresh.start();
+      await().atMost(Duration.ofSeconds(60)).until(() -> fresh.health().ready().ok());
+      // every slot answered exactly its warm-up's synthetic requests, before any client could reach it
+      assertThat(fresh.slots().statuses()).isNotEmpty().allSatisfy(st -> assertThat(st.getAnswered()).isEqualTo(120));
+    } finally {
+      fresh.close();
+    }
+
+    // The gateway: not ready before its request path's warm-up; this one ran it at start, for every offered model.
+    assertThat(new Gateway(GatewayConfig.from(own)).warmUpProblem()).hasValueSatisfying(p -> assertThat(p).contains("warming up"));
+    assertThat(gateway.warmUpProblem()).isEmpty();
+    assertThat(gateway.warmUp().calls()).isEqualTo(300);
+    assertThat(gateway.warmUp().serviceModels()).isEqualTo(DemoMlp.SERVICE_MODELS.size());
+    assertThat(gateway.warmUp().problem()).isNull();
+    assertThat(get("/v2/health/ready").statusCode()).isEqualTo(200);
   }
 
   @Test

@@ -86,6 +86,8 @@ public final class InferenceWorker implements Service {
   private List<Integer> usable;
   private Assignments.Defaults defaults;
   private PlanFollower follower;
+  /** Whether the start-up slots ran their warm-up (readiness waits for it). */
+  private volatile boolean warmedUp;
   /** Why the plan's latest assignment for this host is not applied, or null. */
   private volatile String planProblem;
   /** FAILED status of the planned slots that could not be opened, by host/slot; replaced on every change. */
@@ -131,7 +133,7 @@ public final class InferenceWorker implements Service {
     }
     WorkerMetrics metrics = new WorkerMetrics(registry);
     slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions(),
-        config.batching().acrossWeightFiles(), s.modelCache(), Optional.ofNullable(config.modelRepository())),
+        config.batching().acrossWeightFiles(), s.modelCache(), Optional.ofNullable(config.modelRepository()), s.warmUpRequests()),
         new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), metrics, System::currentTimeMillis, this::statusChanged);
 
     Set<String> served = new TreeSet<>(slots.serviceModels());
@@ -154,6 +156,9 @@ public final class InferenceWorker implements Service {
     }
 
     slots.start(SLOT_START);
+    // Before the first status: the gateway routes to a slot once the planner has read it ready.
+    slots.warmUp(s.warmUpRequests());
+    warmedUp = true;
     producer = new KafkaProducer<>(producerProps());
     status = new StatusPublisher(producer, topics, config.codecs(), this::statuses, config.operation().statusIntervalMs(),
         loop("worker-status", metrics));
@@ -308,8 +313,11 @@ public final class InferenceWorker implements Service {
   /** A slot whose runner ended while the slot was not stopped (it cannot answer what it is given). */
   private Optional<String> slotProblem() {
     Slots current = slots;
+    if (!warmedUp) {
+      return Optional.of("the slots are opening and warming up their serving path (" + WorkerConfig.WARM_UP_KEY + ")");
+    }
     if (current == null) {
-      return Optional.of("the slots are not open");
+      return Optional.of("the slots are closed");
     }
     for (io.partita.worker.slot.Slot slot : current.slots()) {
       if (slot.health() != io.partita.worker.slot.Slot.Health.STOPPED && slot.health() != io.partita.worker.slot.Slot.Health.FAILED

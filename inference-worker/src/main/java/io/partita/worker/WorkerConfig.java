@@ -44,9 +44,13 @@ public record WorkerConfig(
    *     ({@code worker.model.cache.dir}); empty: files are opened in the model repository
    * @param fromCatalog the models served are the catalog's ({@code worker.models.from=catalog}), their files fetched
    *     by the URIs it names into the cache, instead of a scan of {@code model.repo} ({@code repository}, the default)
+   * @param warmUpRequests synthetic requests each slot runs when it opens, before the worker says it is ready and
+   *     before a slot opened for a new plan takes requests: the JIT's warm-up of the serving path
+   *     ({@code worker.warm-up.requests}, default 300; 0 = none)
    */
   public record SlotSettings(List<Integer> partitions, Path assignmentFile, int gpu, boolean shareSessions, long weightBudgetBytes,
-                             boolean followPlan, boolean spin, java.util.Optional<Path> modelCache, boolean fromCatalog) {
+                             boolean followPlan, boolean spin, java.util.Optional<Path> modelCache, boolean fromCatalog,
+                             int warmUpRequests) {
     public SlotSettings {
       partitions = List.copyOf(partitions);
     }
@@ -103,6 +107,9 @@ public record WorkerConfig(
 
   public static final String ASSIGNMENT_KEY = "worker.assignment";
 
+  /** Synthetic requests each slot runs when it opens ({@link SlotSettings#warmUpRequests}). */
+  public static final String WARM_UP_KEY = "worker.warm-up.requests";
+
   /** Where the served models come from: {@code repository} (a scan of model.repo) or {@code catalog}. */
   public static final String MODELS_FROM_KEY = "worker.models.from";
   /** The local directory model files are fetched into (by sha256) and checked before loading. */
@@ -153,7 +160,8 @@ public record WorkerConfig(
             settings.bool("worker.follow-plan", false),
             settings.bool("worker.spin", true),
             java.util.Optional.ofNullable(cache).filter(c -> !c.isBlank()).map(Path::of),
-            fromCatalog),
+            fromCatalog,
+            settings.integer(WARM_UP_KEY, 300, 0, 100_000)),
         new BatchSettings(
             settings.integer("worker.batch.max", 32, 1, 1 << 20),
             settings.longValue("worker.batch.delay.ms", 2, 0, 60_000),

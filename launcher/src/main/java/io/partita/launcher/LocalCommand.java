@@ -8,12 +8,15 @@ import io.partita.launcher.broker.EmbeddedKafka;
 import io.partita.planner.PlannerConfig;
 import io.partita.planner.PlannerService;
 import io.partita.models.demo.DemoRepository;
+import io.partita.models.repo.ModelRepository;
 import io.partita.profiler.ProfilerConfig;
 import io.partita.profiler.ProfilerService;
+import io.partita.profiler.idle.SlotLoad;
 import io.partita.worker.InferenceWorker;
 import io.partita.worker.WorkerConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,6 +78,9 @@ final class LocalCommand implements Callable<Integer> {
    * has published the host's cores) no route has a ready instance and calls are answered 503.
    */
   static final Routing.Mode LOCAL_ROUTING = Routing.Mode.PLAN;
+
+  /** How often the profiler reads the worker's slots in this process (its idle check before each point). */
+  static final Duration LOCAL_SLOT_READING = Duration.ofMillis(500);
 
   static String routingLine(Routing.Mode mode) {
     return mode == Routing.Mode.PLAN
@@ -159,12 +165,20 @@ final class LocalCommand implements Callable<Integer> {
       // so after a crash the first 200 comes when the slower of the two is up, not after both.
       GatewayConfig gatewayConfig = GatewayConfig.from(settings);
       Gateway gateway = new Gateway(gatewayConfig);
-      services.startTogether(List.of(new InferenceWorker(WorkerConfig.from(settings)), gateway));
+      InferenceWorker worker = new InferenceWorker(WorkerConfig.from(settings));
+      int warmUpCalls = settings.integer(LocalWarmUp.CALLS_KEY, LocalWarmUp.DEFAULT_CALLS, 0, 1_000_000);
+      AutoCloseable warmingUp = warmUpCalls == 0 ? () -> { }
+          : gateway.holdReady("partita local is warming up its serving path end to end (" + LocalWarmUp.CALLS_KEY + ")");
+      services.startTogether(List.of(worker, gateway));
+      new LocalWarmUp(gateway.port(), ModelRepository.scan(repo), warmUpCalls,
+          Duration.ofMillis(settings.longValue(LocalWarmUp.TIME_KEY, LocalWarmUp.DEFAULT_MAX_MS, 0, 600_000)), warmingUp).start();
       if (!noProfile) {
         // Profile what is served, with a short budget, so the planner has measurements to plan
-        // from. It runs in the background on the same cores as the worker, so early requests may
-        // see it; --no-profile turns it off.
+        // from. It runs in the background on the same cores as the worker and yields to serving:
+        // each point waits for the slots to be idle, read from the worker in this process twice a
+        // second (its status topic says it only every few seconds); --no-profile turns it off.
         ProfilerService profiler = services.start(new ProfilerService(ProfilerConfig.from(settings)));
+        profiler.watchSlots(() -> worker.slots().statuses().stream().map(SlotLoad::of).toList(), LOCAL_SLOT_READING);
         ProfilerCommand.profileRepository(profiler, repo, profileBudgetMs);
       }
       System.out.printf("%nPartita is running.%n"
