@@ -156,6 +156,10 @@ public final class Bench {
           kafkaCeiling();
           yield "the Kafka ceiling alone";
         }
+        case "first-minute" -> {
+          firstMinute();
+          yield "the first-minute part alone";
+        }
         case "hosts" -> {
           new ManyHostsBench(report, workDir, quick, self).run();
           yield "the many-hosts part alone";
@@ -663,6 +667,20 @@ public final class Bench {
 
   private int jobWarmups() {
     return quick ? 1 : JOB_WARMUPS;
+  }
+
+  /** Section 1i's measurement, once per run: the first-minute part and table 1's rows of partita local share it. */
+  private FirstMinuteBench.Outcome firstMinute;
+
+  /** 1i and 1j: partita local as a user starts it, in its own JVM (see {@link FirstMinuteBench}). */
+  private FirstMinuteBench.Outcome firstMinute() throws Exception {
+    if (firstMinute == null) {
+      Path logs = workDir.resolve("logs");
+      FirstMinuteBench.Settings settings = quick ? FirstMinuteBench.Settings.quick(logs) : FirstMinuteBench.Settings.full(logs);
+      firstMinute = FirstMinuteBench.run(scratch, settings);
+      FirstMinuteBench.report(report, firstMinute, settings, self);
+    }
+    return firstMinute;
   }
 
   // 1e. Batch jobs, packed.

@@ -130,7 +130,7 @@ final class JobBench {
     return out;
   }
 
-  private static byte[] lines(BenchModel model, int rows, long seed) {
+  static byte[] lines(BenchModel model, int rows, long seed) {
     StringBuilder b = new StringBuilder();
     for (int i = 0; i < rows; i++) {
       b.append(model.jsonBody(1, seed * 1_000_003L + i)).append('\n');
@@ -144,9 +144,15 @@ final class JobBench {
    */
   private static double[] runJob(HttpClient http, String base, BenchModel model, byte[] body, CpuSplit cpu,
       java.util.function.Consumer<CpuSplit.Split> cpuWindow) throws Exception {
+    return runJob(http, base, model.name(), body, cpu, cpuWindow);
+  }
+
+  /** As {@link #runJob(HttpClient, String, BenchModel, byte[], CpuSplit, java.util.function.Consumer)}, on the service model named. */
+  static double[] runJob(HttpClient http, String base, String serviceModel, byte[] body, CpuSplit cpu,
+      java.util.function.Consumer<CpuSplit.Split> cpuWindow) throws Exception {
     java.util.Map<Long, Long> before = cpu == null ? null : cpu.snapshot();
     long start = System.nanoTime();
-    HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(base + "/v2/jobs?model=" + model.name()))
+    HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(base + "/v2/jobs?model=" + serviceModel))
         .timeout(Duration.ofMinutes(5)).POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
         HttpResponse.BodyHandlers.ofString());
     if (created.statusCode() != 201) {
