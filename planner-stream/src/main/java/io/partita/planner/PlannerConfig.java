@@ -141,6 +141,11 @@ public record PlannerConfig(
     if (!groupInstanceId.isEmpty()) {
       p.put(StreamsConfig.mainConsumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), groupInstanceId);
     }
+    // A standby planner takes the tasks of an active one that died (killed, frozen, cut off) once the
+    // group gives up on it: 10 s rather than Kafka's 45 s (kafka.main.consumer.session.timeout.ms
+    // overrides). A planner that stops cleanly leaves the group at once whatever this says.
+    p.put(StreamsConfig.mainConsumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), "10000");
+    p.put(StreamsConfig.mainConsumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), "2000");
     p.putAll(kafka);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     return p;
