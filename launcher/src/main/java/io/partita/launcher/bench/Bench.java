@@ -160,6 +160,14 @@ public final class Bench {
           new ManyHostsBench(report, workDir, quick, self).run();
           yield "the many-hosts part alone";
         }
+        case "faults" -> {
+          new FaultBench(report, workDir, quick, self).faults();
+          yield "the fault suite alone";
+        }
+        case "soak" -> {
+          new FaultBench(report, workDir, quick, self).soak();
+          yield "the soak alone";
+        }
         default -> throw new IllegalArgumentException("only: no bench part '" + only + "'");
       };
     }

@@ -62,6 +62,9 @@ public final class ManyHosts implements AutoCloseable {
   private ClusterState state;
   private PartitaClient client;
   private boolean down;
+  private boolean confined;
+  private final java.util.concurrent.ConcurrentHashMap<String, Integer> delivered = new java.util.concurrent.ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong deliveredTwice = new java.util.concurrent.atomic.AtomicLong();
 
   private ManyHosts(Path dir, PrintStream err, ClusterState state) {
     this.dir = dir;
@@ -79,7 +82,11 @@ public final class ManyHosts implements AutoCloseable {
     ClusterSpec spec = new ClusterSpec(dir.toAbsolutePath(), 3, workerCpus, 2, null, NetworkMode.AUTO,
         ClusterSpec.DEFAULT_TIMEOUT, envFile, List.of(), System.getProperty("java.class.path"));
     Cluster.UpResult up = Cluster.up(spec, err);
-    return new ManyHosts(dir.toAbsolutePath(), err, up.state());
+    ManyHosts cluster = new ManyHosts(dir.toAbsolutePath(), err, up.state());
+    // The load generator (this JVM) runs beside the brokers, planners and gateways, not on the
+    // worker hosts' CPUs, whose quotas are what the figures are about.
+    cluster.confined = Cluster.confineLoadGenerator(dir.toAbsolutePath(), ProcessHandle.current().pid());
+    return cluster;
   }
 
   public ClusterState state() {
@@ -210,9 +217,46 @@ public final class ManyHosts implements AutoCloseable {
   public synchronized PartitaClient client() {
     if (client == null) {
       client = PartitaClient.start(PartitaClient.Config.of(bootstrap()).withClientId("many-hosts-" + ProcessHandle.current().pid())
-          .withTimeout(Duration.ofSeconds(30)));
+          .withTimeout(Duration.ofSeconds(60)));
+      // Every answer the client hands to a caller, by request id: a second one for an id is a
+      // duplicate that got past the client's de-duplication.
+      client.onReplyTiming(t -> {
+        if (delivered.merge(t.id(), 1, Integer::sum) == 2) {
+          deliveredTwice.incrementAndGet();
+        }
+      });
     }
     return client;
+  }
+
+  /** Answers the Kafka client handed to a caller for a request it had already answered (must stay 0). */
+  public long deliveredTwice() {
+    return deliveredTwice.get();
+  }
+
+  /** The gateways' gRPC addresses, {@code host:port}. */
+  public List<String> grpcTargets() {
+    return state.groups(GroupKind.GATEWAY).stream().map(g -> g.address() + ":" + g.port("grpc")).toList();
+  }
+
+  /** The gateways' ids ({@code gateway.id}), which name their reply topics. */
+  public List<String> gatewayIds() {
+    return state.groups(GroupKind.GATEWAY).stream().map(GroupRecord::name).toList();
+  }
+
+  public String topicPrefix() {
+    return topics.prefix();
+  }
+
+  /** A worker host's CPU quota, in cores. */
+  public double quota(String host) throws java.io.IOException {
+    state = ClusterState.read(dir).orElseThrow();
+    return state.group(host).orElseThrow().quota();
+  }
+
+  /** The model repository the cluster serves (the cluster demo set written under its directory). */
+  public Path modelRepo() {
+    return dir.resolve("models");
   }
 
   /** One row of the demo MLP's input. */
@@ -288,6 +332,14 @@ public final class ManyHosts implements AutoCloseable {
     if (client != null) {
       client.close();
       client = null;
+    }
+    if (confined) {
+      confined = false;
+      try {
+        Cluster.release(ProcessHandle.current().pid());
+      } catch (java.io.IOException e) {
+        err.println("Could not move this process out of the cluster's load cgroup: " + e.getMessage());
+      }
     }
     if (!down) {
       down = true;
