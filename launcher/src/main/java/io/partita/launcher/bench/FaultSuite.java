@@ -365,7 +365,19 @@ public final class FaultSuite {
         Files.move(tmp, dir.getParent()); // the model appears whole, as a deployment tool would place it
         addedAt[0] = System.nanoTime();
         cluster.fault(Cluster.Fault.KILL, target[0], null);
+        placed = CompletableFuture.supplyAsync(() -> {
+          try {
+            cluster.await("the added model " + model + " placed in the plan", Duration.ofMinutes(4),
+                s -> s.assignments().values().stream().anyMatch(a -> a.getModel().equals(model)));
+            return (System.nanoTime() - addedAt[0]) / 1_000_000;
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1L;
+          }
+        });
       }
+
+      private CompletableFuture<Long> placed = CompletableFuture.completedFuture(-1L);
 
       @Override
       void recover() throws Exception {
@@ -374,22 +386,17 @@ public final class FaultSuite {
 
       @Override
       void after() throws Exception {
-        ManyHosts.Snapshot placed = cluster.await("the added model " + model + " placed in the plan", Duration.ofMinutes(3),
-            s -> s.assignments().values().stream().anyMatch(a -> a.getModel().equals(model)));
-        checks.put("modelPlacedAfterMs", placedAt(placed) < 0 ? -1 : (System.nanoTime() - addedAt[0]) / 1_000_000);
+        checks.put("modelPlacedAfterMs", placed.get(5, TimeUnit.MINUTES));
         HttpResponse<String> answer = awaitAnswer(model);
-        checks.put("addedModelAnswered", answer.statusCode() == 200 ? 1L : 0L);
-      }
-
-      private long placedAt(ManyHosts.Snapshot s) {
-        return s.assignments().values().stream().anyMatch(a -> a.getModel().equals(model)) ? 1 : -1;
+        checks.put("addedModelAnswered", answer != null && answer.statusCode() == 200 ? 1L : 0L);
       }
 
       @Override
       String note(Calls calls) {
-        return "model " + model + " added to the repository, then " + target[0] + " (running the plan's tasks) killed;"
-            + " the model was placed in the plan (and answered: " + checks.getOrDefault("addedModelAnswered", 0L) + ")"
-            + " after the load, " + checks.getOrDefault("modelPlacedAfterMs", -1L) / 1000.0 + " s after it was added at the latest";
+        long ms = checks.getOrDefault("modelPlacedAfterMs", -1L);
+        return "model " + model + " added to the repository, then " + target[0] + " (running the plan's tasks) killed: the"
+            + " model was " + (ms < 0 ? "not placed" : "placed in the plan " + Report.fmt(ms / 1000.0) + " s after it was added")
+            + (checks.getOrDefault("addedModelAnswered", 0L) == 1 ? " and answered" : ", not answered");
       }
     };
   }
@@ -483,40 +490,44 @@ public final class FaultSuite {
 
   // --- batch jobs over HTTP ---
 
+  /** The first answer from any gateway, tried in turn, that {@code accept} takes; null when none did. */
+  private HttpResponse<String> anyGateway(java.util.function.Function<URI, HttpRequest> request,
+      java.util.function.Predicate<HttpResponse<String>> accept) throws InterruptedException {
+    HttpResponse<String> last = null;
+    for (URI g : cluster.gateways()) {
+      try {
+        last = http.send(request.apply(g), HttpResponse.BodyHandlers.ofString());
+        if (accept.test(last)) {
+          return last;
+        }
+      } catch (IOException e) {
+        // that gateway is down: the next one
+      }
+    }
+    return null;
+  }
+
   private String submitJob(int rows) throws Exception {
     StringBuilder body = new StringBuilder();
     for (int i = 0; i < rows; i++) {
       body.append(new String(ManyHosts.demoBody(i), StandardCharsets.UTF_8)).append('\n');
     }
-    for (URI g : cluster.gateways()) {
-      try {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(g.resolve("/v2/jobs?model=" + ManyHosts.LOAD_SERVICE_MODEL))
-            .POST(HttpRequest.BodyPublishers.ofString(body.toString())).timeout(Duration.ofSeconds(60)).build(),
-            HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() / 100 == 2) {
-          return JSON.readTree(r.body()).get("id").asText();
-        }
-      } catch (IOException e) {
-        // the next gateway
-      }
+    HttpResponse<String> r = anyGateway(g -> HttpRequest.newBuilder(g.resolve("/v2/jobs?model=" + ManyHosts.LOAD_SERVICE_MODEL))
+        .POST(HttpRequest.BodyPublishers.ofString(body.toString())).timeout(Duration.ofSeconds(60)).build(),
+        a -> a.statusCode() / 100 == 2);
+    if (r == null) {
+      throw new IllegalStateException("no gateway took the job");
     }
-    throw new IllegalStateException("no gateway took the job");
+    return JSON.readTree(r.body()).get("id").asText();
   }
 
   private JsonNode jobStatus(String id) throws Exception {
-    IOException last = null;
-    for (URI g : cluster.gateways()) {
-      try {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(g.resolve("/v2/jobs/" + id)).timeout(Duration.ofSeconds(10)).build(),
-            HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 200) {
-          return JSON.readTree(r.body());
-        }
-      } catch (IOException e) {
-        last = e;
-      }
+    HttpResponse<String> r = anyGateway(g -> HttpRequest.newBuilder(g.resolve("/v2/jobs/" + id)).timeout(Duration.ofSeconds(10)).build(),
+        a -> a.statusCode() == 200);
+    if (r == null) {
+      throw new IllegalStateException("no gateway answered the status of job " + id);
     }
-    throw new IllegalStateException("no gateway answered the status of job " + id, last);
+    return JSON.readTree(r.body());
   }
 
   /** The gateway running the job once it runs, as {@code gateway-N}. */
@@ -548,39 +559,27 @@ public final class FaultSuite {
   }
 
   private List<String> results(String id) throws Exception {
-    for (URI g : cluster.gateways()) {
-      try {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(g.resolve("/v2/jobs/" + id + "/results"))
-            .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 200) {
-          return r.body().lines().filter(l -> !l.isBlank()).toList();
-        }
-      } catch (IOException e) {
-        // the next gateway
-      }
+    HttpResponse<String> r = anyGateway(g -> HttpRequest.newBuilder(g.resolve("/v2/jobs/" + id + "/results"))
+        .timeout(Duration.ofSeconds(60)).build(), a -> a.statusCode() == 200);
+    if (r == null) {
+      throw new IllegalStateException("no gateway gave the results of job " + id);
     }
-    throw new IllegalStateException("no gateway gave the results of job " + id);
+    return r.body().lines().filter(l -> !l.isBlank()).toList();
   }
 
+  /** An answer of the model through any gateway (200), waiting up to two minutes; the last answer, or null. */
   private HttpResponse<String> awaitAnswer(String model) throws Exception {
     long end = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-    HttpResponse<String> last = null;
     while (System.nanoTime() < end) {
-      for (URI g : cluster.gateways()) {
-        try {
-          last = http.send(HttpRequest.newBuilder(g.resolve("/v2/models/" + model + "/infer"))
-              .POST(HttpRequest.BodyPublishers.ofByteArray(ManyHosts.demoBody(1))).timeout(Duration.ofSeconds(10)).build(),
-              HttpResponse.BodyHandlers.ofString());
-          if (last.statusCode() == 200) {
-            return last;
-          }
-        } catch (IOException e) {
-          // the next gateway
-        }
+      HttpResponse<String> r = anyGateway(g -> HttpRequest.newBuilder(g.resolve("/v2/models/" + model + "/infer"))
+          .POST(HttpRequest.BodyPublishers.ofByteArray(ManyHosts.demoBody(1))).timeout(Duration.ofSeconds(10)).build(),
+          a -> a.statusCode() == 200);
+      if (r != null) {
+        return r;
       }
       TimeUnit.SECONDS.sleep(2);
     }
-    return last;
+    return null;
   }
 
   // --- duplicates on the reply topics ---
