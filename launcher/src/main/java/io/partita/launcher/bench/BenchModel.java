@@ -1,5 +1,6 @@
 package io.partita.launcher.bench;
 
+import io.partita.launcher.cluster.InferBodies;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;

@@ -1,5 +1,6 @@
 package io.partita.launcher.bench;
 
+import io.partita.launcher.cluster.InferBodies;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.SlotAssignment;
