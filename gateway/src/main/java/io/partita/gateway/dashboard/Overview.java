@@ -197,13 +197,13 @@ final class Overview {
   /** Why no instance of a service model is planned, in the order a newcomer would check. */
   private String notPlanned(Route route, ServiceModel catalog, String base) {
     if (route == null && catalog == null) {
-      return "not planned: the planner has published no route for it yet (is the planner running?)";
+      return "the planner has published no route for it yet (is the planner running?)";
     }
     if (state.hosts.rows.isEmpty()) {
-      return "not planned: no host has reported yet (each host's profiler publishes its environment)";
+      return "no host has reported yet (each host's profiler publishes its environment)";
     }
     if (base != null && state.timings.rows.values().stream().noneMatch(t -> t.getOk() && t.getModel().equals(base))) {
-      return "not planned: no host has measured " + base + " yet (the profiler measures it, then the planner places it)";
+      return "no host has measured " + base + " yet (the profiler measures it, then the planner places it)";
     }
     Set<String> causes = new LinkedHashSet<>();
     for (VersionChoice v : state.versions.values()) {
@@ -216,7 +216,7 @@ final class Overview {
         causes.add(p.getHost() + ": " + p.getNoEligibleReason());
       }
     }
-    return causes.isEmpty() ? "not planned: the planner placed no instance of it" : "not planned: " + String.join("; ", causes);
+    return causes.isEmpty() ? "the planner placed no instance of it" : String.join("; ", causes);
   }
 
   /** A slot is ready when it serves at least one instance and its route says every one of them is ready. */

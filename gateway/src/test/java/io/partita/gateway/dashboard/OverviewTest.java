@@ -109,20 +109,20 @@ class OverviewTest {
   @Test
   void shouldSayWhyNothingIsPlannedInTheOrderANewcomerWouldCheck() {
     assertThat(model(overview.build(EVERYONE, NOW), "demo").get("reason").asText())
-        .isEqualTo("not planned: the planner has published no route for it yet (is the planner running?)");
+        .isEqualTo("the planner has published no route for it yet (is the planner running?)");
 
     put(topics.catalogServices(), "demo", DashboardRecords.catalog("demo", "demo-mlp", 1));
     put(topics.planRoutes(), "demo", DashboardRecords.route("demo", topics.requests("demo-mlp")));
     assertThat(model(overview.build(EVERYONE, NOW), "demo").get("reason").asText())
-        .isEqualTo("not planned: no host has reported yet (each host's profiler publishes its environment)");
+        .isEqualTo("no host has reported yet (each host's profiler publishes its environment)");
 
     put(topics.hostEnvironments(), "host-a", DashboardRecords.host("host-a", 4));
     assertThat(model(overview.build(EVERYONE, NOW), "demo").get("reason").asText())
-        .isEqualTo("not planned: no host has measured demo-mlp yet (the profiler measures it, then the planner places it)");
+        .isEqualTo("no host has measured demo-mlp yet (the profiler measures it, then the planner places it)");
 
     put(topics.profileTimings(), "t", DashboardRecords.timing("host-a", "1", 2, 1, 2.0));
     assertThat(model(overview.build(EVERYONE, NOW), "demo").get("reason").asText())
-        .isEqualTo("not planned: the planner placed no instance of it");
+        .isEqualTo("the planner placed no instance of it");
 
     put(topics.planVersions(), "demo-mlp/host-a", VersionChoice.newBuilder().setModel("demo-mlp").setHost("host-a")
         .setChosenVersion(null).setNoChoiceReason("no version meets the latency objective of 1 ms").setCandidates(List.of()).build());
@@ -133,7 +133,7 @@ class OverviewTest {
     assertThat(demo.get("state").asText()).isEqualTo(Overview.NOT_READY);
     assertThat(demo.get("plannedInstances").asInt()).isZero();
     assertThat(demo.get("reason").asText()).isEqualTo(
-        "not planned: host-a: no version meets the latency objective of 1 ms; host-a: no grouping fits in 64 MiB");
+        "host-a: no version meets the latency objective of 1 ms; host-a: no grouping fits in 64 MiB");
   }
 
   @Test
