@@ -137,7 +137,7 @@
       const [cls, word] = STATES[m.state] || ['not-ready', m.state];
       const where = m.where.length ? el('ul', { class: 'where' }, m.where.map(h => el('li', {},
         el('strong', { text: h.host }),
-        `: version ${h.versions.join(', ') || '?'} on ${h.slots.length === 1 ? 'slot' : 'slots'} ${h.slots.join(', ')}`,
+        `: ${h.versions.length ? 'version ' + h.versions.join(', ') : 'version not known'} on ${h.slots.length === 1 ? 'slot' : 'slots'} ${h.slots.join(', ')}`,
         h.readyInstances < h.instances ? ` (${h.readyInstances} of ${h.instances} ready)` : '',
         h.hostLeft ? el('span', { class: 'bad', text: ' — host left' }) : null)))
         : el('span', { class: 'muted', text: 'nowhere yet' });
