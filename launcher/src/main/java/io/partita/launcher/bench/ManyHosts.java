@@ -64,6 +64,7 @@ public final class ManyHosts implements AutoCloseable {
   private PartitaClient client;
   private boolean down;
   private boolean confined;
+  private final Thread downAtExit = new Thread(this::close, "partita-cluster-down-at-exit");
   private final java.util.concurrent.ConcurrentHashMap<String, Integer> delivered = new java.util.concurrent.ConcurrentHashMap<>();
   private final java.util.concurrent.atomic.AtomicLong deliveredTwice = new java.util.concurrent.atomic.AtomicLong();
 
@@ -87,6 +88,9 @@ public final class ManyHosts implements AutoCloseable {
     // The load generator (this JVM) runs beside the brokers, planners and gateways, not on the
     // worker hosts' CPUs, whose quotas are what the figures are about.
     cluster.confined = Cluster.confineLoadGenerator(dir.toAbsolutePath(), ProcessHandle.current().pid());
+    // Ctrl-C (or a kill) of the bench or a test takes the cluster down with it: eleven JVMs,
+    // namespaces and cgroups left running would otherwise outlive the run that made them.
+    Runtime.getRuntime().addShutdownHook(cluster.downAtExit);
     return cluster;
   }
 
@@ -330,6 +334,13 @@ public final class ManyHosts implements AutoCloseable {
 
   @Override
   public synchronized void close() {
+    if (Thread.currentThread() != downAtExit) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(downAtExit);
+      } catch (IllegalStateException | IllegalArgumentException shuttingDownOrNotAdded) {
+        // the JVM is exiting (the hook runs, or ran) or up() never added it: nothing to remove
+      }
+    }
     if (client != null) {
       client.close();
       client = null;
