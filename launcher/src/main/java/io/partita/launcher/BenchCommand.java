@@ -2,16 +2,18 @@ package io.partita.launcher;
 
 import io.partita.launcher.bench.Bench;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = {"Measure Partita on this machine and write BENCHMARKS.md: pipeline against the engine,",
         "planner against reality, weight files, planning speed, and the Kafka round trip. See docs/benchmarks.md."})
 final class BenchCommand implements Callable<Integer> {
-  @picocli.CommandLine.Spec
-  picocli.CommandLine.Model.CommandSpec spec;
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--quick", description = "Every part at tiny sizes (about a minute): checks the harness, not the figures.")
   boolean quick;
@@ -33,16 +35,16 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (model != null && !java.util.List.of("demo-mlp", "ocr-rec").contains(model)) {
-      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--model " + model
+    if (model != null && !List.of("demo-mlp", "ocr-rec").contains(model)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--model " + model
           + ": the bench models are 'demo-mlp' and 'ocr-rec'");
     }
     if (model != null && model.equals("ocr-rec") && noOcr) {
-      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+      throw new CommandLine.ParameterException(spec.commandLine(),
           "--model ocr-rec and --no-ocr contradict each other");
     }
-    if (only != null && !java.util.List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "jobs", "weights", "hosts", "faults", "soak").contains(only)) {
-      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--only " + only
+    if (only != null && !List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "jobs", "weights", "hosts", "faults", "soak").contains(only)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--only " + only
           + ": the parts that run alone are 'ceiling', 'pipeline', 'pipeline-kafka', 'planner', 'jobs', 'weights', 'hosts', 'faults' and 'soak'");
     }
     return new Bench(quick, out, workDir, !noOcr, only, model).run();

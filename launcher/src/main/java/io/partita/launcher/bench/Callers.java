@@ -25,9 +25,11 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -110,7 +112,7 @@ public final class Callers {
     private static boolean unreachable(Throwable cause) {
       return cause instanceof ConnectException
           || cause instanceof IOException && !(cause instanceof HttpTimeoutException)
-              && String.valueOf(cause.getMessage()).toLowerCase(java.util.Locale.ROOT).matches(".*(reset|closed|refused|eof|broken pipe).*");
+              && String.valueOf(cause.getMessage()).toLowerCase(Locale.ROOT).matches(".*(reset|closed|refused|eof|broken pipe).*");
     }
 
     private static Outcome outcome(HttpResponse<byte[]> response) {
@@ -174,7 +176,7 @@ public final class Callers {
           ModelInferResponse response = future.get();
           InferParameter host = response.getParametersMap().get(AnsweredBy.HOST);
           out.complete(Outcome.ok(host == null ? null : host.getStringParam()));
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
           Status status = Status.fromThrowable(e.getCause());
           if (status.getCode() == Status.Code.UNAVAILABLE && tried + 1 < stubs.size()) {
             retries.incrementAndGet();

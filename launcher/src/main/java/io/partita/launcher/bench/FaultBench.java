@@ -6,7 +6,9 @@ import io.partita.models.demo.DemoMlp;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * Section 7 of BENCHMARKS.md, "Faults survived": every fault of {@link FaultSuite} on a cluster of
@@ -45,7 +47,7 @@ final class FaultBench {
       FaultSuite suite = new FaultSuite(cluster, timing, capacity, "host-2");
       // -Dpartita.bench.faults=HOST_SLOW,GATEWAY runs those alone (to look at one fault again)
       List<Fault> faults = System.getProperty("partita.bench.faults") == null ? List.of(Fault.values())
-          : java.util.Arrays.stream(System.getProperty("partita.bench.faults").split(",")).map(String::strip).map(Fault::valueOf).toList();
+          : Arrays.stream(System.getProperty("partita.bench.faults").split(",")).map(String::strip).map(Fault::valueOf).toList();
       for (Fault fault : faults) {
         System.err.println("Fault: " + fault.what());
         FaultSuite.Result r = suite.run(fault);
@@ -82,7 +84,7 @@ final class FaultBench {
       FaultSuite suite = new FaultSuite(cluster, new FaultSuite.Timing(Duration.ZERO, Duration.ZERO, Duration.ZERO, 0.6), capacity,
           "host-2");
       calls = suite.soak(length, seed, (second, fault) -> {
-        drawn.add(second + " s: " + fault.name().toLowerCase(java.util.Locale.ROOT));
+        drawn.add(second + " s: " + fault.name().toLowerCase(Locale.ROOT));
         System.err.println("Soak: " + second + " s, " + fault.what());
       });
     }

@@ -2,6 +2,7 @@ package io.partita.launcher.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.partita.common.KafkaHeaders;
 import io.partita.common.Topics;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.launcher.bench.OpenLoad.Caller;
@@ -20,14 +21,21 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Random;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.MemberDescription;
@@ -176,11 +184,11 @@ public final class FaultSuite {
    *
    * @param onFault told each fault drawn, with the second it starts at
    */
-  public Calls soak(Duration length, long seed, java.util.function.BiConsumer<Long, Fault> onFault) throws Exception {
-    java.util.Random random = new java.util.Random(seed);
+  public Calls soak(Duration length, long seed, BiConsumer<Long, Fault> onFault) throws Exception {
+    Random random = new Random(seed);
     List<Fault> drawable = List.of(Fault.HOST_KILL, Fault.HOST_PAUSE, Fault.HOST_PARTITION, Fault.HOST_SLOW,
         Fault.BROKER_REQUESTS, Fault.BROKER_REPLIES);
-    Map<Long, Injection> running = new java.util.concurrent.ConcurrentHashMap<>();
+    Map<Long, Injection> running = new ConcurrentHashMap<>();
     List<Throwable> failures = new ArrayList<>();
     Callers.Grpc grpcCaller = new Callers.Grpc(cluster.grpcTargets(), ManyHosts.LOAD_SERVICE_MODEL, ManyHosts.demoRow(5).get(0),
         Duration.ofSeconds(30));
@@ -336,7 +344,7 @@ public final class FaultSuite {
         checks.put("sharePerMilleBefore", Math.round(before * 1000));
         checks.put("sharePerMilleLateInFault", Math.round(late * 1000));
         checks.put("sharePerMilleAfter", Math.round(after * 1000));
-        return String.format(java.util.Locale.ROOT, "%s's share of the answers: %.2f before, %.2f from 30 s into the fault,"
+        return String.format(Locale.ROOT, "%s's share of the answers: %.2f before, %.2f from 30 s into the fault,"
             + " %.2f from 30 s after the restore", host, before, late, after);
       }
     };
@@ -491,8 +499,8 @@ public final class FaultSuite {
   // --- batch jobs over HTTP ---
 
   /** The first answer from any gateway, tried in turn, that {@code accept} takes; null when none did. */
-  private HttpResponse<String> anyGateway(java.util.function.Function<URI, HttpRequest> request,
-      java.util.function.Predicate<HttpResponse<String>> accept) throws InterruptedException {
+  private HttpResponse<String> anyGateway(Function<URI, HttpRequest> request,
+      Predicate<HttpResponse<String>> accept) throws InterruptedException {
     HttpResponse<String> last = null;
     for (URI g : cluster.gateways()) {
       try {
@@ -599,7 +607,7 @@ public final class FaultSuite {
       }
       consumer.assign(partitions);
       Map<TopicPartition, Long> starts = new HashMap<>();
-      consumer.offsetsForTimes(partitions.stream().collect(java.util.stream.Collectors.toMap(tp -> tp, tp -> sinceMs)))
+      consumer.offsetsForTimes(partitions.stream().collect(Collectors.toMap(tp -> tp, tp -> sinceMs)))
           .forEach((tp, o) -> starts.put(tp, o == null ? -1 : o.offset()));
       Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
       for (TopicPartition tp : partitions) {
@@ -612,7 +620,7 @@ public final class FaultSuite {
       long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
       while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < deadline) {
         for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(500))) {
-          String id = io.partita.common.KafkaHeaders.get(r.headers(), io.partita.common.KafkaHeaders.CORRELATION_ID);
+          String id = KafkaHeaders.get(r.headers(), KafkaHeaders.CORRELATION_ID);
           seen.merge(r.topic() + "/" + (id != null ? id : r.key()), 1, Integer::sum);
         }
       }
@@ -624,7 +632,7 @@ public final class FaultSuite {
   public static List<String> row(Result r) {
     List<String> row = new ArrayList<>();
     SortedMap<String, Long> errors = r.calls().errors();
-    row.add(r.fault().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' '));
+    row.add(r.fault().name().toLowerCase(Locale.ROOT).replace('_', ' '));
     row.add(r.target());
     row.add(Report.fmt(r.rate()));
     row.add(Long.toString(r.calls().sent()));

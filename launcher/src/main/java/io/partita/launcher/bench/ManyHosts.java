@@ -1,6 +1,5 @@
 package io.partita.launcher.bench;
 
-import io.partita.launcher.cluster.InferBodies;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.SlotAssignment;
@@ -20,8 +19,10 @@ import io.partita.launcher.cluster.ClusterSpec;
 import io.partita.launcher.cluster.ClusterState;
 import io.partita.launcher.cluster.GroupKind;
 import io.partita.launcher.cluster.GroupRecord;
+import io.partita.launcher.cluster.InferBodies;
 import io.partita.launcher.cluster.NetworkMode;
 import io.partita.models.demo.DemoMlp;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -38,8 +39,11 @@ import java.util.Properties;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.slf4j.LoggerFactory;
 
@@ -65,8 +69,8 @@ public final class ManyHosts implements AutoCloseable {
   private boolean down;
   private boolean confined;
   private final Thread downAtExit = new Thread(this::close, "partita-cluster-down-at-exit");
-  private final java.util.concurrent.ConcurrentHashMap<String, Integer> delivered = new java.util.concurrent.ConcurrentHashMap<>();
-  private final java.util.concurrent.atomic.AtomicLong deliveredTwice = new java.util.concurrent.atomic.AtomicLong();
+  private final ConcurrentHashMap<String, Integer> delivered = new ConcurrentHashMap<>();
+  private final AtomicLong deliveredTwice = new AtomicLong();
 
   private ManyHosts(Path dir, PrintStream err, ClusterState state) {
     this.dir = dir;
@@ -103,7 +107,7 @@ public final class ManyHosts implements AutoCloseable {
   }
 
   /** The worker hosts, {@code host-1} first. */
-  public List<String> hosts() throws java.io.IOException {
+  public List<String> hosts() throws IOException {
     state = ClusterState.read(dir).orElseThrow();
     return state.groups(GroupKind.HOST).stream().map(GroupRecord::name).toList();
   }
@@ -165,7 +169,7 @@ public final class ManyHosts implements AutoCloseable {
   }
 
   /** The latest record per key of a topic (timings: per model/version/host/size/batch/provider). */
-  private <V extends org.apache.avro.specific.SpecificRecord> SortedMap<String, V> read(Topic<V> topic, Predicate<V> keep) {
+  private <V extends SpecificRecord> SortedMap<String, V> read(Topic<V> topic, Predicate<V> keep) {
     SortedMap<String, V> out = new TreeMap<>();
     Properties p = KafkaClients.consumer(bootstrap(), new Properties());
     p.put("isolation.level", "read_committed");
@@ -254,7 +258,7 @@ public final class ManyHosts implements AutoCloseable {
   }
 
   /** A worker host's CPU quota, in cores. */
-  public double quota(String host) throws java.io.IOException {
+  public double quota(String host) throws IOException {
     state = ClusterState.read(dir).orElseThrow();
     return state.group(host).orElseThrow().quota();
   }
@@ -349,7 +353,7 @@ public final class ManyHosts implements AutoCloseable {
       confined = false;
       try {
         Cluster.release(ProcessHandle.current().pid());
-      } catch (java.io.IOException e) {
+      } catch (IOException e) {
         err.println("Could not move this process out of the cluster's load cgroup: " + e.getMessage());
       }
     }
