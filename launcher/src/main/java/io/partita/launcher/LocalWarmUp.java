@@ -1,6 +1,6 @@
 package io.partita.launcher;
 
-import io.partita.launcher.bench.InferBodies;
+import io.partita.launcher.cluster.InferBodies;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.RepositoryIndex;
 import java.io.IOException;

@@ -28,11 +28,14 @@ import io.partita.planner.plan.Plans;
 import io.partita.planner.plan.RoutePlans;
 import io.partita.planner.plan.VersionPlans;
 import io.partita.planning.TimingObservation;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -65,7 +68,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
   private final Duration debounce;
   private final Codecs codecs;
   private final PlannerMetrics metrics;
-  private final Map<Class<?>, RecordCodec<?>> codecCache = new java.util.HashMap<>();
+  private final Map<Class<?>, RecordCodec<?>> codecCache = new HashMap<>();
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> dirty;
   private KeyValueStore<String, byte[]> plans;
@@ -170,7 +173,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
             key -> askedRecently(key, now), now, settings.measure());
         if (decision.request() != null) {
           for (String key : decision.state().open()) {
-            asked.put(key, Long.toString(now).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            asked.put(key, Long.toString(now).getBytes(StandardCharsets.UTF_8));
           }
           byte[] bytes = settings.topics().profileRequests(codecs).encode(decision.request());
           context.forward(new Record<>(host, bytes, Math.max(0, context.currentStreamTimeMs())),
@@ -205,7 +208,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
   private boolean askedRecently(String groupingKey, long now) {
     byte[] at = asked.get(groupingKey);
     return at != null
-        && now - Long.parseLong(new String(at, java.nio.charset.StandardCharsets.UTF_8)) < settings.measure().retryMs();
+        && now - Long.parseLong(new String(at, StandardCharsets.UTF_8)) < settings.measure().retryMs();
   }
 
   private PlanInputs loadInputs() {
@@ -334,7 +337,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       Set<String> models = new TreeSet<>(before.keySet());
       models.addAll(after.keySet());
       for (String model : models) {
-        if (!java.util.Objects.equals(before.get(model), after.get(model))) {
+        if (!Objects.equals(before.get(model), after.get(model))) {
           partitionModels.add(model);
         }
       }
