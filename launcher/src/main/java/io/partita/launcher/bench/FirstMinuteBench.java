@@ -9,6 +9,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -234,7 +235,7 @@ final class FirstMinuteBench {
   private static void keepLog(Path dataDir, Path logs, String name) {
     try {
       Files.createDirectories(logs);
-      Files.copy(dataDir.resolve("local.log"), logs.resolve(name), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      Files.copy(dataDir.resolve("local.log"), logs.resolve(name), StandardCopyOption.REPLACE_EXISTING);
     } catch (IOException e) {
       System.err.println("Could not keep partita local's log " + dataDir.resolve("local.log") + ": " + e.getMessage());
     }

@@ -1,6 +1,8 @@
 package io.partita.launcher.bench;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.http.HttpClient;
@@ -73,7 +75,7 @@ final class LocalProcess implements AutoCloseable {
   }
 
   static int freePort() throws IOException {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+    try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
   }
@@ -125,7 +127,7 @@ final class LocalProcess implements AutoCloseable {
   boolean logged(String text) {
     try (var lines = Files.lines(log)) {
       return lines.anyMatch(l -> l.contains(text));
-    } catch (IOException | java.io.UncheckedIOException e) {
+    } catch (IOException | UncheckedIOException e) {
       return false;
     }
   }
