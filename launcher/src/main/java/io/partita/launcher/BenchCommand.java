@@ -25,8 +25,15 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--no-ocr", description = "Skip the PaddleOCR model even when npm can fetch it.")
   boolean noOcr;
 
-  @Option(names = "--only", paramLabel = "PART", description = "Run one part alone: 'ceiling' (the Kafka round trip: Kafka client, HTTP, gRPC) 'pipeline' (table 1 with its stage and CPU tables), 'pipeline-kafka' (the same without the HTTP and gRPC rows), 'planner' (section 2, the planner's closed loop), 'jobs' (section 1e, batch jobs) or 'weights' (section 3c, weight files through the pipeline).")
+  @Option(names = "--only", paramLabel = "PART", description = "Run one part alone: 'ceiling' (the Kafka round trip: Kafka client, HTTP, gRPC) 'pipeline' (table 1 with its stage and CPU tables), 'pipeline-kafka' (the same without the HTTP and gRPC rows), 'planner' (section 2, the planner's closed loop), 'jobs' (section 1e, batch jobs), 'weights' (section 3c, weight files through the pipeline) or 'scale' (section 6, planning at scale by simulation).")
   String only;
+
+  @Option(names = "--scale-cells", split = ",", paramLabel = "HxMxS",
+      description = "The scale part's cells: hosts x base models x service models per base model, e.g. 10x50x10,100x50x10 (default: the six of docs/benchmarks.md).")
+  java.util.List<String> scaleCells;
+
+  @Option(names = "--scale-churn", paramLabel = "HxMxS", description = "The scale part's churn run at this cell, or 'none' (default: 1000x500x10).")
+  String scaleChurn;
 
   @Option(names = "--model", paramLabel = "NAME", description = "Run the model parts (pipeline, jobs, planner) on one bench model alone: 'demo-mlp' or 'ocr-rec'.")
   String model;
@@ -41,10 +48,17 @@ final class BenchCommand implements Callable<Integer> {
       throw new picocli.CommandLine.ParameterException(spec.commandLine(),
           "--model ocr-rec and --no-ocr contradict each other");
     }
-    if (only != null && !java.util.List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "jobs", "weights").contains(only)) {
+    if (only != null && !java.util.List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "jobs", "weights", "scale")
+        .contains(only)) {
       throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--only " + only
-          + ": the parts that run alone are 'ceiling', 'pipeline', 'pipeline-kafka', 'planner', 'jobs' and 'weights'");
+          + ": the parts that run alone are 'ceiling', 'pipeline', 'pipeline-kafka', 'planner', 'jobs', 'weights' and 'scale'");
     }
-    return new Bench(quick, out, workDir, !noOcr, only, model).run();
+    Bench bench = new Bench(quick, out, workDir, !noOcr, only, model);
+    try {
+      bench.withScale(scaleCells, scaleChurn);
+    } catch (IllegalArgumentException e) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--scale-cells/--scale-churn: " + e.getMessage());
+    }
+    return bench.run();
   }
 }

@@ -38,6 +38,8 @@ public final class Bench {
   private final Report report = new Report();
   private final String self;
   private final String only;
+  private List<ScaleBench.Cell> scaleCells;
+  private ScaleBench.Cell churnCell;
 
   public Bench(boolean quick, Path out, Path workDir, boolean ocr) {
     this(quick, out, workDir, ocr, null);
@@ -58,6 +60,16 @@ public final class Bench {
     this.ocr = ocr;
     this.self = "./partita bench" + (quick ? " --quick" : "") + (only != null ? " --only " + only : "")
         + (model != null ? " --model " + model : "");
+  }
+
+  /**
+   * The cells of the scale part ({@code HOSTSxMODELSxSERVICE_MODELS}) and the cell of its churn run
+   * ("none" for no churn run); null keeps the defaults.
+   */
+  public Bench withScale(List<String> cells, String churn) {
+    scaleCells = cells == null ? null : cells.stream().map(ScaleBench.Cell::parse).toList();
+    churnCell = churn == null ? null : churn.equals("none") ? ScaleBench.Cell.NONE : ScaleBench.Cell.parse(churn);
+    return this;
   }
 
   private Duration warmup() {
@@ -128,6 +140,7 @@ public final class Bench {
       adaptersThroughPipeline();
       planningSpeed();
       kafkaCeiling();
+      scale();
       span = "the whole run";
     } else {
       span = switch (only) {
@@ -150,6 +163,10 @@ public final class Bench {
         case "ceiling" -> {
           kafkaCeiling();
           yield "the Kafka ceiling alone";
+        }
+        case "scale" -> {
+          scale();
+          yield "the scale part alone";
         }
         default -> throw new IllegalArgumentException("only: no bench part '" + only + "'");
       };
@@ -870,6 +887,14 @@ public final class Bench {
             + " events as the debounced live planner would.",
         List.of("timing events", "plans", "seconds", "events/s", "plan records at the end"),
         List.of(row(replay.events(), replay.plans(), replay.seconds(), replay.eventsPerSecond(), replay.planRecords())), self));
+  }
+
+  // 6. Planning at scale: the planner topology on a synthetic fleet.
+  private void scale() throws Exception {
+    List<ScaleBench.Cell> cells = scaleCells != null ? scaleCells : quick ? ScalePart.QUICK : ScalePart.FULL;
+    ScaleBench.Cell churn = churnCell != null ? churnCell
+        : quick ? new ScaleBench.Cell(8, 5, 2) : new ScaleBench.Cell(1000, 500, 10);
+    new ScalePart(report, self, quick).run(cells, churn == ScaleBench.Cell.NONE ? null : churn, scratch);
   }
 
   // 5. The Kafka ceiling: an empty model, so only the pipeline's own overhead remains.

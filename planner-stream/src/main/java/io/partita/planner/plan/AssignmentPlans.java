@@ -19,7 +19,6 @@ import io.partita.planning.WeightFile;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
@@ -41,13 +40,39 @@ public final class AssignmentPlans {
    * of the pool, GPU partitions consecutive GPU indices (the slot records the first, the
    * assignment record has one GPU field). Instances of the catalog's service models are placed on
    * these slots by {@link io.partita.planning.InstanceAllocator}; key host/slot.
+   *
+   * <p>The same as {@link #slots} of each host with the {@link #instances} of each base model: a
+   * slot's layout depends on its host's partitions only, and an instance goes only to a slot of
+   * its base model, so the allocator's problem splits by base model exactly (the planner re-plans
+   * those parts one by one; {@code AssignmentPlansTest} checks they add up to this).
    */
   public static SortedMap<String, SlotAssignment> assignments(PlanInputs in, PlanSettings settings,
+      Collection<PartitionPlan> partitions) {
+    SortedMap<String, SlotAssignment> slots = slots(in, settings, partitions);
+    Map<String, List<SlotAssignment>> byModel = new TreeMap<>();
+    slots.values().forEach(a -> byModel.computeIfAbsent(a.getModel(), m -> new ArrayList<>()).add(a));
+    Map<String, List<AssignedServiceModel>> bySlot = new TreeMap<>();
+    byModel.forEach((model, list) -> bySlot.putAll(instances(in, model, list)));
+    SortedMap<String, SlotAssignment> out = new TreeMap<>();
+    slots.forEach((key, a) -> out.put(key, withInstances(a, bySlot.getOrDefault(key, List.of()))));
+    return out;
+  }
+
+  /** The slot with these instances. */
+  public static SlotAssignment withInstances(SlotAssignment slot, List<AssignedServiceModel> instances) {
+    return SlotAssignment.newBuilder(slot).setServiceModels(instances).build();
+  }
+
+  /**
+   * The slots of the planned partitions, laid out as {@link #assignments} says, without instances
+   * ({@code serviceModels} empty); key host/slot. The slots of one host depend only on that host's
+   * partitions and environment.
+   */
+  public static SortedMap<String, SlotAssignment> slots(PlanInputs in, PlanSettings settings,
       Collection<PartitionPlan> partitions) {
     List<PartitionPlan> ordered = new ArrayList<>(partitions);
     ordered.sort(Comparator.comparing((PartitionPlan p) -> p.getHost()).thenComparing(PartitionPlan::getPool)
         .thenComparing(PartitionPlan::getModel).thenComparing(PartitionPlan::getVersion));
-    Map<String, SlotAssignment.Builder> slots = new LinkedHashMap<>();
     Map<String, List<CoreLayout.Block>> blocks = new TreeMap<>();
     for (PartitionPlan p : ordered) {
       if (p.getPlanned() && in.hosts().containsKey(p.getHost())) {
@@ -64,7 +89,7 @@ public final class AssignmentPlans {
       firsts.put(poolKey, CoreLayout.place(poolSize, list));
     });
     Map<String, Integer> nextSlot = new TreeMap<>();
-    List<SlotState> states = new ArrayList<>();
+    SortedMap<String, SlotAssignment> out = new TreeMap<>();
     for (PartitionPlan p : ordered) {
       HostEnvironment env = in.hosts().get(p.getHost());
       if (!p.getPlanned() || env == null) {
@@ -85,23 +110,39 @@ public final class AssignmentPlans {
           gpu = first < ids.size() ? ids.get(first) : -1;
         }
         String slot = p.getPool() + "-" + n;
-        String key = Keys.hostSlot(p.getHost(), slot);
-        slots.put(key, SlotAssignment.newBuilder().setHost(p.getHost()).setSlot(slot).setModel(p.getModel())
-            .setVersion(p.getVersion()).setPool(p.getPool()).setCpus(cpus).setGpu(gpu).setProvider(p.getProvider())
-            .setThreads(p.getPool().equals(CPU) ? size : 0).setMaxBatch(p.getBatch()).setMemoryBudgetBytes(0)
-            .setPlanId(null).setTimestamp(0));
-        states.add(new SlotState(key, p.getHost(), p.getModel(), Long.MAX_VALUE / 4, true, 0, List.of()));
+        out.put(Keys.hostSlot(p.getHost(), slot), SlotAssignment.newBuilder().setHost(p.getHost()).setSlot(slot)
+            .setModel(p.getModel()).setVersion(p.getVersion()).setPool(p.getPool()).setCpus(cpus).setGpu(gpu)
+            .setProvider(p.getProvider()).setThreads(p.getPool().equals(CPU) ? size : 0).setMaxBatch(p.getBatch())
+            .setMemoryBudgetBytes(0).setPlanId(null).setTimestamp(0).setServiceModels(List.of()).build());
       }
     }
+    return out;
+  }
+
+  /**
+   * The instances of one base model's service models on its slots ({@link
+   * io.partita.planning.InstanceAllocator}), by slot key; {@code slots} are all the slots running
+   * {@code baseModel}, on every host.
+   */
+  public static Map<String, List<AssignedServiceModel>> instances(PlanInputs in, String baseModel,
+      Collection<SlotAssignment> slots) {
+    List<SlotState> states = new ArrayList<>();
+    for (SlotAssignment a : slots) {
+      states.add(new SlotState(Keys.hostSlot(a.getHost(), a.getSlot()), a.getHost(), a.getModel(), Long.MAX_VALUE / 4,
+          true, 0, List.of()));
+    }
     List<ServiceModelSpec> specs = new ArrayList<>();
-    for (ServiceModel sm : in.serviceModels().values()) {
+    for (ServiceModel sm : in.serviceModelsOf(baseModel).values()) {
       WeightFile file = sm.getWeightFile() == null ? null
           : new WeightFile(sm.getWeightFile().getUri(), sm.getWeightFile().getSha256(),
               sm.getWeightFile().getSizeBytes());
       specs.add(new ServiceModelSpec(sm.getName(), sm.getBaseModel(), file, Math.max(0, sm.getInstances())));
     }
-    AllocationPlan allocation = io.partita.planning.InstanceAllocator.allocate(specs, states);
     Map<String, List<AssignedServiceModel>> bySlot = new TreeMap<>();
+    if (states.isEmpty() || specs.isEmpty()) {
+      return bySlot;
+    }
+    AllocationPlan allocation = io.partita.planning.InstanceAllocator.allocate(specs, states);
     for (InstancePlacement placement : allocation.placements()) {
       ServiceModel sm = in.serviceModels().get(placement.serviceModelId());
       AssignedWeightFile file = sm.getWeightFile() == null ? null
@@ -110,9 +151,7 @@ public final class AssignmentPlans {
           .setServiceModel(sm.getName()).setInstanceId(instanceId(sm.getName(), placement.instance()))
           .setWeightFile(file).build());
     }
-    SortedMap<String, SlotAssignment> out = new TreeMap<>();
-    slots.forEach((key, b) -> out.put(key, b.setServiceModels(bySlot.getOrDefault(key, List.of())).build()));
-    return out;
+    return bySlot;
   }
 
   /**

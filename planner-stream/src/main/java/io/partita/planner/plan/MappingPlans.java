@@ -2,7 +2,6 @@ package io.partita.planner.plan;
 
 import static io.partita.planner.plan.Plans.POOLS;
 import static io.partita.planner.plan.Plans.catalogModels;
-import static io.partita.planner.plan.Plans.timingsOf;
 import static io.partita.planner.plan.Plans.poolIds;
 
 import io.partita.avro.Demand;
@@ -12,6 +11,7 @@ import io.partita.avro.ServiceMapping;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.TimingEvent;
 import io.partita.planning.Assignment;
+import io.partita.planning.Hysteresis;
 import io.partita.planning.MappingPlan;
 import io.partita.planning.MappingPlanner;
 import io.partita.planning.MappingProblem;
@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -37,6 +38,12 @@ public final class MappingPlans {
   private MappingPlans() {}
 
   /**
+   * Above this many pools the mapping works on classes of alike pools instead of single pools
+   * ({@link #mappingProblem(PlanInputs, PlanSettings, ChosenVersions)}).
+   */
+  public static final int MAX_POOL_RESOURCES = 64;
+
+  /**
    * The mapping problem over every pool of every host (resource {@code host/pool}, kind the pool),
    * with {@code T[m][host/pool]} = the fastest per-item time ({@code p50 / batch}) of the model's
    * version chosen for that host, measured on that pool. Services: the catalog's service models
@@ -44,35 +51,98 @@ public final class MappingPlans {
    * summed Demand of its service models, or the default rate while none is known. Null when there
    * is no service or no resource.
    *
+   * <p><b>Classes of alike pools.</b> With more than {@link #MAX_POOL_RESOURCES} pools, a resource
+   * is a class of alike pools instead: the pools of one kind on hosts with the same hardware (CPU:
+   * the CPU model, usable cores, CPU flags and execution providers; GPU: the GPUs' names and memory
+   * and the providers). Its id says what the pools are ({@link #className}: {@code cpu: Xeon 6338,
+   * 32 cores}), not which hosts, so hosts joining and leaving keep it; its capacity is its pool
+   * count, so a model mapped there spreads its load over them; its time for a model is the median
+   * of its pools' times; the version it names is the one chosen on its first host. The mapping decides a model's kind of pool and the model then
+   * runs on every pool of that kind where it was measured, so a class loses nothing the plan uses,
+   * and the problem stays as large as the fleet has kinds of hardware, not hosts: the improvement
+   * pass is quadratic in placements times resources, and 2,000 pools made one pass of 50 models
+   * take 0.3 s, of 500 models minutes.
+   *
    * @param chosen model/host -> chosen version id
    */
   public static MappingProblem mappingProblem(PlanInputs in, PlanSettings settings, Map<String, String> chosen) {
-    List<ResourceSpec> resources = new ArrayList<>();
+    return mappingProblem(in, settings, (model, host) -> chosen.get(Keys.modelHost(model, host)));
+  }
+
+  /** The chosen version of a model on a host, or null: how the planner looks it up in the live plan. */
+  @FunctionalInterface
+  public interface ChosenVersions {
+    String of(String model, String host);
+  }
+
+  /** As above, with the chosen versions looked up. */
+  public static MappingProblem mappingProblem(PlanInputs in, PlanSettings settings, ChosenVersions chosen) {
+    Matrix matrix = matrix(in, settings, chosen);
+    return matrix == null ? null : matrix.problem();
+  }
+
+  /** A mapping problem and, per resource, the host whose chosen version the plan names (a class's first). */
+  private record Matrix(MappingProblem problem, Map<String, String> hostOf) {}
+
+  private static Matrix matrix(PlanInputs in, PlanSettings settings, ChosenVersions chosen) {
+    // host/pool -> resource id, and each resource's pools
+    Map<String, String> resourceOf = new java.util.HashMap<>();
+    SortedMap<String, List<String>> members = new TreeMap<>();
+    Map<String, String> kindOf = new TreeMap<>();
+    List<String[]> pools = new ArrayList<>();
     for (HostEnvironment env : in.hosts().values()) {
       for (String pool : POOLS) {
         if (!poolIds(env, pool).isEmpty()) {
-          resources.add(new ResourceSpec(env.getHostId() + Keys.SEP + pool, pool));
+          pools.add(new String[] {env.getHostId(), pool});
         }
       }
     }
+    if (pools.size() <= MAX_POOL_RESOURCES) {
+      for (String[] p : pools) {
+        String id = p[0] + Keys.SEP + p[1];
+        resourceOf.put(id, id);
+        members.put(id, List.of(p[0]));
+        kindOf.put(id, p[1]);
+      }
+    } else {
+      SortedMap<String, List<String>> classes = new TreeMap<>();
+      for (String[] p : pools) {
+        classes.computeIfAbsent(hardware(in.hosts().get(p[0]), p[1]), k -> new ArrayList<>()).add(p[0]);
+      }
+      Map<String, Integer> named = new java.util.HashMap<>();
+      classes.forEach((signature, hosts) -> {
+        String pool = signature.substring(0, signature.indexOf('|'));
+        String name = className(in.hosts().get(hosts.get(0)), pool);
+        int seen = named.merge(name, 1, Integer::sum);
+        String id = seen == 1 ? name : name + " #" + seen;
+        members.put(id, hosts);
+        kindOf.put(id, pool);
+        hosts.forEach(h -> resourceOf.put(h + Keys.SEP + pool, id));
+      });
+    }
+    List<ResourceSpec> resources = new ArrayList<>();
+    Map<String, String> hostOf = new TreeMap<>();
+    members.forEach((id, hosts) -> {
+      resources.add(new ResourceSpec(id, kindOf.get(id), hosts.size()));
+      hostOf.put(id, hosts.get(0));
+    });
     Set<String> models = catalogModels(in).keySet();
     Map<String, Map<String, Double>> latency = new TreeMap<>();
     for (String model : models) {
-      Map<String, Double> row = new TreeMap<>();
-      for (ResourceSpec r : resources) {
-        String host = r.id().substring(0, r.id().lastIndexOf(Keys.SEP));
-        String version = chosen.get(Keys.modelHost(model, host));
-        if (version == null) {
-          continue;
-        }
-        double best = Double.POSITIVE_INFINITY;
-        for (TimingEvent e : timingsOf(in, model, version, host, r.kind())) {
-          best = Math.min(best, e.getP50Ms() / e.getBatch());
-        }
-        if (best < Double.POSITIVE_INFINITY) {
-          row.put(r.id(), best);
+      // The row from the model's timings in one walk (each on a pool of the problem, of the version
+      // chosen there), not a look-up per pool: 2,000 pools x 500 models were a million per pass.
+      Map<String, Double> perPool = new java.util.HashMap<>();
+      String prefix = model + Keys.SEP;
+      for (TimingEvent e : in.timings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
+        String pool = e.getHost() + Keys.SEP + e.getPool();
+        if (resourceOf.containsKey(pool) && e.getVersion().equals(chosen.of(model, e.getHost()))) {
+          perPool.merge(pool, e.getP50Ms() / e.getBatch(), Math::min);
         }
       }
+      Map<String, List<Double>> byResource = new TreeMap<>();
+      perPool.forEach((pool, t) -> byResource.computeIfAbsent(resourceOf.get(pool), r -> new ArrayList<>()).add(t));
+      Map<String, Double> row = new TreeMap<>();
+      byResource.forEach((r, times) -> row.put(r, median(times)));
       latency.put(model, row);
     }
     List<ServiceSpec> services = new ArrayList<>();
@@ -96,7 +166,49 @@ public final class MappingPlans {
     if (services.isEmpty() || resources.isEmpty()) {
       return null;
     }
-    return new MappingProblem(resources, latency, services);
+    return new Matrix(new MappingProblem(resources, latency, services), hostOf);
+  }
+
+  /** The class of alike pools a host's pool belongs to: kind first, then what makes pools alike. */
+  static String hardware(HostEnvironment env, String pool) {
+    List<String> providers = new ArrayList<>(env.getExecutionProviders());
+    providers.sort(null);
+    if (pool.equals(Plans.CPU)) {
+      List<String> flags = new ArrayList<>(env.getCpuFlags());
+      flags.sort(null);
+      return pool + "|" + env.getCpuModel() + "|" + poolIds(env, pool).size() + "|" + flags + "|" + providers;
+    }
+    List<String> gpus = new ArrayList<>();
+    env.getGpus().forEach(g -> gpus.add(g.getName() + ":" + g.getMemoryBytes()));
+    gpus.sort(null);
+    return pool + "|" + gpus + "|" + providers;
+  }
+
+  /**
+   * The id of a class of alike pools, from what makes them alike and not from its hosts, so that
+   * hosts joining and leaving keep it: {@code cpu: <CPU model>, <n> cores} or {@code gpu: <n> x
+   * <GPU name>} (two classes that would read alike are told apart by {@code #2}, {@code #3} in the
+   * order of their full descriptions).
+   */
+  static String className(HostEnvironment env, String pool) {
+    String name;
+    if (pool.equals(Plans.CPU)) {
+      name = "cpu: " + env.getCpuModel() + ", " + poolIds(env, pool).size() + " cores";
+    } else {
+      List<String> gpus = new ArrayList<>();
+      env.getGpus().forEach(g -> gpus.add(g.getName()));
+      gpus.sort(null);
+      name = "gpu: " + gpus.size() + " x " + String.join(" + ", new java.util.TreeSet<>(gpus));
+    }
+    return name.replace(Keys.SEP, "-");
+  }
+
+  /** The median (the mean of the middle two for an even count). */
+  static double median(List<Double> values) {
+    List<Double> sorted = new ArrayList<>(values);
+    sorted.sort(null);
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
   }
 
   /** Service models grouped by service id ({@code service}, else the base model), sorted. */
@@ -111,15 +223,33 @@ public final class MappingPlans {
 
   /** One ServiceMapping per service (key service id), or none when there is nothing to map. */
   public static SortedMap<String, ServiceMapping> mappings(PlanInputs in, PlanSettings settings, Map<String, String> chosen) {
+    return mappings(in, settings, (model, host) -> chosen.get(Keys.modelHost(model, host)));
+  }
+
+  /** As above, with the chosen versions looked up, and no running mapping. */
+  public static SortedMap<String, ServiceMapping> mappings(PlanInputs in, PlanSettings settings, ChosenVersions chosen) {
+    return mappings(in, settings, chosen, List.of());
+  }
+
+  /**
+   * As above, keeping the running mapping ({@code running}: the live records) unless the fresh one
+   * lowers the bottleneck by more than {@code planner.hysteresis} ({@link Hysteresis#keepMapping}):
+   * with a class of alike pools as one resource, models compete for the same few resources, and a
+   * few percent of timing noise moved models between CPU and GPU (and with them their partitions
+   * on every host of the fleet).
+   */
+  public static SortedMap<String, ServiceMapping> mappings(PlanInputs in, PlanSettings settings, ChosenVersions chosen,
+      Collection<ServiceMapping> running) {
     SortedMap<String, ServiceMapping> out = new TreeMap<>();
-    MappingProblem problem;
+    Matrix matrix;
     String invalid = null;
     try {
-      problem = mappingProblem(in, settings, chosen);
+      matrix = matrix(in, settings, chosen);
     } catch (IllegalArgumentException e) {
-      problem = null;
+      matrix = null;
       invalid = e.getMessage();
     }
+    MappingProblem problem = matrix == null ? null : matrix.problem();
     if (problem == null && invalid == null) {
       return out;
     }
@@ -132,7 +262,17 @@ public final class MappingPlans {
       }
       return out;
     }
-    MappingPlan plan = MappingPlanner.plan(problem);
+    Map<String, String> incumbent = new TreeMap<>();
+    for (ServiceMapping m : running) {
+      if (m.getPlanned()) {
+        m.getAssignments().forEach(a -> incumbent.put(m.getService() + "/" + a.getModel(), a.getResource()));
+      }
+    }
+    MappingPlan fresh = MappingPlanner.plan(problem);
+    MappingPlan plan = Hysteresis.keepMapping(problem, fresh, incumbent, settings.hysteresis());
+    String kept = plan == fresh ? null : Hysteresis.KEPT_MAPPING + ": the fresh mapping's bottleneck "
+        + fresh.costMsPerSecond() + " ms/s is not lower than the running one's " + plan.costMsPerSecond()
+        + " ms/s by more than " + settings.hysteresis();
     Map<String, String> kindOf = new TreeMap<>();
     problem.resources().forEach(r -> kindOf.put(r.id(), r.kind()));
     for (ServiceSpec service : problem.services()) {
@@ -143,11 +283,11 @@ public final class MappingPlans {
         if (!a.serviceId().equals(service.id())) {
           continue;
         }
-        String host = a.resourceId().substring(0, a.resourceId().lastIndexOf(Keys.SEP));
+        String host = matrix.hostOf().get(a.resourceId());
         double rate = service.stages().stream().filter(s -> s.modelId().equals(a.modelId()))
             .mapToDouble(ServiceStage::requestsPerSecond).findFirst().orElse(0);
         assigned.add(MappedModel.newBuilder().setModel(a.modelId())
-            .setVersion(chosen.getOrDefault(Keys.modelHost(a.modelId(), host), ""))
+            .setVersion(Objects.requireNonNullElse(chosen.of(a.modelId(), host), ""))
             .setResource(a.resourceId()).setKind(kindOf.get(a.resourceId())).setLatencyMs(a.latencyMs())
             .setRequestsPerSecond(rate).setLoadMsPerSecond(a.loadMsPerSecond()).build());
       }
@@ -157,7 +297,7 @@ public final class MappingPlans {
           .setReason(errors.isEmpty() ? null : "a model of the service can run on no resource")
           .setErrors(errors)
           .setChosenScheme(sm == null ? null : sm.chosen().name())
-          .setWhy(sm == null ? null : sm.why())
+          .setWhy(kept != null ? kept : sm == null ? null : sm.why())
           .setModelFirstCostMsPerSecond(sm == null ? null : sm.modelFirst().costMsPerSecond())
           .setHardwareFirstCostMsPerSecond(sm == null ? null : sm.hardwareFirst().costMsPerSecond())
           .setCostMsPerSecond(plan.costMsPerSecond()).setPipelineLatencyMs(plan.pipelineLatencyMs())
