@@ -86,7 +86,8 @@ public record PlannerConfig(
               settings.longValue("planner.measure.retry.ms",
                   io.partita.planner.plan.MeasureSettings.DEFAULTS.retryMs(), 0, Long.MAX_VALUE),
               settings.longValue("planner.measure.budget.ms",
-                  io.partita.planner.plan.MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)));
+                  io.partita.planner.plan.MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)),
+          settings.integer("planner.mapping.max-pools", PlanSettings.DEFAULT_MAPPING_POOL_LIMIT, 0, 1_000_000));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());
     }

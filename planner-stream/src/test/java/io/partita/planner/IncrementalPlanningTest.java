@@ -47,7 +47,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (every key re-planned in every pass, through the whole-problem functions), are fed the same
  * random changes (timings and grouping-mode timings; hosts joining, leaving and changing; models,
  * versions, service models and demand added, changed and deleted; slot status); after every pass
- * their plan tables are equal byte for byte.
+ * their plan tables are equal byte for byte. Half the runs map classes of alike pools, whose
+ * matrix the live planner keeps between passes and the exhaustive one builds whole.
  */
 class IncrementalPlanningTest {
   private static final Codecs CODECS = Codecs.singleObject();
@@ -58,11 +59,12 @@ class IncrementalPlanningTest {
   @ParameterizedTest
   @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
   void shouldPlanWhatReplanningEverythingPlans(long seed) {
-    PlanSettings settings = PlanSettings.defaults(topics);
+    // Even seeds map classes of alike pools (more than 3 pools), odd ones single pools.
+    PlanSettings settings = PlanSettings.defaults(topics).withMappingPoolLimit(seed % 2 == 0 ? 3 : 64);
     try (PlanRun incremental = new PlanRun(settings, CODECS, stateDir.resolve("incremental-" + seed));
          PlanRun exhaustive = new PlanRun(settings, CODECS, stateDir.resolve("exhaustive-" + seed),
              PlannerMetrics.inMemory(), true)) {
-      World world = new World(new Random(seed), List.of(incremental, exhaustive));
+      World world = new World(new Random(seed), List.of(incremental, exhaustive), seed % 2 == 0);
       world.start();
       for (int step = 0; step < STEPS; step++) {
         int changes = 1 + world.random.nextInt(4);
@@ -80,7 +82,7 @@ class IncrementalPlanningTest {
   @Test
   void shouldWriteNoPlanRecordWhenTheSameInputsArriveAgain() {
     try (PlanRun run = new PlanRun(PlanSettings.defaults(topics), CODECS, stateDir.resolve("same"))) {
-      World world = new World(new Random(11), List.of(run));
+      World world = new World(new Random(11), List.of(run), false);
       world.start();
       for (int step = 0; step < 10; step++) {
         world.change(run.tables().get(PlanTable.ASSIGNMENTS));
@@ -108,15 +110,18 @@ class IncrementalPlanningTest {
   private final class World {
     final Random random;
     final List<PlanRun> runs;
+    /** Few kinds of hardware, so that hosts share classes of alike pools. */
+    final boolean alike;
     final String[] hosts = {"h0", "h1", "h2", "h3", "h4", "h5"};
     final String[] models = {"a", "b", "c", "d"};
     /** Every record sent last per topic and key (null: deleted), to send again. */
     final Map<String, Map<String, SpecificRecord>> sent = new TreeMap<>();
     long clock = 1;
 
-    World(Random random, List<PlanRun> runs) {
+    World(Random random, List<PlanRun> runs, boolean alike) {
       this.random = random;
       this.runs = runs;
+      this.alike = alike;
     }
 
     void start() {
@@ -130,7 +135,7 @@ class IncrementalPlanningTest {
     }
 
     HostEnvironment environment(String id) {
-      return host(id, 1 + random.nextInt(6), random.nextInt(3));
+      return alike ? host(id, 2 + 2 * random.nextInt(2), random.nextInt(2)) : host(id, 1 + random.nextInt(6), random.nextInt(3));
     }
 
     void change(SortedMap<String, byte[]> assignments) {

@@ -65,19 +65,25 @@ final class ScaleBench {
   record Pass(double ms, Map<String, Double> stageMs, int records, Map<String, Integer> recordsByTable) {}
 
   record Outcome(Cell cell, long seed, long events, double foldSeconds, Pass initial, List<Pass> oneHost,
-      List<Pass> kind, int unchangedRecords, long heapBytes, long storeBytes, int liveRecords) {
+      List<Pass> kind, int unchangedRecords, long heapBytes, long storeBytes, int liveRecords, List<ChurnPhase> churn) {
     double eventsPerSecond() {
       return events / foldSeconds;
     }
   }
 
-  /** What one cell repeats: one-host changes and kind changes. */
-  record Rounds(int oneHost, int kind) {}
+  /** What one cell repeats: one-host changes, kind changes, and simulated seconds of churn (0: none). */
+  record Rounds(int oneHost, int kind, int churnSeconds, int jitterPairs) {
+    Rounds(int oneHost, int kind) {
+      this(oneHost, kind, 0, 0);
+    }
+  }
 
-  /** Runs one cell on a fresh planner. */
+  /** Runs one cell on a fresh planner, then its churn phases if asked ({@link #churn}). */
   static Outcome run(Cell cell, long seed, Rounds rounds, Path workDir) throws Exception {
     long heapBefore = usedHeapAfterGc();
-    Sim sim = new Sim(new ScaleFleet(cell.hosts(), cell.models(), cell.serviceModelsPerModel(), seed), workDir);
+    int spare = rounds.churnSeconds() > 0 ? Math.max(2, cell.hosts() / 100) : 0;
+    Sim sim = new Sim(new ScaleFleet(cell.hosts() + spare, cell.models(), cell.serviceModelsPerModel(), seed),
+        cell.hosts(), workDir);
     try (sim) {
       long t0 = System.nanoTime();
       long events = sim.loadFleet();
@@ -101,7 +107,10 @@ final class ScaleBench {
       long storeBytes = sim.run.storeBytes().values().stream().mapToLong(Long::longValue).sum();
       int live = sim.run.tables().values().stream().mapToInt(Map::size).sum();
       long heap = usedHeapAfterGc() - heapBefore;
-      return new Outcome(cell, seed, events, foldSeconds, initial, oneHost, kind, unchanged, heap, storeBytes, live);
+      List<ChurnPhase> churn = rounds.churnSeconds() > 0 ? churn(sim, seed, rounds.churnSeconds(), rounds.jitterPairs())
+          : List.of();
+      return new Outcome(cell, seed, events, foldSeconds, initial, oneHost, kind, unchanged, heap, storeBytes, live,
+          churn);
     }
   }
 
@@ -109,54 +118,49 @@ final class ScaleBench {
       Map<String, Double> recordsPerMinute, long events) {}
 
   /**
-   * Churn at {@code hosts}: each simulated second one host leaves (its environment deleted) and one
-   * that left before joins again (its environment and a fresh profile of every model), then one
-   * planning pass. A first phase with exact timings (the real changes), a second where the joining
-   * host's profile and {@code jitterPairs} re-measured (host, model) pairs per second jitter by up
-   * to +-5 %.
+   * Churn on a loaded fleet: each simulated second one host leaves (its environment deleted) and
+   * one that left before (or a spare) joins again (its environment and a fresh profile of every
+   * model), then one planning pass. A first phase with exact timings (the real changes), a second
+   * where the joining host's profile and {@code jitterPairs} re-measured (host, model) pairs per
+   * second jitter by up to +-5 %.
    */
-  static List<ChurnPhase> churn(Cell cell, long seed, int seconds, int jitterPairs, Path workDir) throws Exception {
-    int spare = Math.max(2, cell.hosts() / 100);
-    ScaleFleet fleet = new ScaleFleet(cell.hosts() + spare, cell.models(), cell.serviceModelsPerModel(), seed);
-    try (Sim sim = new Sim(fleet, workDir)) {
-      sim.loadFleet(cell.hosts());
-      sim.pass();
-      SplittableRandom random = new SplittableRandom(seed + 2);
-      List<Integer> active = new ArrayList<>();
-      List<Integer> away = new ArrayList<>();
-      for (int h = 0; h < fleet.hosts; h++) {
-        (h < cell.hosts() ? active : away).add(h);
-      }
-      List<ChurnPhase> phases = new ArrayList<>();
-      for (double jitter : new double[] {0, 0.05}) {
-        Map<String, Integer> before = sim.emissions();
-        List<Double> times = new ArrayList<>();
-        long events = 0;
-        for (int s = 0; s < seconds; s++) {
-          int leaving = active.remove(random.nextInt(active.size()));
-          sim.leave(leaving);
-          int joining = away.remove(random.nextInt(away.size()));
-          events += sim.join(joining, jitter, random);
-          active.add(joining);
-          away.add(leaving);
-          for (int j = 0; j < (jitter > 0 ? jitterPairs : 0); j++) {
-            int h = active.get(random.nextInt(active.size()));
-            events += sim.remeasure(h, random.nextInt(fleet.models), 1 + jitter * (2 * random.nextDouble() - 1));
-          }
-          times.add(sim.pass().ms());
-        }
-        Map<String, Integer> after = sim.emissions();
-        Map<String, Double> perMinute = new LinkedHashMap<>();
-        for (PlanTable t : PlanTable.values()) {
-          perMinute.put(t.id(), (after.get(t.id()) - before.get(t.id())) * 60.0 / seconds);
-        }
-        double[] sorted = times.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        phases.add(new ChurnPhase(jitter == 0 ? "joins and leaves, exact timings" : "the same, timings jittered +-5 %",
-            seconds, sorted.length, percentile(sorted, 0.5), percentile(sorted, 0.99), sorted[sorted.length - 1],
-            perMinute, events));
-      }
-      return phases;
+  private static List<ChurnPhase> churn(Sim sim, long seed, int seconds, int jitterPairs) {
+    ScaleFleet fleet = sim.fleet;
+    SplittableRandom random = new SplittableRandom(seed + 2);
+    List<Integer> active = new ArrayList<>();
+    List<Integer> away = new ArrayList<>();
+    for (int h = 0; h < fleet.hosts; h++) {
+      (h < sim.active ? active : away).add(h);
     }
+    List<ChurnPhase> phases = new ArrayList<>();
+    for (double jitter : new double[] {0, 0.05}) {
+      Map<String, Integer> before = sim.emissions();
+      List<Double> times = new ArrayList<>();
+      long events = 0;
+      for (int s = 0; s < seconds; s++) {
+        int leaving = active.remove(random.nextInt(active.size()));
+        sim.leave(leaving);
+        int joining = away.remove(random.nextInt(away.size()));
+        events += sim.join(joining, jitter, random);
+        active.add(joining);
+        away.add(leaving);
+        for (int j = 0; j < (jitter > 0 ? jitterPairs : 0); j++) {
+          int h = active.get(random.nextInt(active.size()));
+          events += sim.remeasure(h, random.nextInt(fleet.models), 1 + jitter * (2 * random.nextDouble() - 1));
+        }
+        times.add(sim.pass().ms());
+      }
+      Map<String, Integer> after = sim.emissions();
+      Map<String, Double> perMinute = new LinkedHashMap<>();
+      for (PlanTable t : PlanTable.values()) {
+        perMinute.put(t.id(), (after.get(t.id()) - before.get(t.id())) * 60.0 / seconds);
+      }
+      double[] sorted = times.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+      phases.add(new ChurnPhase(jitter == 0 ? "joins and leaves, exact timings" : "the same, timings jittered +-5 %",
+          seconds, sorted.length, percentile(sorted, 0.5), percentile(sorted, 0.99), sorted[sorted.length - 1],
+          perMinute, events));
+    }
+    return phases;
   }
 
   static double percentile(double[] sorted, double q) {
@@ -198,10 +202,13 @@ final class ScaleBench {
     final Topics topics = new Topics("scale");
     final Codecs codecs = Codecs.singleObject();
     final double[] factor;
+    /** Hosts {@code 0..active-1} are loaded first; the others are spares that churn brings in. */
+    final int active;
     long clock = ScaleFleet.T0;
 
-    Sim(ScaleFleet fleet, Path workDir) throws Exception {
+    Sim(ScaleFleet fleet, int active, Path workDir) throws Exception {
       this.fleet = fleet;
+      this.active = active;
       Path state = Files.createTempDirectory(workDir, "scale-state");
       run = new PlanRun(PlanSettings.defaults(topics), codecs, state, metrics);
       timings = topics.profileTimings(codecs);
@@ -211,7 +218,7 @@ final class ScaleBench {
     }
 
     long loadFleet() {
-      return loadFleet(fleet.hosts);
+      return loadFleet(active);
     }
 
     /** The catalog, demand, and the first {@code hosts} hosts with their profiles; returns the timing events. */
@@ -267,7 +274,7 @@ final class ScaleBench {
     /** Every host of one kind re-profiled (a driver update), its times multiplied by {@code by}. */
     int changeKind(int kind, double by) {
       int n = 0;
-      for (int h = kind; h < fleet.hosts; h += ScaleFleet.KINDS.size()) {
+      for (int h = kind; h < active; h += ScaleFleet.KINDS.size()) {
         n += changeHost(h, by);
       }
       return n;

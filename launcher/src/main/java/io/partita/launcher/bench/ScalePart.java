@@ -41,10 +41,25 @@ final class ScalePart {
     System.out.println("Scale: warm-up cell " + WARM_UP.label() + " (not reported)...");
     ScaleBench.run(WARM_UP, SEED, new Rounds(quick ? 2 : 10, 2), workDir);
     List<Outcome> outcomes = new ArrayList<>();
-    for (Cell cell : cells) {
-      Rounds rounds = quick ? new Rounds(3, 2) : cell.hosts() * cell.models() >= 100_000 ? new Rounds(12, 4) : new Rounds(20, 4);
+    List<Cell> all = new ArrayList<>(cells);
+    if (churnCell != null && !all.contains(churnCell)) {
+      all.add(churnCell);
+    }
+    int churnSeconds = quick ? 5 : 60;
+    int jitterPairs = quick ? 4 : 100;
+    List<ScaleBench.ChurnPhase> phases = List.of();
+    for (Cell cell : all) {
+      Rounds base = quick ? new Rounds(3, 2) : cell.hosts() * cell.models() >= 100_000 ? new Rounds(12, 3) : new Rounds(20, 4);
+      // The churn runs on the cell's loaded planner, after its rounds: loading 1,000 hosts again would double the time.
+      Rounds rounds = cell.equals(churnCell) ? new Rounds(base.oneHost(), base.kind(), churnSeconds, jitterPairs) : base;
       System.out.println("Scale: " + cell.label() + " (seed " + SEED + ")...");
       Outcome o = ScaleBench.run(cell, SEED, rounds, workDir);
+      if (cell.equals(churnCell)) {
+        phases = o.churn();
+      }
+      if (!cells.contains(cell)) {
+        continue;
+      }
       outcomes.add(o);
       System.out.println(Report.render(new Report.Table("6 (so far). Planning at scale", null, sizeColumns(),
           List.of(sizeRow(o)), self)));
@@ -84,13 +99,9 @@ final class ScalePart {
             + "quadratic); x is the dimension that changed.",
         List.of("from", "to", "x", "one-host pass p50", "kind pass p50", "initial pass", "heap", "stores", "live records",
             "events/s"), growthRows(outcomes), self));
-    if (churnCell != null) {
-      int seconds = quick ? 5 : 60;
-      int jitterPairs = quick ? 4 : 100;
-      System.out.println("Scale: churn at " + churnCell.label() + "...");
-      List<ChurnPhase> phases = ScaleBench.churn(churnCell, SEED, seconds, jitterPairs, workDir);
+    if (!phases.isEmpty()) {
       List<List<String>> rows = new ArrayList<>();
-      for (ChurnPhase p : phases) {
+      for (ScaleBench.ChurnPhase p : phases) {
         List<String> row = new ArrayList<>(List.of(churnCell.label(), p.what(), Integer.toString(p.passes()),
             Long.toString(p.events()), Report.fmt(p.p50Ms()), Report.fmt(p.p99Ms()), Report.fmt(p.maxMs())));
         double total = 0;
@@ -108,8 +119,9 @@ final class ScalePart {
       }
       columns.add("all/min");
       report.add(new Report.Table("6d. Churn",
-          "Simulated time in the replay: each simulated second one host leaves (its environment deleted) and one that "
-              + "left joins again (its environment and a fresh profile of every model), and the driver's clock moves one "
+          "On the cell's loaded planner, after its rounds, in simulated time: each simulated second one host leaves (its "
+              + "environment deleted) and one that left (or one of " + Math.max(2, churnCell.hosts() / 100) + " spare hosts) "
+              + "joins again (its environment and a fresh profile of every model), and the driver's clock moves one "
               + "debounce interval (planner.debounce.ms, 1 s), which fires exactly one planning pass; records carry the "
               + "simulated time. Phase 1 with exact timings (the real changes); phase 2 the same with the joining host's "
               + "profile and " + jitterPairs + " re-profiled (host, model) pairs a second jittered by up to +-5 %. Plan "

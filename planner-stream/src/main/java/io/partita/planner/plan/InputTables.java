@@ -42,8 +42,8 @@ public final class InputTables {
   private final TreeMap<String, List<ModelVersion>> catalogModels = new TreeMap<>();
   /** base model -> its service models by name. */
   private final Map<String, TreeMap<String, ServiceModel>> serviceModelsByBase = new HashMap<>();
-  /** model/host -> version -> how many single-partition timings of it the host has. */
-  private final Map<String, Map<String, Integer>> measured = new HashMap<>();
+  /** model -> host -> version -> how many single-partition timings of it the host has. */
+  private final Map<String, Map<String, Map<String, Integer>>> measured = new HashMap<>();
   /** host/pool -> its grouping-mode measurements by key. */
   private final Map<String, TreeMap<String, TimingEvent>> groupingsByPool = new HashMap<>();
   /** Derived lazily, dropped when what they are derived from changes. */
@@ -162,15 +162,18 @@ public final class InputTables {
   private void putTiming(String key, TimingEvent value) {
     TimingEvent old = value == null ? timings.remove(key) : timings.put(key, value);
     if (old == null && value != null) {
-      measured.computeIfAbsent(Keys.modelHost(value.getModel(), value.getHost()), k -> new HashMap<>())
+      measured.computeIfAbsent(value.getModel(), k -> new HashMap<>()).computeIfAbsent(value.getHost(), k -> new HashMap<>())
           .merge(value.getVersion(), 1, Integer::sum);
     } else if (old != null && value == null) {
-      String modelHost = Keys.modelHost(old.getModel(), old.getHost());
-      Map<String, Integer> versions = measured.get(modelHost);
+      Map<String, Map<String, Integer>> hosts = measured.get(old.getModel());
+      Map<String, Integer> versions = hosts == null ? null : hosts.get(old.getHost());
       if (versions != null) {
         versions.computeIfPresent(old.getVersion(), (v, n) -> n > 1 ? n - 1 : null);
         if (versions.isEmpty()) {
-          measured.remove(modelHost);
+          hosts.remove(old.getHost());
+        }
+        if (hosts.isEmpty()) {
+          measured.remove(old.getModel());
         }
       }
     }
@@ -219,7 +222,8 @@ public final class InputTables {
   }
 
   java.util.Set<String> measuredVersions(String model, String host) {
-    Map<String, Integer> versions = measured.get(Keys.modelHost(model, host));
+    Map<String, Map<String, Integer>> hosts = measured.get(model);
+    Map<String, Integer> versions = hosts == null ? null : hosts.get(host);
     return versions == null ? java.util.Set.of() : java.util.Collections.unmodifiableSet(versions.keySet());
   }
 

@@ -38,12 +38,6 @@ public final class MappingPlans {
   private MappingPlans() {}
 
   /**
-   * Above this many pools the mapping works on classes of alike pools instead of single pools
-   * ({@link #mappingProblem(PlanInputs, PlanSettings, ChosenVersions)}).
-   */
-  public static final int MAX_POOL_RESOURCES = 64;
-
-  /**
    * The mapping problem over every pool of every host (resource {@code host/pool}, kind the pool),
    * with {@code T[m][host/pool]} = the fastest per-item time ({@code p50 / batch}) of the model's
    * version chosen for that host, measured on that pool. Services: the catalog's service models
@@ -51,14 +45,16 @@ public final class MappingPlans {
    * summed Demand of its service models, or the default rate while none is known. Null when there
    * is no service or no resource.
    *
-   * <p><b>Classes of alike pools.</b> With more than {@link #MAX_POOL_RESOURCES} pools, a resource
+   * <p><b>Classes of alike pools.</b> With more than {@link PlanSettings#mappingPoolLimit()} pools
+   * ({@code planner.mapping.max-pools}, default 64), a resource
    * is a class of alike pools instead: the pools of one kind on hosts with the same hardware (CPU:
    * the CPU model, usable cores, CPU flags and execution providers; GPU: the GPUs' names and memory
    * and the providers). Its id says what the pools are ({@link #className}: {@code cpu: Xeon 6338,
    * 32 cores}), not which hosts, so hosts joining and leaving keep it; its capacity is its pool
    * count, so a model mapped there spreads its load over them; its time for a model is the median
-   * of its pools' times; the version it names is the one chosen on its first host. The mapping decides a model's kind of pool and the model then
-   * runs on every pool of that kind where it was measured, so a class loses nothing the plan uses,
+   * of its pools' times; the version it names is the one chosen on its first host. The mapping
+   * decides a model's kind of pool and the model then runs on every pool of that kind where it was
+   * measured, so a class loses nothing the plan uses,
    * and the problem stays as large as the fleet has kinds of hardware, not hosts: the improvement
    * pass is quadratic in placements times resources, and 2,000 pools made one pass of 50 models
    * take 0.3 s, of 500 models minutes.
@@ -77,74 +73,24 @@ public final class MappingPlans {
 
   /** As above, with the chosen versions looked up. */
   public static MappingProblem mappingProblem(PlanInputs in, PlanSettings settings, ChosenVersions chosen) {
-    Matrix matrix = matrix(in, settings, chosen);
-    return matrix == null ? null : matrix.problem();
+    return problem(in, settings, MappingMatrix.full(in, settings, chosen));
   }
 
-  /** A mapping problem and, per resource, the host whose chosen version the plan names (a class's first). */
-  private record Matrix(MappingProblem problem, Map<String, String> hostOf) {}
+  /**
+   * The resources and times of a mapping problem ({@link MappingMatrix}), and per resource the host
+   * whose chosen version the plan names (a class's first).
+   */
+  public record Matrix(List<ResourceSpec> resources, Map<String, Map<String, Double>> latency,
+                       Map<String, String> hostOf) {}
 
-  private static Matrix matrix(PlanInputs in, PlanSettings settings, ChosenVersions chosen) {
-    // host/pool -> resource id, and each resource's pools
-    Map<String, String> resourceOf = new java.util.HashMap<>();
-    SortedMap<String, List<String>> members = new TreeMap<>();
-    Map<String, String> kindOf = new TreeMap<>();
-    List<String[]> pools = new ArrayList<>();
-    for (HostEnvironment env : in.hosts().values()) {
-      for (String pool : POOLS) {
-        if (!poolIds(env, pool).isEmpty()) {
-          pools.add(new String[] {env.getHostId(), pool});
-        }
-      }
+  /** The mapping problem of a matrix: its resources and times, and the services; null when there is nothing to map. */
+  static MappingProblem problem(PlanInputs in, PlanSettings settings, Matrix matrix) {
+    if (matrix == null) {
+      return null;
     }
-    if (pools.size() <= MAX_POOL_RESOURCES) {
-      for (String[] p : pools) {
-        String id = p[0] + Keys.SEP + p[1];
-        resourceOf.put(id, id);
-        members.put(id, List.of(p[0]));
-        kindOf.put(id, p[1]);
-      }
-    } else {
-      SortedMap<String, List<String>> classes = new TreeMap<>();
-      for (String[] p : pools) {
-        classes.computeIfAbsent(hardware(in.hosts().get(p[0]), p[1]), k -> new ArrayList<>()).add(p[0]);
-      }
-      Map<String, Integer> named = new java.util.HashMap<>();
-      classes.forEach((signature, hosts) -> {
-        String pool = signature.substring(0, signature.indexOf('|'));
-        String name = className(in.hosts().get(hosts.get(0)), pool);
-        int seen = named.merge(name, 1, Integer::sum);
-        String id = seen == 1 ? name : name + " #" + seen;
-        members.put(id, hosts);
-        kindOf.put(id, pool);
-        hosts.forEach(h -> resourceOf.put(h + Keys.SEP + pool, id));
-      });
-    }
-    List<ResourceSpec> resources = new ArrayList<>();
-    Map<String, String> hostOf = new TreeMap<>();
-    members.forEach((id, hosts) -> {
-      resources.add(new ResourceSpec(id, kindOf.get(id), hosts.size()));
-      hostOf.put(id, hosts.get(0));
-    });
     Set<String> models = catalogModels(in).keySet();
-    Map<String, Map<String, Double>> latency = new TreeMap<>();
-    for (String model : models) {
-      // The row from the model's timings in one walk (each on a pool of the problem, of the version
-      // chosen there), not a look-up per pool: 2,000 pools x 500 models were a million per pass.
-      Map<String, Double> perPool = new java.util.HashMap<>();
-      String prefix = model + Keys.SEP;
-      for (TimingEvent e : in.timings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
-        String pool = e.getHost() + Keys.SEP + e.getPool();
-        if (resourceOf.containsKey(pool) && e.getVersion().equals(chosen.of(model, e.getHost()))) {
-          perPool.merge(pool, e.getP50Ms() / e.getBatch(), Math::min);
-        }
-      }
-      Map<String, List<Double>> byResource = new TreeMap<>();
-      perPool.forEach((pool, t) -> byResource.computeIfAbsent(resourceOf.get(pool), r -> new ArrayList<>()).add(t));
-      Map<String, Double> row = new TreeMap<>();
-      byResource.forEach((r, times) -> row.put(r, median(times)));
-      latency.put(model, row);
-    }
+    List<ResourceSpec> resources = matrix.resources();
+    Map<String, Map<String, Double>> latency = matrix.latency();
     List<ServiceSpec> services = new ArrayList<>();
     for (Map.Entry<String, List<ServiceModel>> service : servicesOf(in).entrySet()) {
       Map<String, double[]> rates = new TreeMap<>();
@@ -166,7 +112,7 @@ public final class MappingPlans {
     if (services.isEmpty() || resources.isEmpty()) {
       return null;
     }
-    return new Matrix(new MappingProblem(resources, latency, services), hostOf);
+    return new MappingProblem(resources, latency, services);
   }
 
   /** The class of alike pools a host's pool belongs to: kind first, then what makes pools alike. */
@@ -240,16 +186,21 @@ public final class MappingPlans {
    */
   public static SortedMap<String, ServiceMapping> mappings(PlanInputs in, PlanSettings settings, ChosenVersions chosen,
       Collection<ServiceMapping> running) {
+    return mappings(in, settings, MappingMatrix.full(in, settings, chosen), chosen, running);
+  }
+
+  /** As above, with the matrix already made (the planner keeps it between passes: {@link MappingMatrix#update}). */
+  public static SortedMap<String, ServiceMapping> mappings(PlanInputs in, PlanSettings settings, Matrix matrix,
+      ChosenVersions chosen, Collection<ServiceMapping> running) {
     SortedMap<String, ServiceMapping> out = new TreeMap<>();
-    Matrix matrix;
+    MappingProblem problem;
     String invalid = null;
     try {
-      matrix = matrix(in, settings, chosen);
+      problem = problem(in, settings, matrix);
     } catch (IllegalArgumentException e) {
-      matrix = null;
+      problem = null;
       invalid = e.getMessage();
     }
-    MappingProblem problem = matrix == null ? null : matrix.problem();
     if (problem == null && invalid == null) {
       return out;
     }

@@ -119,6 +119,14 @@ final class LivePlan {
    */
   void put(PlanTable table, String key, SpecificRecord value, byte[] bytes, byte[] old) {
     index();
+    if (table == PlanTable.VERSIONS && old != null && value != null) {
+      // The same key with new figures: the index changes only if the chosen version did.
+      VersionChoice v = (VersionChoice) value;
+      if (java.util.Objects.equals(chosen(v.getModel(), v.getHost()), v.getChosenVersion())) {
+        store.put(table.storeKey(key), bytes);
+        return;
+      }
+    }
     if (old != null) {
       indexRemove(table, key, table == PlanTable.ASSIGNMENTS ? decode(table, old) : null);
     }

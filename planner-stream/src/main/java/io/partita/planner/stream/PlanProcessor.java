@@ -10,6 +10,7 @@ import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
+import io.partita.avro.VersionChoice;
 import io.partita.common.Topic;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
@@ -18,6 +19,7 @@ import io.partita.planner.plan.AskState;
 import io.partita.planner.plan.AssignmentPlans;
 import io.partita.planner.plan.InputTables;
 import io.partita.planner.plan.Keys;
+import io.partita.planner.plan.MappingMatrix;
 import io.partita.planner.plan.MappingPlans;
 import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.PartitionPlans;
@@ -79,6 +81,8 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
   private final boolean exhaustive;
   private final Map<Class<?>, RecordCodec<?>> codecCache = new HashMap<>();
   private final InputTables tables = new InputTables();
+  /** The mapping's matrix between passes (rebuilt when the task starts). */
+  private MappingMatrix matrix = new MappingMatrix();
   /** Whether {@link #tables} holds the stores (false until the first pass after the task starts). */
   private boolean loaded;
   private ProcessorContext<String, byte[]> context;
@@ -111,6 +115,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
     // A task started (again): the stores may have been restored, so the decoded tables and the
     // plan's indexes are rebuilt from them at the first pass.
     tables.clear();
+    matrix = new MappingMatrix();
     loaded = false;
     context.schedule(debounce, PunctuationType.WALL_CLOCK_TIME, this::planStale);
   }
@@ -287,6 +292,8 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
     private boolean allRoutes;
     private final Set<String> routeHosts = new TreeSet<>();
     private final Set<String> routeServices = new TreeSet<>();
+    /** model -> hosts whose timings of it or chosen version changed: cells of the mapping's matrix. */
+    private final Map<String, Set<String>> matrixHosts = new TreeMap<>();
     int changed;
 
     Pass(PlanInputs in, Set<String> stale) {
@@ -361,10 +368,14 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
           hosts.addAll(VersionPlans.predictingHosts(in, model, evidence));
         }
         for (String host : hosts) {
-          if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), VersionPlans.versionChoice(in, model, host,
-              live.chosen(model, host), settings.hysteresis(), evidence))) {
+          String running = live.chosen(model, host);
+          VersionChoice choice = VersionPlans.versionChoice(in, model, host, running, settings.hysteresis(), evidence);
+          if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), choice)) {
             partitionHosts.add(host);
             mapping = true;
+            if (!Objects.equals(running, choice == null ? null : choice.getChosenVersion())) {
+              matrixHosts.computeIfAbsent(model, m -> new TreeSet<>()).add(host);
+            }
           }
         }
       }
@@ -373,7 +384,15 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
     private void planMappings() {
       SortedMap<String, ServiceMapping> running = live.all(PlanTable.MAPPINGS, ServiceMapping.class);
       SortedMap<String, Set<String>> before = MappingPlans.kinds(running.values());
-      emitAll(PlanTable.MAPPINGS, MappingPlans.mappings(in, settings, live::chosenVersion, running.values()));
+      MappingPlans.Matrix cells;
+      if (exhaustive) {
+        cells = MappingMatrix.full(in, settings, live::chosenVersion);
+      } else {
+        versionsAt.forEach((model, hosts) -> matrixHosts.computeIfAbsent(model, m -> new TreeSet<>()).addAll(hosts));
+        Set<String> models = allVersions ? in.catalogModels().keySet() : versionModels;
+        cells = matrix.update(in, settings, live::chosenVersion, matrixHosts, models);
+      }
+      emitAll(PlanTable.MAPPINGS, MappingPlans.mappings(in, settings, cells, live::chosenVersion, running.values()));
       SortedMap<String, Set<String>> after = MappingPlans.kinds(live.all(PlanTable.MAPPINGS, ServiceMapping.class).values());
       Set<String> models = new TreeSet<>(before.keySet());
       models.addAll(after.keySet());
