@@ -95,6 +95,29 @@ class IncrementalPlanningTest {
     }
   }
 
+  @Test
+  void shouldCarryANewWeightFileToTheSlotsHoldingItsInstances() {
+    PlanSettings settings = PlanSettings.defaults(topics);
+    try (PlanRun incremental = new PlanRun(settings, CODECS, stateDir.resolve("weights-incremental"));
+         PlanRun exhaustive = new PlanRun(settings, CODECS, stateDir.resolve("weights-exhaustive"),
+             PlannerMetrics.inMemory(), true)) {
+      World world = new World(new Random(1), List.of(incremental, exhaustive), false);
+      world.send(topics.catalogModels(), "a/1", version("a", "1", "CPU"));
+      world.send(topics.hostEnvironments(), "h0", host("h0", 2, 0));
+      world.send(topics.catalogServices(), "a-1", serviceModel("a-1", "a", 1));
+      incremental.plan();
+      exhaustive.plan();
+      world.send(topics.catalogServices(), "a-1", adapterModel("a-1", "a", 1));
+      incremental.plan();
+      exhaustive.plan();
+      assertSamePlan(incremental, exhaustive, "after the weight file");
+      SlotAssignment slot = CODECS.codec(SlotAssignment.class).decode(topics.planAssignments(),
+          incremental.tables().get(PlanTable.ASSIGNMENTS).values().iterator().next());
+      assertThat(slot.getServiceModels()).singleElement()
+          .satisfies(asm -> assertThat(asm.getWeightFile()).as("the adapter now on the slot").isNotNull());
+    }
+  }
+
   private static void assertSamePlan(PlanRun a, PlanRun b, String when) {
     for (PlanTable table : PlanTable.values()) {
       SortedMap<String, byte[]> left = a.tables().get(table);

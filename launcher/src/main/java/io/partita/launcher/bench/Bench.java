@@ -36,7 +36,7 @@ public final class Bench {
   private final boolean ocr;
   private final String model;
   private final Report report = new Report();
-  private final String self;
+  private String self;
   private final String only;
   private List<ScaleBench.Cell> scaleCells;
   private ScaleBench.Cell churnCell;
@@ -69,6 +69,7 @@ public final class Bench {
   public Bench withScale(List<String> cells, String churn) {
     scaleCells = cells == null ? null : cells.stream().map(ScaleBench.Cell::parse).toList();
     churnCell = churn == null ? null : churn.equals("none") ? ScaleBench.Cell.NONE : ScaleBench.Cell.parse(churn);
+    self += (cells == null ? "" : " --scale-cells " + String.join(",", cells)) + (churn == null ? "" : " --scale-churn " + churn);
     return this;
   }
 

@@ -107,6 +107,8 @@ final class ScaleBench {
       long storeBytes = sim.run.storeBytes().values().stream().mapToLong(Long::longValue).sum();
       int live = sim.run.tables().values().stream().mapToInt(Map::size).sum();
       long heap = usedHeapAfterGc() - heapBefore;
+      System.out.printf("Scale: %s: %d events in %.1f s, initial pass %.1f s, one host p50 %.0f ms, kind p50 %.0f ms%n",
+          cell.label(), events, foldSeconds, initial.ms() / 1000, percentile(oneHost, 0.5), percentile(kind, 0.5));
       List<ChurnPhase> churn = rounds.churnSeconds() > 0 ? churn(sim, seed, rounds.churnSeconds(), rounds.jitterPairs())
           : List.of();
       return new Outcome(cell, seed, events, foldSeconds, initial, oneHost, kind, unchanged, heap, storeBytes, live,

@@ -126,10 +126,18 @@ public final class AssignmentPlans {
    */
   public static Map<String, List<AssignedServiceModel>> instances(PlanInputs in, String baseModel,
       Collection<SlotAssignment> slots) {
+    List<String> keys = new ArrayList<>();
+    slots.forEach(a -> keys.add(Keys.hostSlot(a.getHost(), a.getSlot())));
+    return instancesOn(in, baseModel, keys);
+  }
+
+  /** As {@link #instances}, from the keys ({@code host/slot}) of the slots running {@code baseModel}. */
+  public static Map<String, List<AssignedServiceModel>> instancesOn(PlanInputs in, String baseModel,
+      Collection<String> slotKeys) {
     List<SlotState> states = new ArrayList<>();
-    for (SlotAssignment a : slots) {
-      states.add(new SlotState(Keys.hostSlot(a.getHost(), a.getSlot()), a.getHost(), a.getModel(), Long.MAX_VALUE / 4,
-          true, 0, List.of()));
+    for (String key : slotKeys) {
+      states.add(new SlotState(key, key.substring(0, key.indexOf(Keys.SEP)), baseModel, Long.MAX_VALUE / 4, true, 0,
+          List.of()));
     }
     List<ServiceModelSpec> specs = new ArrayList<>();
     for (ServiceModel sm : in.serviceModelsOf(baseModel).values()) {

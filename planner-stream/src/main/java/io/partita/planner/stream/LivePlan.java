@@ -8,7 +8,9 @@ import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.Keys;
 import java.util.Collections;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
@@ -46,6 +48,8 @@ final class LivePlan {
   private final Map<String, TreeSet<String>> slotsByServiceModel = new HashMap<>();
   /** slot key -> base model it runs. */
   private final Map<String, String> slotModel = new HashMap<>();
+  /** slot key -> the instance ids it holds, in order. */
+  private final Map<String, List<String>> slotInstances = new HashMap<>();
 
   LivePlan(KeyValueStore<String, byte[]> store, Topics topics, Codecs codecs) {
     this.store = store;
@@ -63,6 +67,7 @@ final class LivePlan {
     slotsByModel.clear();
     slotsByServiceModel.clear();
     slotModel.clear();
+    slotInstances.clear();
   }
 
   private void index() {
@@ -153,9 +158,12 @@ final class LivePlan {
         slotsByHost.computeIfAbsent(a.getHost(), h -> new TreeSet<>()).add(key);
         slotsByModel.computeIfAbsent(a.getModel(), m -> new TreeSet<>()).add(key);
         slotModel.put(key, a.getModel());
+        List<String> ids = new ArrayList<>();
         for (AssignedServiceModel asm : a.getServiceModels()) {
           slotsByServiceModel.computeIfAbsent(asm.getServiceModel(), s -> new TreeSet<>()).add(key);
+          ids.add(asm.getInstanceId());
         }
+        slotInstances.put(key, List.copyOf(ids));
       }
       default -> { }
     }
@@ -176,6 +184,7 @@ final class LivePlan {
         removeFrom(slotsByHost, a.getHost(), key);
         removeFrom(slotsByModel, a.getModel(), key);
         slotModel.remove(key);
+        slotInstances.remove(key);
         for (AssignedServiceModel asm : a.getServiceModels()) {
           removeFrom(slotsByServiceModel, asm.getServiceModel(), key);
         }
@@ -280,6 +289,12 @@ final class LivePlan {
   String slotModel(String slotKey) {
     index();
     return slotModel.get(slotKey);
+  }
+
+  /** The instance ids a live slot holds, in order (empty for an unknown slot). */
+  List<String> slotInstances(String slotKey) {
+    index();
+    return slotInstances.getOrDefault(slotKey, List.of());
   }
 
   /** Hosts with at least one live slot. */

@@ -475,21 +475,20 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         }
         laidOut.put(host, slots);
       }
-      Map<String, List<SlotAssignment>> laidOutByModel = new HashMap<>();
-      laidOut.values().forEach(slots -> slots.values().forEach(a ->
-          laidOutByModel.computeIfAbsent(a.getModel(), m -> new ArrayList<>()).add(a)));
+      Map<String, List<String>> laidOutByModel = new HashMap<>();
+      laidOut.values().forEach(slots -> slots.forEach((key, a) ->
+          laidOutByModel.computeIfAbsent(a.getModel(), m -> new ArrayList<>()).add(key)));
       Map<String, List<AssignedServiceModel>> instances = new HashMap<>();
-      Map<String, SlotAssignment> elsewhere = new TreeMap<>();
+      List<String> elsewhere = new ArrayList<>();
       for (String model : reallocate) {
-        List<SlotAssignment> slotsOfModel = new ArrayList<>(laidOutByModel.getOrDefault(model, List.of()));
+        List<String> slotsOfModel = new ArrayList<>(laidOutByModel.getOrDefault(model, List.of()));
         for (String key : live.slotsOfModel(model)) {
           if (!laidOut.containsKey(key.substring(0, key.indexOf(Keys.SEP)))) {
-            SlotAssignment a = live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class);
-            slotsOfModel.add(a);
-            elsewhere.put(key, a);
+            slotsOfModel.add(key);
+            elsewhere.add(key);
           }
         }
-        instances.putAll(AssignmentPlans.instances(in, model, slotsOfModel));
+        instances.putAll(AssignmentPlans.instancesOn(in, model, slotsOfModel));
       }
       for (Map.Entry<String, SortedMap<String, SlotAssignment>> host : laidOut.entrySet()) {
         Set<String> gone = new TreeSet<>(live.slotsOfHost(host.getKey()));
@@ -509,8 +508,19 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
           emit(PlanTable.ASSIGNMENTS, key, null);
         }
       }
-      elsewhere.forEach((key, a) ->
-          emit(PlanTable.ASSIGNMENTS, key, AssignmentPlans.withInstances(a, instances.getOrDefault(key, List.of()))));
+      for (String key : elsewhere) {
+        // The slot stays; its instances may move. Its record is decoded and written again only if
+        // they did, or if its base model's service models changed (a weight file): a host joining
+        // re-allocates every base model, and encoding all their slots cost seconds at 1,000 hosts.
+        List<AssignedServiceModel> now = instances.getOrDefault(key, List.of());
+        List<String> ids = new ArrayList<>();
+        now.forEach(asm -> ids.add(asm.getInstanceId()));
+        if (ids.equals(live.slotInstances(key)) && !assignmentModels.contains(live.slotModel(key))) {
+          continue;
+        }
+        SlotAssignment a = live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class);
+        emit(PlanTable.ASSIGNMENTS, key, AssignmentPlans.withInstances(a, now));
+      }
     }
 
     private void planRoutes() {
