@@ -42,16 +42,32 @@ public final class InstanceAllocator {
     long memoryLeft;
     int load;
     final Set<String> serviceModels = new LinkedHashSet<>();
+    /** sha256 -> how many of {@link #mounted} carry it: {@link #holds} is asked for every slot of every instance. */
+    final Map<String, Integer> mountedShas = new HashMap<>();
 
     Slot(SlotState spec) {
       this.spec = spec;
       this.mounted = new ArrayList<>(spec.mounted());
       this.memoryLeft = spec.memoryLeftBytes();
       this.load = spec.instances();
+      mounted.forEach(m -> mountedShas.merge(m.file().sha256(), 1, Integer::sum));
     }
 
     boolean holds(WeightFile file) {
-      return mounted.stream().anyMatch(m -> m.file().sha256().equals(file.sha256()));
+      return mountedShas.containsKey(file.sha256());
+    }
+
+    void mount(MountedWeight m) {
+      mounted.add(m);
+      mountedShas.merge(m.file().sha256(), 1, Integer::sum);
+    }
+
+    void unmountAll(String sha256) {
+      int before = mounted.size();
+      mounted.removeIf(m -> m.file().sha256().equals(sha256));
+      if (mounted.size() != before) {
+        mountedShas.remove(sha256);
+      }
     }
   }
 
@@ -158,11 +174,11 @@ public final class InstanceAllocator {
     }
     if (eviction != null) {
       for (WeightFile gone : eviction.unmount()) {
-        slot.mounted.removeIf(m -> m.file().sha256().equals(gone.sha256()));
+        slot.unmountAll(gone.sha256());
         slot.memoryLeft += gone.sizeBytes();
       }
       slot.memoryLeft -= sm.weightFile().sizeBytes();
-      slot.mounted.add(new MountedWeight(sm.weightFile(), Long.MAX_VALUE, true));
+      slot.mount(new MountedWeight(sm.weightFile(), Long.MAX_VALUE, true));
     } else {
       for (int i = 0; i < slot.mounted.size(); i++) {
         MountedWeight m = slot.mounted.get(i);

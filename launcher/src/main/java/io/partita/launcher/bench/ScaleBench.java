@@ -117,7 +117,7 @@ final class ScaleBench {
   }
 
   record ChurnPhase(String what, int seconds, int passes, double p50Ms, double p99Ms, double maxMs,
-      Map<String, Double> recordsPerMinute, long events) {}
+      Map<String, Double> recordsPerMinute, long events, Map<String, Double> meanStageMs, Pass slowest) {}
 
   /**
    * Churn on a loaded fleet: each simulated second one host leaves (its environment deleted) and
@@ -137,7 +137,7 @@ final class ScaleBench {
     List<ChurnPhase> phases = new ArrayList<>();
     for (double jitter : new double[] {0, 0.05}) {
       Map<String, Integer> before = sim.emissions();
-      List<Double> times = new ArrayList<>();
+      List<Pass> passes = new ArrayList<>();
       long events = 0;
       for (int s = 0; s < seconds; s++) {
         int leaving = active.remove(random.nextInt(active.size()));
@@ -150,17 +150,18 @@ final class ScaleBench {
           int h = active.get(random.nextInt(active.size()));
           events += sim.remeasure(h, random.nextInt(fleet.models), 1 + jitter * (2 * random.nextDouble() - 1));
         }
-        times.add(sim.pass().ms());
+        passes.add(sim.pass());
       }
       Map<String, Integer> after = sim.emissions();
       Map<String, Double> perMinute = new LinkedHashMap<>();
       for (PlanTable t : PlanTable.values()) {
         perMinute.put(t.id(), (after.get(t.id()) - before.get(t.id())) * 60.0 / seconds);
       }
-      double[] sorted = times.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+      double[] sorted = passes.stream().mapToDouble(Pass::ms).sorted().toArray();
+      Pass slowest = passes.stream().max(java.util.Comparator.comparingDouble(Pass::ms)).orElseThrow();
       phases.add(new ChurnPhase(jitter == 0 ? "joins and leaves, exact timings" : "the same, timings jittered +-5 %",
           seconds, sorted.length, percentile(sorted, 0.5), percentile(sorted, 0.99), sorted[sorted.length - 1],
-          perMinute, events));
+          perMinute, events, meanStages(passes), slowest));
     }
     return phases;
   }
