@@ -48,7 +48,13 @@ public final class AssignmentPlans {
    */
   public static SortedMap<String, SlotAssignment> assignments(PlanInputs in, PlanSettings settings,
       Collection<PartitionPlan> partitions) {
-    SortedMap<String, SlotAssignment> slots = slots(in, settings, partitions);
+    return assignments(in, settings, partitions, Map.of());
+  }
+
+  /** As above, keeping running layouts within the hysteresis margin ({@link #slots(PlanInputs, PlanSettings, Collection, Map)}). */
+  public static SortedMap<String, SlotAssignment> assignments(PlanInputs in, PlanSettings settings,
+      Collection<PartitionPlan> partitions, Map<String, SlotAssignment> running) {
+    SortedMap<String, SlotAssignment> slots = slots(in, settings, partitions, running);
     Map<String, List<SlotAssignment>> byModel = new TreeMap<>();
     slots.values().forEach(a -> byModel.computeIfAbsent(a.getModel(), m -> new ArrayList<>()).add(a));
     Map<String, List<AssignedServiceModel>> bySlot = new TreeMap<>();
@@ -66,27 +72,44 @@ public final class AssignmentPlans {
   /**
    * The slots of the planned partitions, laid out as {@link #assignments} says, without instances
    * ({@code serviceModels} empty); key host/slot. The slots of one host depend only on that host's
-   * partitions and environment.
+   * partitions and environment (and, with {@code running}, its running slots).
    */
   public static SortedMap<String, SlotAssignment> slots(PlanInputs in, PlanSettings settings,
       Collection<PartitionPlan> partitions) {
+    return slots(in, settings, partitions, Map.of());
+  }
+
+  /**
+   * As above, keeping the running layout of a pool ({@code running}: the live slots, key host/slot)
+   * while its slots are the same partitions in the same order and the fresh layout does not lower
+   * the busiest resource's load by more than {@code planner.hysteresis} ({@link CoreLayout#place(int,
+   * List, List, double)}): a shared partition's layout weight is its demand times its measured time,
+   * so timing noise alone moved shared slots between cores.
+   */
+  public static SortedMap<String, SlotAssignment> slots(PlanInputs in, PlanSettings settings,
+      Collection<PartitionPlan> partitions, Map<String, SlotAssignment> running) {
     List<PartitionPlan> ordered = new ArrayList<>(partitions);
     ordered.sort(Comparator.comparing((PartitionPlan p) -> p.getHost()).thenComparing(PartitionPlan::getPool)
         .thenComparing(PartitionPlan::getModel).thenComparing(PartitionPlan::getVersion));
     Map<String, List<CoreLayout.Block>> blocks = new TreeMap<>();
+    Map<String, List<PartitionPlan>> owners = new TreeMap<>();
     for (PartitionPlan p : ordered) {
       if (p.getPlanned() && in.hosts().containsKey(p.getHost())) {
         for (int size : p.getSizes()) {
-          blocks.computeIfAbsent(p.getHost() + Keys.SEP + p.getPool(), k -> new ArrayList<>())
+          String poolKey = p.getHost() + Keys.SEP + p.getPool();
+          blocks.computeIfAbsent(poolKey, k -> new ArrayList<>())
               .add(new CoreLayout.Block(size, layoutWeight(p, settings), p.getPlacement().equals("split")));
+          owners.computeIfAbsent(poolKey, k -> new ArrayList<>()).add(p);
         }
       }
     }
     Map<String, List<Integer>> firsts = new TreeMap<>();
     blocks.forEach((poolKey, list) -> {
       String[] hostPool = poolKey.split(Keys.SEP);
-      int poolSize = Math.max(1, poolIds(in.hosts().get(hostPool[0]), hostPool[1]).size());
-      firsts.put(poolKey, CoreLayout.place(poolSize, list));
+      List<Integer> ids = poolIds(in.hosts().get(hostPool[0]), hostPool[1]);
+      int poolSize = Math.max(1, ids.size());
+      List<Integer> before = runningFirsts(hostPool[0], hostPool[1], list, owners.get(poolKey), ids, running);
+      firsts.put(poolKey, CoreLayout.place(poolSize, list, before, settings.hysteresis()));
     });
     Map<String, Integer> nextSlot = new TreeMap<>();
     SortedMap<String, SlotAssignment> out = new TreeMap<>();
@@ -115,6 +138,33 @@ public final class AssignmentPlans {
             .setProvider(p.getProvider()).setThreads(p.getPool().equals(CPU) ? size : 0).setMaxBatch(p.getBatch())
             .setMemoryBudgetBytes(0).setPlanId(null).setTimestamp(0).setServiceModels(List.of()).build());
       }
+    }
+    return out;
+  }
+
+  /**
+   * Where each block of a pool starts in the running layout (positions in the pool's ids), or null
+   * when the running slots are not the same partitions in the same order: slot {@code <pool>-<n>}
+   * must run block {@code n}'s model version (CPU: with as many threads as the block's size).
+   */
+  private static List<Integer> runningFirsts(String host, String pool, List<CoreLayout.Block> blocks,
+      List<PartitionPlan> owners, List<Integer> ids, Map<String, SlotAssignment> running) {
+    if (running.isEmpty() || running.containsKey(Keys.hostSlot(host, pool + "-" + blocks.size()))) {
+      return null;
+    }
+    List<Integer> out = new ArrayList<>();
+    for (int n = 0; n < blocks.size(); n++) {
+      SlotAssignment r = running.get(Keys.hostSlot(host, pool + "-" + n));
+      PartitionPlan p = owners.get(n);
+      if (r == null || !r.getModel().equals(p.getModel()) || !r.getVersion().equals(p.getVersion())
+          || (pool.equals(CPU) && (r.getThreads() != blocks.get(n).size() || r.getCpus().isEmpty()))) {
+        return null;
+      }
+      int at = pool.equals(CPU) ? ids.indexOf(r.getCpus().get(0)) : ids.indexOf(r.getGpu());
+      if (at < 0) {
+        return null;
+      }
+      out.add(at);
     }
     return out;
   }

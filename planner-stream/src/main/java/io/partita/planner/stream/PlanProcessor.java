@@ -445,7 +445,11 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
             partitions.add(live.get(PlanTable.PARTITIONS, key, PartitionPlan.class));
           }
         }
-        emitAll(PlanTable.ASSIGNMENTS, AssignmentPlans.assignments(in, settings, partitions));
+        Map<String, SlotAssignment> running = new HashMap<>();
+        for (String host : live.slotHosts()) {
+          live.slotsOfHost(host).forEach(key -> running.put(key, live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class)));
+        }
+        emitAll(PlanTable.ASSIGNMENTS, AssignmentPlans.assignments(in, settings, partitions, running));
         return;
       }
       if (assignmentHosts.isEmpty() && assignmentModels.isEmpty()) {
@@ -454,13 +458,17 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
       // The slots of each host whose partitions changed, laid out again; base models whose set of
       // slots changed get their instances allocated again, over all their slots.
       Map<String, SortedMap<String, SlotAssignment>> laidOut = new TreeMap<>();
+      Map<String, Map<String, SlotAssignment>> runningOf = new HashMap<>();
       Set<String> reallocate = new TreeSet<>(assignmentModels);
       for (String host : assignmentHosts) {
         List<PartitionPlan> partitions = new ArrayList<>();
         for (String key : live.partitionKeys(host)) {
           partitions.add(live.get(PlanTable.PARTITIONS, key, PartitionPlan.class));
         }
-        SortedMap<String, SlotAssignment> slots = AssignmentPlans.slots(in, settings, partitions);
+        Map<String, SlotAssignment> running = new HashMap<>();
+        live.slotsOfHost(host).forEach(key -> running.put(key, live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class)));
+        SortedMap<String, SlotAssignment> slots = AssignmentPlans.slots(in, settings, partitions, running);
+        runningOf.put(host, running);
         for (String key : live.slotsOfHost(host)) {
           SlotAssignment now = slots.get(key);
           String before = live.slotModel(key);
@@ -499,7 +507,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
             of = instances.getOrDefault(e.getKey(), List.of());
           } else {
             // Same slots of this base model as before, so the same instances.
-            of = live.get(PlanTable.ASSIGNMENTS, e.getKey(), SlotAssignment.class).getServiceModels();
+            of = runningOf.get(host.getKey()).get(e.getKey()).getServiceModels();
           }
           emit(PlanTable.ASSIGNMENTS, e.getKey(), AssignmentPlans.withInstances(slot, of));
           gone.remove(e.getKey());
