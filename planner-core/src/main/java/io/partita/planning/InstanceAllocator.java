@@ -36,6 +36,8 @@ public final class InstanceAllocator {
 
   private InstanceAllocator() {}
 
+  private static final EvictionPlan NOTHING_TO_UNMOUNT = new EvictionPlan(List.of(), 0, true, List.of());
+
   private static final class Slot {
     final SlotState spec;
     final List<MountedWeight> mounted;
@@ -88,8 +90,10 @@ public final class InstanceAllocator {
           String why = ineligible(sm, slot);
           EvictionPlan eviction = null;
           if (why == null && sm.weightFile() != null && !slot.holds(sm.weightFile())) {
-            eviction = WeightFileEvictor.chooseUnmounts(slot.mounted, slot.memoryLeft,
-                sm.weightFile().sizeBytes());
+            // Enough memory left: nothing to unmount (what chooseUnmounts says, without sorting
+            // the slot's files for every slot of every instance).
+            eviction = slot.memoryLeft >= sm.weightFile().sizeBytes() ? NOTHING_TO_UNMOUNT
+                : WeightFileEvictor.chooseUnmounts(slot.mounted, slot.memoryLeft, sm.weightFile().sizeBytes());
             if (!eviction.sufficient()) {
               why = "not enough memory to mount the weight file: " + slot.memoryLeft
                   + " B left, " + eviction.freedBytes() + " B could be freed, "

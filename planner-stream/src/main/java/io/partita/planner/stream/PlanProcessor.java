@@ -460,6 +460,8 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
       Map<String, SortedMap<String, SlotAssignment>> laidOut = new TreeMap<>();
       Map<String, Map<String, SlotAssignment>> runningOf = new HashMap<>();
       Set<String> reallocate = new TreeSet<>(assignmentModels);
+      Map<String, List<String>> added = new HashMap<>();
+      Map<String, List<String>> removed = new HashMap<>();
       for (String host : assignmentHosts) {
         List<PartitionPlan> partitions = new ArrayList<>();
         for (String key : live.partitionKeys(host)) {
@@ -473,15 +475,34 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
           SlotAssignment now = slots.get(key);
           String before = live.slotModel(key);
           if (now == null || !now.getModel().equals(before)) {
-            reallocate.add(before);
+            removed.computeIfAbsent(before, m -> new ArrayList<>()).add(key);
           }
         }
-        for (SlotAssignment a : slots.values()) {
-          if (!a.getModel().equals(live.slotModel(Keys.hostSlot(a.getHost(), a.getSlot())))) {
-            reallocate.add(a.getModel());
+        for (Map.Entry<String, SlotAssignment> e : slots.entrySet()) {
+          if (!e.getValue().getModel().equals(live.slotModel(e.getKey()))) {
+            added.computeIfAbsent(e.getValue().getModel(), m -> new ArrayList<>()).add(e.getKey());
           }
         }
         laidOut.put(host, slots);
+      }
+      // A base model whose slots changed is allocated again unless the change provably leaves its
+      // instances where they are (a host joining adds a slot to every base model).
+      Set<String> slotChanges = new TreeSet<>(added.keySet());
+      slotChanges.addAll(removed.keySet());
+      for (String model : slotChanges) {
+        if (reallocate.contains(model)) {
+          continue;
+        }
+        Map<String, List<String>> held = new HashMap<>();
+        live.slotsOfModel(model).forEach(key -> held.put(key, live.slotInstances(key)));
+        int wanted = 0;
+        for (ServiceModel sm : in.serviceModelsOf(model).values()) {
+          wanted += Math.max(0, sm.getInstances());
+        }
+        if (!AssignmentPlans.allocationUnchanged(held, added.getOrDefault(model, List.of()),
+            removed.getOrDefault(model, List.of()), wanted)) {
+          reallocate.add(model);
+        }
       }
       Map<String, List<String>> laidOutByModel = new HashMap<>();
       laidOut.values().forEach(slots -> slots.forEach((key, a) ->
@@ -506,8 +527,9 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
           if (reallocate.contains(slot.getModel())) {
             of = instances.getOrDefault(e.getKey(), List.of());
           } else {
-            // Same slots of this base model as before, so the same instances.
-            of = runningOf.get(host.getKey()).get(e.getKey()).getServiceModels();
+            // The base model's instances stay where they are: an existing slot keeps its own, a new one has none.
+            SlotAssignment before = runningOf.get(host.getKey()).get(e.getKey());
+            of = before == null || !before.getModel().equals(slot.getModel()) ? List.of() : before.getServiceModels();
           }
           emit(PlanTable.ASSIGNMENTS, e.getKey(), AssignmentPlans.withInstances(slot, of));
           gone.remove(e.getKey());
