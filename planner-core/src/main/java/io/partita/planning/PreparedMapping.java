@@ -18,14 +18,31 @@ record PreparedMapping(List<ResourceSpec> resources, List<Service> services, Lis
    * the units of resource {@code r} (shared by all items).
    */
   record Item(String serviceId, String modelId, double rate, double[] time, double minTime,
-      double secondTime, double[] capacity) {
+      double secondTime, double[] capacity, double[] work) {
+    Item(String serviceId, String modelId, double rate, double[] time, double minTime, double secondTime,
+        double[] capacity) {
+      this(serviceId, modelId, rate, time, minTime, secondTime, capacity, works(rate, time, capacity));
+    }
+
+    /**
+     * Each resource's {@code rate * T / capacity}, computed once: the improvement pass asks for it
+     * hundreds of millions of times on large problems (the same value each time).
+     */
+    private static double[] works(double rate, double[] time, double[] capacity) {
+      double[] w = new double[time.length];
+      for (int r = 0; r < time.length; r++) {
+        w[r] = capacity[r] == 1 ? rate * time[r] : rate * time[r] / capacity[r];
+      }
+      return w;
+    }
+
     boolean runs(int r) {
       return !Double.isNaN(time[r]);
     }
 
     /** Busy ms per second of each unit of {@code r}: {@code rate * T / capacity}. */
     double work(int r) {
-      return capacity[r] == 1 ? rate * time[r] : rate * time[r] / capacity[r];
+      return work[r];
     }
 
     double weight() {

@@ -151,10 +151,59 @@ public final class MappingPlans {
 
   /** The median (the mean of the middle two for an even count). */
   static double median(List<Double> values) {
-    List<Double> sorted = new ArrayList<>(values);
-    sorted.sort(null);
-    int n = sorted.size();
-    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    double[] a = new double[values.size()];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = values.get(i);
+    }
+    int n = a.length;
+    double upper = select(a, n / 2);
+    if (n % 2 == 1) {
+      return upper;
+    }
+    // After selecting the n/2-th, everything left of it is no larger: the (n/2 - 1)-th is their maximum.
+    double lower = Double.NEGATIVE_INFINITY;
+    for (int i = 0; i < n / 2; i++) {
+      lower = Math.max(lower, a[i]);
+    }
+    return (lower + upper) / 2;
+  }
+
+  /**
+   * The k-th smallest value (0-based), leaving smaller or equal values before index k: a selection
+   * in linear expected time instead of a sort (the mapping takes a median per class and model every
+   * pass). The pivot is the middle element, so the result does not depend on any randomness.
+   */
+  private static double select(double[] a, int k) {
+    int lo = 0;
+    int hi = a.length - 1;
+    while (lo < hi) {
+      double pivot = a[(lo + hi) >>> 1];
+      int i = lo;
+      int j = hi;
+      while (i <= j) {
+        while (Double.compare(a[i], pivot) < 0) {
+          i++;
+        }
+        while (Double.compare(a[j], pivot) > 0) {
+          j--;
+        }
+        if (i <= j) {
+          double t = a[i];
+          a[i] = a[j];
+          a[j] = t;
+          i++;
+          j--;
+        }
+      }
+      if (k <= j) {
+        hi = j;
+      } else if (k >= i) {
+        lo = i;
+      } else {
+        break;
+      }
+    }
+    return a[k];
   }
 
   /** Service models grouped by service id ({@code service}, else the base model), sorted. */

@@ -105,6 +105,22 @@ class MappingMatrixTest {
     }
   }
 
+  @Test
+  void shouldTakeTheMedianASortWouldGive() {
+    Random random = new Random(2);
+    for (int i = 0; i < 5000; i++) {
+      List<Double> values = new ArrayList<>();
+      int n = 1 + random.nextInt(40);
+      for (int k = 0; k < n; k++) {
+        values.add((double) (1 + random.nextInt(random.nextBoolean() ? 5 : 1000)));
+      }
+      List<Double> sorted = new ArrayList<>(values);
+      sorted.sort(null);
+      double expected = n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+      assertThat(MappingPlans.median(values)).as("%s", values).isEqualTo(expected);
+    }
+  }
+
   private static ModelVersion version(String model, String v) {
     return ModelVersion.newBuilder().setModel(model).setVersion(v).setUri(model + "/" + v + "/model.onnx")
         .setSha256("ab".repeat(32)).setPrecision("fp32").setProviders(List.of("CPU")).setAccuracy(null)
