@@ -5,12 +5,18 @@ import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The package rules of docs/architecture.md, as tests over the main classes of every module (tests
@@ -99,15 +105,77 @@ class ModuleRulesTest {
     slices().matching("io.partita.(*)..").should().beFreeOfCycles().check(classes);
   }
 
+  /**
+   * Inside a module, the packages form a graph with no circle either: a package can be read, tested
+   * and changed knowing only the packages below it. A slice is one sub-package of the module's root
+   * (with everything under it), and the root package itself is a slice too, so a module's entry
+   * class cannot hide a circle through it. Each module is checked on its own, so a failure names
+   * the module.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("moduleNames")
+  void shouldHaveNoCyclesBetweenThePackagesOfAModule(String module) {
+    slices().assignedFrom(packagesOf(module)).should().beFreeOfCycles().check(classes);
+  }
+
+  /** The root package of a module and each package right under it, as slices named for the module. */
+  private static SliceAssignment packagesOf(String module) {
+    String root = MODULES.get(module).substring(0, MODULES.get(module).length() - 2);
+    return new SliceAssignment() {
+      @Override
+      public SliceIdentifier getIdentifierOf(JavaClass c) {
+        String pkg = c.getPackageName();
+        if (pkg.equals(root)) {
+          return SliceIdentifier.of(module + " " + root);
+        }
+        if (!pkg.startsWith(root + ".")) {
+          return SliceIdentifier.ignore();
+        }
+        String rest = pkg.substring(root.length() + 1);
+        int dot = rest.indexOf('.');
+        return SliceIdentifier.of(module + " " + root + "." + (dot < 0 ? rest : rest.substring(0, dot)));
+      }
+
+      @Override
+      public String getDescription() {
+        return "the packages of " + module + " (" + root + " and each package under it)";
+      }
+    };
+  }
+
+  static Stream<String> moduleNames() {
+    return MODULES.keySet().stream().sorted();
+  }
+
   @Test
   void shouldKeepKafkaOutOfThePureCoreAndTheLibraries() {
     noClasses().that().resideInAnyPackage(
             MODULES.get("models"), MODULES.get("runtime"), MODULES.get("planner-core"),
-            "io.partita.worker.batch..", "io.partita.worker.delivery..", "io.partita.worker.serving..",
-            "io.partita.gateway.http..")
+            "io.partita.worker.batch..", "io.partita.worker.balance..", "io.partita.worker.delivery..", "io.partita.worker.serving..",
+            "io.partita.gateway.http..", "io.partita.gateway.infer..", "io.partita.gateway.oip..", "io.partita.gateway.refusal..")
         .should().dependOnClassesThat().resideInAPackage(KAFKA)
-        .because("planning, batching, delivery decisions, serving and HTTP validation are plain Java over records"
+        .because("planning, batching, delivery decisions, serving, the gateway's infer path and its HTTP validation are plain Java over records"
             + " (docs/architecture.md); Kafka glue lives in the kafka packages")
+        .check(classes);
+  }
+
+  /**
+   * The gateway's core (the infer path, its refusals, the OIP tensor codec, and the keys, catalog,
+   * health, Kafka glue, limits, metrics and routing they use) knows no transport: the HTTP and gRPC
+   * front doors, the batch jobs and the dashboard build on it, never the other way round. A refusal
+   * is a kind and a message; each transport says the kind in its own codes.
+   */
+  @Test
+  void shouldKeepTheGatewayCoreFreeOfTransports() {
+    noClasses().that().resideInAnyPackage(
+            "io.partita.gateway.infer..", "io.partita.gateway.refusal..", "io.partita.gateway.oip..",
+            "io.partita.gateway.auth..", "io.partita.gateway.catalog..", "io.partita.gateway.health..", "io.partita.gateway.kafka..",
+            "io.partita.gateway.limits..", "io.partita.gateway.metrics..", "io.partita.gateway.routing..")
+        .should().dependOnClassesThat().resideInAnyPackage(
+            "io.partita.gateway.http..", "io.partita.gateway.grpc..", "io.partita.gateway.server..",
+            "io.partita.gateway.jobs..", "io.partita.gateway.dashboard..", "io.vertx..", "io.grpc..")
+        .because("a change to how tensors are parsed or how a refusal is answered belongs in one package, not in"
+            + " every transport (docs/architecture.md)")
         .check(classes);
   }
 

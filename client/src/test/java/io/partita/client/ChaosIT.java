@@ -54,7 +54,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue #12's chaos run: 10,000 records through Kafka to a worker in its own JVM that is killed with
+ * The chaos run: 10,000 records through Kafka to a worker in its own JVM that is killed with
  * SIGKILL twice, carrying every 1,000 one of each poison: a request declaring 2,000,000,000 inputs,
  * a request whose reply-to topic refuses anything over 64 bytes, a request with a deadline that is
  * not a number, and (on the client's own reply topic, with the correlation id of a call in flight) a
@@ -129,7 +129,7 @@ class ChaosIT {
           }
         }
         try {
-          Thread.sleep(100); // the issue asks for readiness sampled every 100 ms: a fixed period, not a wait for a condition
+          Thread.sleep(100); // readiness is sampled every 100 ms, as asked of this run: a fixed period, not a wait for a condition
         } catch (InterruptedException e) {
           return;
         }

@@ -48,7 +48,7 @@ class ComposeFilesTest {
   @Test
   void shouldDocumentEverySettingTheComposeFilesSet() throws Exception {
     Set<String> variables = new TreeSet<>();
-    for (String file : List.of("docker-compose.yml", "docker-compose.gpu.yml", "partita.env", "Dockerfile")) {
+    for (String file : List.of("docker-compose.yml", "docker-compose.gpu.yml", "partita.env", "partita-compose.env", "Dockerfile")) {
       for (String line : Files.readAllLines(COMPOSE.resolve(file))) {
         Matcher m = VARIABLE.matcher(line.strip().startsWith("#") ? line.strip().substring(1) : line);
         while (m.find()) {

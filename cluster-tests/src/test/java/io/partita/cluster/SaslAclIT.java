@@ -53,8 +53,8 @@ import org.junit.jupiter.api.io.TempDir;
  * producer, consumer): against a SASL/SCRAM broker that denies whatever no ACL allows, a worker,
  * a gateway and a plain client, each its own user with only the ACLs listed in docs/deployment.md,
  * serve requests end to end, and the profiler publishes; a component with a wrong password fails
- * fast, naming authentication. (The planner is not here: its start-up admin client gets only the
- * bootstrap servers, not the {@code kafka.*} settings, so it cannot log in; reported with issue 9.)
+ * fast, naming authentication. (The planner is not here: it passes the {@code kafka.*} settings to
+ * its admin and Streams clients, but no test runs it against an authorizer yet.)
  */
 class SaslAclIT {
   private static SaslCluster cluster;

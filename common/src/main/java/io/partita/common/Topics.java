@@ -4,6 +4,7 @@ import io.partita.avro.BatchJob;
 import io.partita.avro.DeadLetter;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.avro.JobItemResult;
@@ -24,6 +25,7 @@ import io.partita.common.serde.Codecs;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.apache.avro.specific.SpecificRecord;
 
 /**
  * The one place that names Partita's topics. Every name is built from a prefix (default {@code
@@ -55,6 +57,8 @@ public final class Topics {
   public String catalogModels() { return prefix + ".catalog.models"; }
   public String catalogServices() { return prefix + ".catalog.services"; }
   public String hostEnvironments() { return prefix + ".hosts.environments"; }
+  /** Whether each host's worker is in the request consumer group (HostLiveness, key = host), from the planner's host watcher. */
+  public String hostLiveness() { return prefix + ".hosts.liveness"; }
   public String workerStatus() { return prefix + ".workers.status"; }
   public String profileRequests() { return prefix + ".profile.requests"; }
   public String profileTimings() { return prefix + ".profile.timings"; }
@@ -75,6 +79,7 @@ public final class Topics {
   public Topic<ModelVersion> catalogModels(Codecs codecs) { return bind(catalogModels(), ModelVersion.class, codecs); }
   public Topic<ServiceModel> catalogServices(Codecs codecs) { return bind(catalogServices(), ServiceModel.class, codecs); }
   public Topic<HostEnvironment> hostEnvironments(Codecs codecs) { return bind(hostEnvironments(), HostEnvironment.class, codecs); }
+  public Topic<HostLiveness> hostLiveness(Codecs codecs) { return bind(hostLiveness(), HostLiveness.class, codecs); }
   public Topic<SlotStatus> workerStatus(Codecs codecs) { return bind(workerStatus(), SlotStatus.class, codecs); }
   public Topic<ProfileRequest> profileRequests(Codecs codecs) { return bind(profileRequests(), ProfileRequest.class, codecs); }
   public Topic<TimingEvent> profileTimings(Codecs codecs) { return bind(profileTimings(), TimingEvent.class, codecs); }
@@ -102,7 +107,7 @@ public final class Topics {
     return bind(replies(client), InferenceReply.class, codecs);
   }
 
-  private static <V extends org.apache.avro.specific.SpecificRecord> Topic<V> bind(String name, Class<V> type, Codecs codecs) {
+  private static <V extends SpecificRecord> Topic<V> bind(String name, Class<V> type, Codecs codecs) {
     return new Topic<>(name, codecs.codec(type));
   }
 
@@ -119,6 +124,24 @@ public final class Topics {
   /** Replies for one client (a gateway instance, a Java client, a script). */
   public String replies(String client) {
     return prefix + ".replies." + checkName("client id", client);
+  }
+
+  /** The consumer group of the workers' request consumers: its members share the request topics' partitions. */
+  public String workersGroup() {
+    return prefix + ".workers";
+  }
+
+  private static final String WORKER_CLIENT = "partita-requests-";
+
+  /** The client id of a host's request consumer, which names the host in the workers' group. */
+  public static String workerClientId(String host) {
+    return WORKER_CLIENT + checkName("host id", host);
+  }
+
+  /** The host a member of the workers' group runs on, from its client id; null for another client. */
+  public static String hostOfWorkerClient(String clientId) {
+    return clientId != null && clientId.startsWith(WORKER_CLIENT) && clientId.length() > WORKER_CLIENT.length()
+        ? clientId.substring(WORKER_CLIENT.length()) : null;
   }
 
   /** Matches every request topic, for workers that serve all base models. */
@@ -138,6 +161,7 @@ public final class Topics {
         TopicSpec.compacted(catalogModels()),
         TopicSpec.compacted(catalogServices()),
         TopicSpec.compacted(hostEnvironments()),
+        TopicSpec.compacted(hostLiveness()),
         TopicSpec.compacted(workerStatus()),
         TopicSpec.stream(profileRequests(), 1),
         TopicSpec.stream(profileTimings(), 1),

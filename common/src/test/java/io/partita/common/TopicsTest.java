@@ -23,6 +23,7 @@ class TopicsTest {
         Map.entry(Topics::catalogModels, t -> t.catalogModels(CODECS)),
         Map.entry(Topics::catalogServices, t -> t.catalogServices(CODECS)),
         Map.entry(Topics::hostEnvironments, t -> t.hostEnvironments(CODECS)),
+        Map.entry(Topics::hostLiveness, t -> t.hostLiveness(CODECS)),
         Map.entry(Topics::workerStatus, t -> t.workerStatus(CODECS)),
         Map.entry(Topics::profileRequests, t -> t.profileRequests(CODECS)),
         Map.entry(Topics::profileTimings, t -> t.profileTimings(CODECS)),
@@ -79,5 +80,14 @@ class TopicsTest {
   @Test
   void shouldShareOneCodecPerRecordTypeAcrossHandles() {
     assertThat(TOPICS.requests("a", CODECS).codec()).isSameAs(TOPICS.requests("b", CODECS).codec());
+  }
+
+  @Test
+  void shouldNameAHostInTheWorkersGroupByItsRequestConsumersClientId() {
+    assertThat(TOPICS.workersGroup()).isEqualTo(TOPICS.prefix() + ".workers");
+    assertThat(Topics.hostOfWorkerClient(Topics.workerClientId("host-2"))).isEqualTo("host-2");
+    assertThat(Topics.hostOfWorkerClient("partita-worker-plan-host-2")).isNull();
+    assertThat(Topics.hostOfWorkerClient("partita-requests-")).isNull();
+    assertThat(Topics.hostOfWorkerClient(null)).isNull();
   }
 }

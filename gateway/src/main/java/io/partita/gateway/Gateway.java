@@ -3,30 +3,33 @@ package io.partita.gateway;
 import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
+import io.partita.common.health.Loops;
 import io.partita.common.kafka.KafkaClients;
+import io.partita.common.kafka.RequestTopics;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.gateway.catalog.CatalogReader;
 import io.partita.gateway.catalog.CatalogView;
 import io.partita.gateway.catalog.ModelCatalog;
+import io.partita.gateway.dashboard.Dashboard;
+import io.partita.gateway.dashboard.DashboardDoor;
+import io.partita.gateway.grpc.GrpcApi;
+import io.partita.gateway.grpc.GrpcFrontDoor;
 import io.partita.gateway.health.CatalogReadiness;
 import io.partita.gateway.health.GatewayLoops;
 import io.partita.gateway.health.Readiness;
-import io.partita.gateway.grpc.GrpcApi;
-import io.partita.gateway.grpc.GrpcFrontDoor;
 import io.partita.gateway.http.HttpApi;
 import io.partita.gateway.http.JobsApi;
 import io.partita.gateway.jobs.JobRunner;
 import io.partita.gateway.jobs.JobStore;
+import io.partita.gateway.jobs.PackRule;
 import io.partita.gateway.kafka.DemandReporter;
 import io.partita.gateway.kafka.ReplyRouter;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.kafka.RouteTable;
-import io.partita.gateway.routing.PlanRouting;
-import io.partita.gateway.routing.Routing;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
-import io.partita.gateway.dashboard.Dashboard;
-import io.partita.gateway.server.DashboardDoor;
+import io.partita.gateway.routing.PlanRouting;
+import io.partita.gateway.routing.Routing;
 import io.partita.gateway.server.HttpFrontDoor;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
@@ -34,10 +37,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
@@ -56,9 +64,9 @@ import org.slf4j.LoggerFactory;
  * {@code <prefix>.replies.<gateway id>}. Handlers never block on Kafka: the answer is written
  * when the reply's future completes; job submission and result streaming run on their own threads.
  *
- * <p>With {@code gateway.routing=plan} (the default) a request goes only to a ready instance of its
- * service model, the least loaded one, by producing to a partition its worker owns
- * ({@link RouteTable} reads {@code <prefix>.plan.routes}); a model without one is answered 503 before
+ * <p>With {@code gateway.routing=plan} (the default) a request is produced only while an instance of
+ * its base model is ready, without a partition, so it lands on the workers in proportion to their
+ * capacity ({@link RouteTable} reads {@code <prefix>.plan.routes}); a model without one is answered 503 before
  * anything is produced, and readiness follows the routes. With {@code any} requests go to the
  * request topic without a plan and readiness means: the model is in this gateway's model repository
  * and the gateway reads its reply topic.
@@ -91,7 +99,7 @@ public final class Gateway implements Service {
   private JobRunner jobRunner;
   private Thread jobRunnerThread;
   private Capacity capacity;
-  private java.util.concurrent.ScheduledExecutorService demandTimer;
+  private ScheduledExecutorService demandTimer;
   private Dashboard dashboard;
 
   public Gateway(GatewayConfig config) {
@@ -120,8 +128,8 @@ public final class Gateway implements Service {
     // one request topic per base model offered at start (created here when missing; the planner
     // grows it with the instances, and creates those of models published later)
     List<TopicSpec> requestTopics = new ArrayList<>();
-    new java.util.TreeSet<>(index.models().keySet()).forEach(b -> requestTopics.add(TopicSpec.stream(topics.requests(b),
-        io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS)));
+    new TreeSet<>(index.models().keySet()).forEach(b -> requestTopics.add(TopicSpec.stream(topics.requests(b),
+        RequestTopics.DEFAULT_MIN_PARTITIONS)));
     TopicAdmin.ensure(admin, requestTopics, (short) 3);
     producer = new KafkaProducer<>(producerProps());
     router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), topics.replies(config.gatewayId(), config.kafka().codecs()),
@@ -150,7 +158,7 @@ public final class Gateway implements Service {
       DemandReporter demand = new DemandReporter(() -> baseModels(catalog), topics, producer, admin,
           config.kafka().codecs(), System::currentTimeMillis, loops.register(GatewayLoops.DEMAND));
       metrics.countDemandWith(demand::record);
-      demandTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("partita-demand"));
+      demandTimer = Executors.newSingleThreadScheduledExecutor(daemon("partita-demand"));
       demandTimer.scheduleAtFixedRate(demand, config.steering().demandIntervalMs(), config.steering().demandIntervalMs(), TimeUnit.MILLISECONDS);
     }
 
@@ -181,9 +189,9 @@ public final class Gateway implements Service {
     long jobsBody = config.jobs().maxBodyBytes();
     long inferBody = config.limits().maxBodyBytes();
     HttpFrontDoor.Handler handler = new HttpApi(deps);
-    if (config.dashboard().enabled()) { // the live dashboard at /dashboard/ (docs/gateway.md#dashboard)
+    if (config.dashboard().enabled()) { // the live dashboard at /dashboard/ (docs/dashboard.md)
       dashboard = Dashboard.start(new Dashboard.Context(config.dashboard(), topics, config.kafka().codecs(), consumerProps(),
-          config.apiKeys(), index.serviceModels().keySet(), metrics.registry(), new io.partita.common.health.Loops()));
+          config.apiKeys(), index.serviceModels().keySet(), metrics.registry(), new Loops()));
       handler = new DashboardDoor(dashboard.api(), handler);
     }
     http = HttpFrontDoor.start(new HttpFrontDoor.Settings(config.server().httpPort(), server.headerTimeoutMs(), server.bodyTimeoutMs(),
@@ -216,7 +224,7 @@ public final class Gateway implements Service {
    * {@code gateway.max.body.bytes}, the producer's {@code max.request.size} and the reply topic's
    * {@code max.message.bytes} (room for the record's own fields and for a reply larger than its request).
    */
-  private java.util.function.Function<String, io.partita.gateway.jobs.PackRule> packing(ModelCatalog catalog) {
+  private Function<String, PackRule> packing(ModelCatalog catalog) {
     long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
     // A reply is one record on this gateway's reply topic: the broker refuses one over the topic's limit.
     long replyLimit = TopicAdmin.maxMessageBytes(admin, topics.replies(config.gatewayId()));
@@ -224,8 +232,8 @@ public final class Gateway implements Service {
     return serviceModel -> {
       RepositoryIndex index = catalog.current(); // one snapshot: the service model and its base model agree
       return index.serviceModel(serviceModel).flatMap(s -> index.model(s.baseModel()))
-          .map(m -> new io.partita.gateway.jobs.PackRule(m.signature(), config.jobs().packRows(), maxBytes))
-          .orElse(io.partita.gateway.jobs.PackRule.alone());
+          .map(m -> new PackRule(m.signature(), config.jobs().packRows(), maxBytes))
+          .orElse(PackRule.alone());
     };
   }
 
@@ -247,12 +255,12 @@ public final class Gateway implements Service {
   }
 
   private static Map<String, String> baseModels(ModelCatalog catalog) {
-    Map<String, String> out = new java.util.TreeMap<>();
+    Map<String, String> out = new TreeMap<>();
     catalog.current().serviceModels().values().forEach(m -> out.put(m.name(), m.baseModel()));
     return out;
   }
 
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
+  private static ThreadFactory daemon(String name) {
     AtomicInteger n = new AtomicInteger();
     return r -> {
       Thread t = new Thread(r, name + "-" + n.incrementAndGet());
@@ -307,6 +315,10 @@ public final class Gateway implements Service {
     Properties p = consumerProps();
     p.put(ConsumerConfig.GROUP_ID_CONFIG, config.kafka().topicPrefix() + ".gateway.jobs");
     p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+    // Another gateway takes the jobs of one that died once the group gives up on it: 10 s, not
+    // Kafka's 45 s (kafka.session.timeout.ms overrides); one that stops cleanly hands over at once.
+    p.putIfAbsent(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+    p.putIfAbsent(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "2000");
     return p;
   }
 

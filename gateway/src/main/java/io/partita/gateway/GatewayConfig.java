@@ -4,8 +4,10 @@ import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.auth.ApiKeys;
-import io.partita.gateway.http.JsonLimits;
+import io.partita.gateway.dashboard.DashboardConfig;
 import io.partita.gateway.health.CatalogReadiness;
+import io.partita.gateway.jobs.JobsConfig;
+import io.partita.gateway.oip.JsonLimits;
 import io.partita.gateway.routing.Routing;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +34,7 @@ import java.util.UUID;
  */
 public record GatewayConfig(
     String gatewayId, Kafka kafka, Optional<Path> modelRepository, ApiKeys apiKeys, Limits limits, Steering steering,
-    Jobs jobs, Server server, Dashboard dashboard) {
+    JobsConfig jobs, Server server, DashboardConfig dashboard) {
 
   /**
    * How the gateway reaches Kafka.
@@ -95,47 +97,6 @@ public record GatewayConfig(
   public record Server(int httpPort, int grpcPort, long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, int maxConnections,
       int handlerThreads, boolean serverTiming) {}
 
-  /**
-   * Batch job settings.
-   *
-   * @param enabled whether this gateway accepts and runs jobs ({@code gateway.jobs.enabled})
-   * @param share the largest share of {@code maxInFlight} job items may hold ({@code gateway.jobs.share})
-   * @param inputDir where {@code POST /v2/jobs?file=NAME} may read files ({@code gateway.jobs.input.dir}); empty = off
-   * @param maxBodyBytes largest job input, body or file ({@code gateway.jobs.max.body.bytes})
-   * @param maxItems most items (lines) in one job ({@code gateway.jobs.max.items})
-   * @param itemTimeoutMs deadline of one item's request ({@code gateway.jobs.item.timeout.ms})
-   * @param retries how many times an item whose deadline passed is sent again ({@code gateway.jobs.retries})
-   * @param packRows the most rows one job request carries, stacked along the batch dimension, for a
-   *     model whose first dimension is dynamic ({@code gateway.jobs.pack.rows}, default 64; 1 sends
-   *     every row alone)
-   */
-  public record Jobs(boolean enabled, double share, Optional<Path> inputDir, long maxBodyBytes, int maxItems,
-      long itemTimeoutMs, int retries, int packRows) {}
-
-  /**
-   * The live dashboard ({@code /dashboard/}, see docs/gateway.md#dashboard).
-   *
-   * @param enabled whether the gateway serves it ({@code gateway.dashboard.enabled}, default true)
-   * @param deadLetters how many of the last dead letters it shows ({@code gateway.dashboard.dead-letters}, default 50)
-   * @param timings how many of the last records of {@code profile.timings} it reads at start, per
-   *     partition ({@code gateway.dashboard.timings}, default 100000)
-   * @param pushIntervalMs how often open pages get the views that changed ({@code gateway.dashboard.push.interval.ms}, default 1000)
-   * @param windowSeconds the window of the request rate and percentiles ({@code gateway.dashboard.window.seconds}, default 10)
-   * @param historySeconds how far back the traffic sparklines go ({@code gateway.dashboard.history.seconds}, default 300)
-   */
-  public record Dashboard(boolean enabled, int deadLetters, int timings, long pushIntervalMs, int windowSeconds,
-      int historySeconds) {
-    public static Dashboard from(Settings settings) {
-      return new Dashboard(
-          settings.bool("gateway.dashboard.enabled", true),
-          settings.integer("gateway.dashboard.dead-letters", 50, 1, 10_000),
-          settings.integer("gateway.dashboard.timings", 100_000, 1, 10_000_000),
-          settings.longValue("gateway.dashboard.push.interval.ms", 1000, 100, 60_000),
-          settings.integer("gateway.dashboard.window.seconds", 10, 1, 600),
-          settings.integer("gateway.dashboard.history.seconds", 300, 10, 3600));
-    }
-  }
-
   public static GatewayConfig from(Settings settings) {
     Properties kafka = settings.kafka();
     String bootstrap = kafka.getProperty("bootstrap.servers");
@@ -160,7 +121,7 @@ public record GatewayConfig(
         throw new ConfigException("gateway.jobs.input.dir=" + dir + ": not a directory; create it or leave the key unset");
       }
     });
-    Jobs jobs = new Jobs(
+    JobsConfig jobs = new JobsConfig(
         settings.bool("gateway.jobs.enabled", true),
         jobShare,
         inputDir,
@@ -186,7 +147,7 @@ public record GatewayConfig(
             CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting()))),
         jobs,
         server(settings),
-        Dashboard.from(settings));
+        DashboardConfig.from(settings));
   }
 
   /**
@@ -241,6 +202,6 @@ public record GatewayConfig(
       }
     }
     throw new ConfigException("gateway.routing=" + value + ": must be 'plan' (route by the planner's "
-        + "plan.routes to the least loaded ready instance) or 'any' (produce to the request topic without a plan)");
+        + "plan.routes: only while an instance is ready, 503 otherwise) or 'any' (produce to the request topic without a plan)");
   }
 }

@@ -58,7 +58,7 @@ class DemandReportIT {
             busiest.merge(r.key(), d, (a, b) -> a.getRequestsPerSecond() >= b.getRequestsPerSecond() ? a : b);
           });
           return busiest.containsKey("demo-b") && busiest.get("demo-b").getRequestsPerSecond() > 0
-              // one request topic per base model (#14): its lag is reported once, on the first service model
+              // one request topic per base model: its lag is reported once, on the first service model
               // of the base model ("demo"), not split among demo, demo-a and demo-b
               && latest.containsKey("demo") && latest.get("demo").getLag() == 10;
         });

@@ -38,6 +38,8 @@ final class FakeWorker implements AutoCloseable {
   private final Map<String, Integer> partitionOf = new ConcurrentHashMap<>();
   private final java.util.Queue<Long> rowsPerRequest = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private volatile boolean running = true;
+  /** The host its replies say they ran on ({@code instance} = host/cpu-partition). */
+  static final String HOST = "fake-host";
 
   FakeWorker(Topics topics, List<String> serviceModels) {
     // every demo service model is on the one request topic of its base model
@@ -57,7 +59,8 @@ final class FakeWorker implements AutoCloseable {
           if (id.startsWith("hold-")) {
             continue;
           }
-          InferenceReply.Builder reply = InferenceReply.newBuilder().setId(id).setServiceModel(request.getServiceModel()).setModelVersion("1");
+          InferenceReply.Builder reply = InferenceReply.newBuilder().setId(id).setServiceModel(request.getServiceModel()).setModelVersion("1")
+              .setInstance(HOST + "/cpu-" + record.partition());
           if (!request.getInputs().isEmpty() && !request.getInputs().get(0).getShape().isEmpty()) {
             rowsPerRequest.add(request.getInputs().get(0).getShape().get(0));
           }

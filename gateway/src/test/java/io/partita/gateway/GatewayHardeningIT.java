@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -16,19 +17,21 @@ import io.partita.avro.InferenceReply;
 import io.partita.avro.JobItem;
 import io.partita.avro.JobStatus;
 import io.partita.avro.Tensor;
-import io.partita.common.serde.Codecs;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.Topics;
 import io.partita.common.config.Settings;
 import io.partita.common.health.Fatal;
+import io.partita.common.health.LoopGuard;
+import io.partita.common.serde.Codecs;
 import io.partita.gateway.health.GatewayLoops;
-import io.partita.gateway.health.LoopGuard;
 import io.partita.models.demo.DemoMlp;
 import io.partita.models.demo.DemoRepository;
 import io.partita.testkit.KafkaFixture;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
@@ -52,7 +55,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue #12, the gateway's side: what a client (or anyone who can write to the gateway's reply
+ * Hardening, the gateway's side: what a client (or anyone who can write to the gateway's reply
  * topic) sends must not stop serving, leak another key's jobs, flood the log or echo huge input.
  * Against a real broker, a gateway with API keys, and a stand-in worker ({@link FakeWorker}) that
  * never answers requests whose id starts with {@code hold-}.
@@ -80,7 +83,7 @@ class GatewayHardeningIT {
     // OutOfMemoryError here, which must not end the test JVM. The gateway's own handling is the same.
     previousHalter = Fatal.setHalterForTests(halts::add);
     logs.start();
-    ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.partita")).addAppender(logs);
+    ((Logger) LoggerFactory.getLogger("io.partita")).addAppender(logs);
     DemoRepository.writeTo(repo);
     topics = new Topics(KafkaFixture.uniquePrefix("hardening"));
     gatewayId = "hardening-" + System.nanoTime();
@@ -101,7 +104,7 @@ class GatewayHardeningIT {
   void stop() throws Exception {
     if (worker != null) worker.close();
     if (gateway != null) gateway.close();
-    ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.partita")).detachAppender(logs);
+    ((Logger) LoggerFactory.getLogger("io.partita")).detachAppender(logs);
     Fatal.setHalterForTests(previousHalter);
   }
 
@@ -295,9 +298,9 @@ class GatewayHardeningIT {
 
   @Test
   void shouldRefuseARequestLineOver8KiBWith414() throws Exception {
-    java.net.http.HttpClient http11 = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1).build();
-    HttpResponse<String> response = http11.send(java.net.http.HttpRequest.newBuilder(
-            java.net.URI.create("http://localhost:" + gateway.port() + "/v2/models/" + "m".repeat(100_000) + "/ready"))
+    HttpClient http11 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    HttpResponse<String> response = http11.send(HttpRequest.newBuilder(
+            URI.create("http://localhost:" + gateway.port() + "/v2/models/" + "m".repeat(100_000) + "/ready"))
         .header("X-API-Key", ALL).GET().build(), HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).isEqualTo(414);
     assertThat(response.body()).hasSizeLessThan(1000);

@@ -111,6 +111,10 @@ class GatewayIT {
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         JsonNode out = JSON.readTree(response.body()).get("outputs").get(0);
         assertThat(out.get("shape").toString()).isEqualTo("[2,4]");
+        // every answer says where it ran
+        JsonNode where = JSON.readTree(response.body()).get("parameters");
+        assertThat(where.get("partita_host").asText()).isEqualTo(WorkerConfig.defaultHostId());
+        assertThat(worker.slots().slots()).extracting(s -> s.spec().slot()).contains(where.get("partita_slot").asText());
         float[][] expected = DemoMlp.reference(x, DemoMlp.adapterForServiceModel(model).orElse(null), version);
         for (int i = 0; i < 8; i++) {
           assertThat(out.get("data").get(i).floatValue()).as("%s v%s [%d]", model, version, i)

@@ -142,6 +142,9 @@ class GrpcApiIT {
   @Test
   void shouldCarryTypedContentsBothWays() {
     ModelInferResponse response = stub(ALL, null).modelInfer(typed("demo", row()));
+    // where it ran, from the reply's instance, as the HTTP answer says it
+    assertThat(response.getParametersMap().get("partita_host").getStringParam()).isEqualTo(FakeWorker.HOST);
+    assertThat(response.getParametersMap().get("partita_slot").getStringParam()).startsWith("cpu-");
     assertThat(response.getModelName()).isEqualTo("demo");
     assertThat(response.getId()).isEqualTo("client-1");
     assertThat(response.getRawOutputContentsCount()).isZero();

@@ -46,7 +46,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue #15's packed job under chaos: a job of 20,000 rows of the demo MLP, sent packed (several
+ * A packed batch job under chaos: a job of 20,000 rows of the demo MLP, sent packed (several
  * rows per request), whose gateway is killed with SIGKILL a fifth of the way in and whose worker is
  * killed with SIGKILL about two thirds of the way in, each in its own JVM, each replaced by a new
  * one. Then every row has exactly one result, in input order, on the results endpoint and on the

@@ -122,7 +122,7 @@ class SlowClientsIT {
       System.out.printf("Infer p99 of %d clients: %d ms without slow clients, %d ms beside %d stalled and %d dribbling connections%n",
           CLIENTS, baseline, slowP99, SLOW, SLOW);
       assertThat(withSlow).hasSize(CLIENTS * CALLS_PER_CLIENT); // every call answered 200 (load() checks each)
-      // The issue asks for p99 within 2x of the run without slow clients. On a shared 2-core CI machine a
+      // The goal is p99 within 2x of the run without slow clients. On a shared 2-core CI machine a
       // baseline p99 of a few milliseconds can double from scheduling noise alone, so the bound is
       // 2x the baseline or the baseline plus 50 ms, whichever is larger: a gateway that let slow clients
       // hold its threads (as the JDK server did) misses it by seconds, not milliseconds.

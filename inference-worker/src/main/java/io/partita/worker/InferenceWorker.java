@@ -3,21 +3,27 @@ package io.partita.worker;
 import ai.onnxruntime.OrtEnvironment;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.partita.avro.AssignedServiceModel;
+import io.partita.avro.MountStatus;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TopicPartitions;
 import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
+import io.partita.common.config.ConfigException;
 import io.partita.common.health.Loop;
 import io.partita.common.health.Loops;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.models.repo.ServiceModelEntry;
 import io.partita.runtime.Pinning;
 import io.partita.runtime.SessionOpener;
+import io.partita.worker.balance.TopicCapacity;
 import io.partita.worker.catalog.CatalogIndex;
+import io.partita.worker.kafka.CapacityAssignor;
 import io.partita.worker.kafka.CatalogSnapshot;
 import io.partita.worker.kafka.PlanFollower;
 import io.partita.worker.kafka.RequestLoop;
@@ -26,6 +32,7 @@ import io.partita.worker.metrics.MetricsServer;
 import io.partita.worker.metrics.WorkerHealth;
 import io.partita.worker.metrics.WorkerMetrics;
 import io.partita.worker.slot.Assignments;
+import io.partita.worker.slot.Slot;
 import io.partita.worker.slot.SlotSpec;
 import io.partita.worker.slot.Slots;
 import java.nio.file.Path;
@@ -36,11 +43,13 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -54,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * gives it once the plan has any (see {@link PlanFollower} and {@link Slots#apply}), consumes the request topics of the service models they serve as one
  * member of the consumer group {@code <prefix>.workers}, batches requests per slot, replies, and
  * publishes slot status and metrics. Each request is served by exactly one live worker; a worker
- * that dies hands its partitions, and their unanswered requests, to the others (docs/worker.md).
+ * that dies hands its partitions, and their unanswered requests, to the others (docs/operate.md, "Delivery").
  *
  * <p>The models it may serve are a scan of {@code model.repo}, or, with {@code worker.models.from=catalog},
  * the catalog's ({@link CatalogIndex}), whose files the slots fetch by URI into {@code worker.model.cache.dir}
@@ -85,6 +94,10 @@ public final class InferenceWorker implements Service {
   private volatile String planProblem;
   /** FAILED status of the planned slots that could not be opened, by host/slot; replaced on every change. */
   private volatile Map<String, SlotStatus> refused = Map.of();
+  /** The capacity the plan gives each slot (host/slot), items/s; 0 or absent = not known. */
+  private volatile Map<String, Double> plannedCapacity = Map.of();
+  /** What this worker tells the request group it offers each base model's topic (see {@link CapacityAssignor}). */
+  private final CapacityAssignor.Advertised advertised = new CapacityAssignor.Advertised(this::capacities);
 
   public InferenceWorker(WorkerConfig config) {
     this.config = config;
@@ -134,8 +147,8 @@ public final class InferenceWorker implements Service {
     for (String m : served) {
       requestTopics.add(topics.requests(index.serviceModel(m).map(e -> e.baseModel()).orElse(m)));
     }
-    Map<String, Integer> sizes = new java.util.TreeMap<>();
-    for (io.partita.models.repo.ServiceModelEntry e : index.serviceModels().values()) {
+    Map<String, Integer> sizes = new TreeMap<>();
+    for (ServiceModelEntry e : index.serviceModels().values()) {
       sizes.put(topics.requests(e.baseModel()), config.operation().requestPartitions());
     }
     requestTopics.forEach(t -> sizes.put(t, config.operation().requestPartitions()));
@@ -152,7 +165,7 @@ public final class InferenceWorker implements Service {
     if (!served.isEmpty()) {
       loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, slots, topics, config.codecs(),
           new RequestLoop.Settings(List.copyOf(requestTopics), config.batching().maxOpen(),
-              config.operation().drainTimeoutMs()),
+              config.operation().drainTimeoutMs(), advertised::changed),
           metrics, System::currentTimeMillis, this::ownershipChanged, loop("worker-requests", metrics));
       thread = new Thread(loop, "partita-worker");
       thread.start();
@@ -184,11 +197,14 @@ public final class InferenceWorker implements Service {
       try {
         refreshIfPlannedModelIsNew(planned);
         List<SlotSpec> specs = Assignments.resolve(planned, index, defaults, usable, source);
+        Map<String, Double> capacity = new TreeMap<>();
+        planned.forEach(a -> capacity.put(a.getHost() + "/" + a.getSlot(), a.getCapacity()));
+        plannedCapacity = capacity;
         log.info("Applying the plan's assignments for host {}: {}", config.hostId(), specs.stream().map(SlotSpec::slot).toList());
         Slots.Change change = slots.apply(specs, SLOT_START, Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
         problem = change.applied() ? null : source + ": " + change.reason();
         change.retired().forEach(status::tombstone);
-      } catch (io.partita.common.config.ConfigException e) {
+      } catch (ConfigException e) {
         problem = e.getMessage();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -196,7 +212,7 @@ public final class InferenceWorker implements Service {
       }
     }
     Map<String, SlotStatus> before = refused;
-    Map<String, SlotStatus> now = new java.util.TreeMap<>();
+    Map<String, SlotStatus> now = new TreeMap<>();
     if (problem != null) {
       log.error("The plan's assignments are not applied; the current slots keep serving: {}", problem);
       Set<String> running = new TreeSet<>();
@@ -217,9 +233,9 @@ public final class InferenceWorker implements Service {
   }
 
   private static SlotStatus refusedStatus(SlotAssignment a, String problem) {
-    List<io.partita.avro.MountStatus> mounts = new ArrayList<>();
-    for (io.partita.avro.AssignedServiceModel s : a.getServiceModels()) {
-      mounts.add(io.partita.avro.MountStatus.newBuilder().setServiceModel(s.getServiceModel()).setInstanceId(s.getInstanceId())
+    List<MountStatus> mounts = new ArrayList<>();
+    for (AssignedServiceModel s : a.getServiceModels()) {
+      mounts.add(MountStatus.newBuilder().setServiceModel(s.getServiceModel()).setInstanceId(s.getInstanceId())
           .setWeightFile(s.getWeightFile() == null ? null : s.getWeightFile().getPath())
           .setSha256(s.getWeightFile() == null ? null : s.getWeightFile().getSha256())
           .setState("NOT_READY").setReason(problem).build());
@@ -243,6 +259,33 @@ public final class InferenceWorker implements Service {
       out.add(b.build());
     }
     out.addAll(refused.values());
+    return out;
+  }
+
+  /**
+   * What this worker offers each request topic now: its READY or DEGRADED slots of the topic's base
+   * model and the capacity the plan gives them (unknown for slots the plan did not size: the
+   * start-up slots, default placements).
+   */
+  private Map<String, TopicCapacity> capacities() {
+    Slots current = slots;
+    if (current == null) {
+      return Map.of();
+    }
+    Map<String, double[]> sums = new TreeMap<>(); // topic -> {capacity, slots, unknown}
+    Map<String, Double> capacity = plannedCapacity;
+    for (Slot slot : current.slots()) {
+      if (slot.health() != Slot.Health.READY && slot.health() != Slot.Health.DEGRADED) {
+        continue;
+      }
+      double[] sum = sums.computeIfAbsent(topics.requests(slot.spec().model()), t -> new double[3]);
+      double c = capacity.getOrDefault(slot.spec().name(), 0.0);
+      sum[0] += c > 0 ? c : 0;
+      sum[1]++;
+      sum[2] += c > 0 ? 0 : 1;
+    }
+    Map<String, TopicCapacity> out = new TreeMap<>();
+    sums.forEach((topic, sum) -> out.put(topic, new TopicCapacity(sum[0], (int) sum[1], (int) sum[2])));
     return out;
   }
 
@@ -272,8 +315,8 @@ public final class InferenceWorker implements Service {
     if (current == null) {
       return Optional.of("the slots are not open");
     }
-    for (io.partita.worker.slot.Slot slot : current.slots()) {
-      if (slot.health() != io.partita.worker.slot.Slot.Health.STOPPED && slot.health() != io.partita.worker.slot.Slot.Health.FAILED
+    for (Slot slot : current.slots()) {
+      if (slot.health() != Slot.Health.STOPPED && slot.health() != Slot.Health.FAILED
           && !slot.runnerAlive()) {
         return Optional.of("slot " + slot.spec().name() + "'s runner ended");
       }
@@ -399,13 +442,27 @@ public final class InferenceWorker implements Service {
 
   private Properties consumerProps() {
     Properties p = base();
-    p.put(ConsumerConfig.GROUP_ID_CONFIG, config.topicPrefix() + ".workers");
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, topics.workersGroup());
+    // names the host in the group, for the planner's host watcher (a host whose worker left gets no plan)
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, Topics.workerClientId(config.hostId()));
     if (!config.operation().groupInstanceId().isEmpty()) {
       p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, config.operation().groupInstanceId());
     }
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "256");
+    p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Long.toString(config.operation().sessionTimeoutMs()));
+    // five heartbeats per session timeout (Kafka asks for at least three; its default 3 s would be too few for 6 s)
+    p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Long.toString(Math.max(500, config.operation().sessionTimeoutMs() / 5)));
+    if (config.operation().assignment() == WorkerConfig.Assignment.CAPACITY) {
+      // Kafka's cooperative-sticky as the fallback: a group whose members do not all know the
+      // capacity assignor (a rolling upgrade) still agrees on a cooperative one.
+      p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+          CapacityAssignor.class.getName() + "," + CooperativeStickyAssignor.class.getName());
+      p.put(CapacityAssignor.ADVERTISED_CONFIG, advertised);
+    } else {
+      p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+    }
     // the planner grows a request topic when its base model gains instances; notice within seconds, not 5 minutes
     p.putIfAbsent(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "10000");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());

@@ -4,9 +4,13 @@ import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
 import io.partita.common.kafka.RequestTopics;
 import io.partita.common.serde.Codecs;
+import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.Properties;
 
 /**
@@ -46,7 +50,7 @@ public record WorkerConfig(
    *     by the URIs it names into the cache, instead of a scan of {@code model.repo} ({@code repository}, the default)
    */
   public record SlotSettings(List<Integer> partitions, Path assignmentFile, int gpu, boolean shareSessions, long weightBudgetBytes,
-                             boolean followPlan, boolean spin, java.util.Optional<Path> modelCache, boolean fromCatalog) {
+                             boolean followPlan, boolean spin, Optional<Path> modelCache, boolean fromCatalog) {
     public SlotSettings {
       partitions = List.copyOf(partitions);
     }
@@ -70,9 +74,38 @@ public record WorkerConfig(
    *     of waiting out the dead member's session timeout. Unique per worker process; {@code partita local} sets it.
    * @param requestPartitions partitions a base model's request topic is created with when missing
    *     ({@code topic.requests.partitions}, default 4); the planner grows it with the instances
+   * @param assignment how the request topics' partitions are shared out among the workers ({@code worker.assignment})
+   * @param sessionTimeoutMs how long the group waits for a worker that stopped heartbeating (killed, frozen, cut off)
+   *     before its partitions, with their unanswered requests, go to the others ({@code worker.session.timeout.ms},
+   *     default 10000; Kafka's consumer default, 45 s, is a long stall for requests with deadlines). A worker stopped
+   *     with SIGTERM leaves at once whatever this says. The brokers' {@code group.min.session.timeout.ms} (6 s by
+   *     default) bounds it from below.
    */
   public record Operation(int metricsPort, long statusIntervalMs, long drainTimeoutMs, String groupInstanceId,
-      int requestPartitions) {}
+      int requestPartitions, Assignment assignment, long sessionTimeoutMs) {}
+
+  /** How the request topics' partitions are shared out among the workers of the group ({@code worker.assignment}). */
+  public enum Assignment {
+    /**
+     * In proportion to the capacity the plan gives each worker's ready slots of the base model
+     * (the default): a host planned at a third of another's throughput gets a third of the
+     * partitions, so a third of the requests.
+     */
+    CAPACITY,
+    /** Evenly by count, whatever each worker can do (Kafka's cooperative-sticky assignor). */
+    EVEN;
+
+    static Assignment parse(String value) {
+      try {
+        return valueOf(value.strip().toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(ASSIGNMENT_KEY + "=" + value + ": use capacity (partitions in proportion to each worker's"
+            + " planned capacity) or even (the same number of partitions per worker)");
+      }
+    }
+  }
+
+  public static final String ASSIGNMENT_KEY = "worker.assignment";
 
   /** Where the served models come from: {@code repository} (a scan of model.repo) or {@code catalog}. */
   public static final String MODELS_FROM_KEY = "worker.models.from";
@@ -123,7 +156,7 @@ public record WorkerConfig(
             settings.longValue("worker.weights.budget.bytes", 0, 0, Long.MAX_VALUE),
             settings.bool("worker.follow-plan", false),
             settings.bool("worker.spin", true),
-            java.util.Optional.ofNullable(cache).filter(c -> !c.isBlank()).map(Path::of),
+            Optional.ofNullable(cache).filter(c -> !c.isBlank()).map(Path::of),
             fromCatalog),
         new BatchSettings(
             settings.integer("worker.batch.max", 32, 1, 1 << 20),
@@ -135,7 +168,9 @@ public record WorkerConfig(
             settings.longValue("worker.status.interval.ms", 10_000, 100, 3_600_000),
             settings.longValue("worker.drain.timeout.ms", 10_000, 0, 600_000),
             settings.string("worker.group.instance.id", "").strip(),
-            settings.integer(RequestTopics.MIN_PARTITIONS_KEY, RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000)));
+            settings.integer(RequestTopics.MIN_PARTITIONS_KEY, RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
+            Assignment.parse(settings.string(ASSIGNMENT_KEY, "capacity")),
+            settings.longValue("worker.session.timeout.ms", 10_000, 1_000, 3_600_000)));
   }
 
   static List<Integer> partitions(String value) {
@@ -160,8 +195,8 @@ public record WorkerConfig(
 
   public static String defaultHostId() {
     try {
-      return java.net.InetAddress.getLocalHost().getHostName();
-    } catch (java.io.IOException e) {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
       return "localhost";
     }
   }

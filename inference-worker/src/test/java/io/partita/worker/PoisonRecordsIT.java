@@ -39,7 +39,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Records that used to stop the worker (issue #12): each is dead-lettered with its provenance,
+ * Records that used to stop the worker: each is dead-lettered with its provenance,
  * answered where a reply-to is known, and the request after it is served by the same loop.
  */
 @ExtendWith(KafkaFixture.class)

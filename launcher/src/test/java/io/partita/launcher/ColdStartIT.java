@@ -52,7 +52,7 @@ class ColdStartIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   /**
    * The bound on the first 200 of every model, from launch. The goal is 20 s on an idle 2-core
-   * host (README gives measured figures); the default leaves room for a machine shared with other
+   * host (BENCHMARKS.md gives measured figures); the default leaves room for a machine shared with other
    * builds, where the same start takes several times longer: set
    * {@code -Dpartita.coldstart.first.answer.s=20} to hold a quiet machine to the goal.
    */

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.TreeSet;
 
 /**
- * Cuts one pool of {@code N} alike resources into partitions for one model (DESIGN.md, method 1).
+ * Cuts one pool of {@code N} alike resources into partitions for one model (docs/concepts.md, method 1).
  *
  * <p><b>Formula.</b> For a grouping {@code G = {k_1..k_p}} of measured sizes, the throughput is
  * {@code X(G) = sum_i b * 1000 / T(k_i)} inferences per second ({@code T} in ms, {@code b} the batch

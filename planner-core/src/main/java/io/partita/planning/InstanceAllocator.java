@@ -7,9 +7,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
- * Allocates the instances of service models to the slots the workers offer (DESIGN.md, method 3).
+ * Allocates the instances of service models to the slots the workers offer (docs/concepts.md, method 3).
  *
  * <p><b>Rule.</b> Service models are handled in id order, their instances one at a time. A slot can
  * take an instance of service model {@code s} when it is healthy, runs {@code s}'s base model, holds
@@ -18,7 +19,7 @@ import java.util.Set;
  * ({@link WeightFileEvictor}), is at least the file's size. Among those, the slot chosen is the
  * first by:
  * <ol>
- *   <li>fewest instances of {@code s} already on the slot's host (spread over hosts; DESIGN.md lists
+ *   <li>fewest instances of {@code s} already on the slot's host (spread over hosts; the design lists
  *       spreading with the other preferences without ranking it: it comes first here, because two
  *       instances on one host fail together);
  *   <li>already holds the weight file (no mount, no memory spent);
@@ -80,7 +81,7 @@ public final class InstanceAllocator {
     ordered.sort(Comparator.comparing(ServiceModelSpec::id));
     List<InstancePlacement> placements = new ArrayList<>();
     List<AllocationPlan.Unplaced> unplaced = new ArrayList<>();
-    Map<String, SlotExclusion> excluded = new java.util.TreeMap<>();
+    Map<String, SlotExclusion> excluded = new TreeMap<>();
     for (ServiceModelSpec sm : ordered) {
       Map<String, Integer> perHost = new HashMap<>();
       for (int instance = 0; instance < sm.instances(); instance++) {

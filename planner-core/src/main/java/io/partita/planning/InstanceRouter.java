@@ -5,7 +5,7 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * Picks the instance that serves one request for a service model (DESIGN.md, method 3).
+ * Picks the instance that serves one request for a service model (docs/concepts.md, method 3).
  *
  * <p><b>Rule.</b> Among the ready instances of the service model, the one with the fewest
  * outstanding requests {@code inFlight + lag}; ties to fewer in flight (those are already being

@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * Maps the models of services onto resources of several kinds from a timing matrix
- * (DESIGN.md, method 2).
+ * (docs/concepts.md, method 2).
  *
  * <p><b>Formula.</b> A mapping puts each (service, model) on one resource {@code r(m)} with
  * {@code T[m][r(m)]} known. The load of a resource is {@code load_r = sum_{m on r} rate_m * T[m][r]}
@@ -26,7 +26,7 @@ import java.util.List;
  * {@code load_r + rate_m * T[m][r]}, ties to the smaller {@code T[m][r]}, then the smaller
  * resource id.
  *
- * <p><b>Hardware-first</b>, per service. DESIGN.md leaves two things open; this class decides:
+ * <p><b>Hardware-first</b>, per service. The design leaves two things open; this class decides:
  * <ul>
  *   <li>"Fastest resource" for a service means the lowest mean relative time
  *       {@code mean_m T[m][r] / min_r' T[m][r']} over the service's models that can run on
@@ -49,7 +49,7 @@ import java.util.List;
  * every service, and model-first over all services' models at once (heaviest first, ignoring the
  * service order); the lowest (cost, latency) result is the plan, ties to the earlier start. The
  * pass never makes a mapping worse, so the plan is at least as good as the per-service choice
- * ({@code improvement.schemesCostMsPerSecond}). This pass is an addition to DESIGN.md (see docs/planning.md).
+ * ({@code improvement.schemesCostMsPerSecond}). This pass is an addition to the design (see docs/internals/departures.md).
  * The exact optimum over all services at once
  * (branch and bound, {@link #exact}) is computed when the problem has at most
  * {@code exactMaxPlacements} placements and {@code exactMaxResources} resources, and the plan

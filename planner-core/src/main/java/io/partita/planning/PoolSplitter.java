@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * Splits one pool between several models in proportion to their demand, then groups each share
- * with {@link GroupingPlanner} (DESIGN.md, method 1, "several models on one pool").
+ * with {@link GroupingPlanner} (docs/concepts.md, method 1, "several models on one pool").
  *
  * <p><b>Formula.</b> With demands {@code d_m} and {@code D = sum_m d_m}, model {@code m} gets
  * {@code n_m = floor(N * d_m / D)} resources, and the {@code N - sum_m n_m} resources left over go
@@ -18,7 +18,7 @@ import java.util.List;
  *
  * <p><b>Guarantees.</b> {@code sum_m n_m = N} when {@code D > 0}; deterministic; independent of the
  * order of the models. It does not move resources from a model whose demand is met to one whose is
- * not: the split is proportional, as DESIGN.md asks, and the shortfall is reported.
+ * not: the split is proportional, as the design asks, and the shortfall is reported.
  */
 public final class PoolSplitter {
 

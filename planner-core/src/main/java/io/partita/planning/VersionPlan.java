@@ -7,10 +7,18 @@ import java.util.List;
  * runners-up best first, then the excluded ones by version id.
  *
  * @param chosenVersionId {@code null} when no candidate qualifies; {@code noChoiceReason} says why
+ * @param objective what the ranking optimised
  */
 public record VersionPlan(
-    String hostId, String chosenVersionId, List<VersionOutcome> outcomes, String noChoiceReason) {
+    String hostId, String chosenVersionId, List<VersionOutcome> outcomes, String noChoiceReason,
+    VersionObjective objective) {
   public VersionPlan {
     outcomes = List.copyOf(outcomes);
+    objective = objective == null ? VersionObjective.LATENCY : objective;
+  }
+
+  /** A plan ranked by the default objective (latency). */
+  public VersionPlan(String hostId, String chosenVersionId, List<VersionOutcome> outcomes, String noChoiceReason) {
+    this(hostId, chosenVersionId, outcomes, noChoiceReason, VersionObjective.LATENCY);
   }
 }

@@ -4,10 +4,12 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
- * Chooses the version of a model that one host should run (DESIGN.md, method 4).
+ * Chooses the version of a model that one host should run (docs/concepts.md, method 4).
  *
  * <p><b>Rule.</b>
  * <ol>
@@ -15,16 +17,21 @@ import java.util.Set;
  *       declaring more memory than the host has.
  *   <li>Latency: the median of this host's own observations of the version when there are any
  *       (measured). Otherwise predicted from the most similar host that measured it and can run
- *       it: {@code T_here = T_there * score_there / score_here} (baseline scores, higher = faster),
- *       recorded as predicted with its source host. No observation anywhere: excluded.
- *   <li>Similarity, which DESIGN.md leaves open, is ordered by: same set of execution providers
- *       first; then the larger Jaccard overlap {@code |F_a & F_b| / |F_a | F_b|} of CPU flags; then
- *       the smaller {@code |ln(score_there / score_here)|} (closest baseline); then the host id.
+ *       it ({@link HostSimilarity}): {@code T_here = T_there * score_there / score_here} (baseline
+ *       scores, higher = faster), recorded as predicted with its source host. No observation
+ *       anywhere: excluded.
  *   <li>Requirements filter: latency above the objective, accuracy below the minimum (unknown
  *       accuracy fails a minimum), memory above the cap: excluded, with the figure.
- *   <li>The fastest remaining version wins; ties (relative 1e-9) go to the higher accuracy
- *       (unknown lowest), then to the lexicographically smaller version id.
+ *   <li>Ranking by the requirements' {@link VersionObjective}: {@code LATENCY} (default), the
+ *       fastest remaining version wins, ties (relative 1e-9) to the higher accuracy (unknown
+ *       lowest), then to the lexicographically smaller version id; {@code ACCURACY}, the most
+ *       accurate remaining version wins, ties to the faster, then to the smaller version id.
  * </ol>
+ *
+ * <p><b>Reasons.</b> Every outcome says where its latency comes from (measured here, or predicted
+ * from which host with the figures of the scaling) and, with a latency objective, how it compares
+ * with it; a runner-up says why it lost to the chosen version (slower, less accurate, or the id
+ * tie-break).
  *
  * <p><b>Guarantees.</b> Never chooses a version the host cannot run or one failing a requirement;
  * a measurement on the host always overrules a prediction for it (so a predicted choice that
@@ -35,13 +42,26 @@ public final class VersionSelector {
 
   private VersionSelector() {}
 
-  private record Estimate(double latencyMs, boolean predicted, String source) {}
+  /** A latency and where it comes from; the source figures only matter when predicted. */
+  private record Estimate(double latencyMs, boolean predicted, String source, double sourceLatencyMs,
+                          double sourceScore, double hostScore) {
+    /** E.g. {@code 12.0 ms measured on this host} or {@code 16.0 ms predicted from host lab (8.0 ms there x baseline 100.0 / 50.0)}. */
+    String describe() {
+      if (!predicted) {
+        return ms(latencyMs) + " measured on this host";
+      }
+      return ms(latencyMs) + " predicted from host " + source + " (" + ms(sourceLatencyMs) + " there x baseline "
+          + num(sourceScore) + " / " + num(hostScore) + ")";
+    }
+  }
+
+  private record Ranked(ModelVersion version, Estimate estimate) {}
 
   public static VersionPlan choose(VersionProblem problem) {
     HostFacts host = problem.host();
     VersionRequirements req = problem.requirements() == null ? VersionRequirements.NONE
         : problem.requirements();
-    List<VersionOutcome> ranked = new ArrayList<>();
+    List<Ranked> ranked = new ArrayList<>();
     List<VersionOutcome> excluded = new ArrayList<>();
     List<ModelVersion> candidates = new ArrayList<>(problem.candidates());
     candidates.sort(Comparator.comparing(ModelVersion::versionId));
@@ -50,7 +70,7 @@ public final class VersionSelector {
       missing.removeAll(host.providers());
       if (!missing.isEmpty()) {
         excluded.add(out(v, VersionOutcome.Status.EXCLUDED, null,
-            "host cannot run it: execution provider(s) " + new java.util.TreeSet<>(missing) + " missing"));
+            "host cannot run it: execution provider(s) " + new TreeSet<>(missing) + " missing"));
         continue;
       }
       if (v.memoryBytes() > host.memoryBytes()) {
@@ -69,85 +89,53 @@ public final class VersionSelector {
         excluded.add(out(v, VersionOutcome.Status.EXCLUDED, e, failed));
         continue;
       }
-      ranked.add(out(v, VersionOutcome.Status.RUNNER_UP, e, e.predicted()
-          ? "predicted from host " + e.source() + " scaled by baseline scores" : "measured on this host"));
+      ranked.add(new Ranked(v, e));
     }
-    ranked.sort(VersionSelector::compare);
+    ranked.sort(order(req.objective()));
     List<VersionOutcome> outcomes = new ArrayList<>();
-    String chosen = null;
-    for (int i = 0; i < ranked.size(); i++) {
-      VersionOutcome o = ranked.get(i);
-      if (i == 0) {
-        chosen = o.versionId();
-        o = new VersionOutcome(o.versionId(), VersionOutcome.Status.CHOSEN, o.latencyMs(), o.predicted(),
-            o.sourceHost(), o.accuracy(), "fastest qualifying version (" + o.reason() + ")");
+    Ranked best = ranked.isEmpty() ? null : ranked.get(0);
+    for (Ranked r : ranked) {
+      if (r == best) {
+        outcomes.add(out(r.version(), VersionOutcome.Status.CHOSEN, r.estimate(), chosenReason(req, r)));
+      } else {
+        outcomes.add(out(r.version(), VersionOutcome.Status.RUNNER_UP, r.estimate(),
+            "lost to " + best.version().versionId() + ": " + lostBecause(req.objective(), r, best) + "; "
+                + latencyClause(req, r.estimate())));
       }
-      outcomes.add(o);
     }
     outcomes.addAll(excluded);
-    String none = chosen == null ? "no candidate version qualifies: " + excluded.size()
+    String none = best == null ? "no candidate version qualifies: " + excluded.size()
         + " excluded (see outcomes)" : null;
-    return new VersionPlan(host.hostId(), chosen, outcomes, none);
+    return new VersionPlan(host.hostId(), best == null ? null : best.version().versionId(), outcomes, none,
+        req.objective());
   }
 
   /**
    * The similarity order of hosts relative to {@code target}: negative when {@code a} is more
-   * similar than {@code b}. See the class comment.
+   * similar than {@code b} ({@link HostSimilarity#compare}).
    */
   public static int compareSimilarity(HostFacts target, HostFacts a, HostFacts b) {
-    int c = Boolean.compare(b.providers().equals(target.providers()), a.providers().equals(target.providers()));
-    if (c != 0) {
-      return c;
-    }
-    c = Double.compare(jaccard(b.cpuFlags(), target.cpuFlags()), jaccard(a.cpuFlags(), target.cpuFlags()));
-    if (c != 0) {
-      return c;
-    }
-    c = Double.compare(scoreDistance(a, target), scoreDistance(b, target));
-    if (c != 0) {
-      return c;
-    }
-    return a.hostId().compareTo(b.hostId());
-  }
-
-  private static double jaccard(Set<String> a, Set<String> b) {
-    if (a.isEmpty() && b.isEmpty()) {
-      return 1.0;
-    }
-    Set<String> both = new HashSet<>(a);
-    both.retainAll(b);
-    Set<String> either = new HashSet<>(a);
-    either.addAll(b);
-    return (double) both.size() / either.size();
-  }
-
-  private static double scoreDistance(HostFacts a, HostFacts target) {
-    return Math.abs(Math.log(a.baselineScore() / target.baselineScore()));
+    return HostSimilarity.compare(target, a, b);
   }
 
   private static Estimate estimate(VersionProblem problem, ModelVersion v) {
     HostFacts host = problem.host();
     Double own = median(problem.timings(), v.versionId(), host.hostId());
     if (own != null) {
-      return new Estimate(own, false, host.hostId());
+      return new Estimate(own, false, host.hostId(), own, host.baselineScore(), host.baselineScore());
     }
-    HostFacts source = null;
-    double sourceLatency = 0;
+    List<HostFacts> measured = new ArrayList<>();
     for (HostFacts other : problem.otherHosts()) {
-      if (other.hostId().equals(host.hostId()) || !other.providers().containsAll(v.requiredProviders())) {
-        continue;
-      }
-      Double there = median(problem.timings(), v.versionId(), other.hostId());
-      if (there != null && (source == null || compareSimilarity(host, other, source) < 0)) {
-        source = other;
-        sourceLatency = there;
+      if (other.providers().containsAll(v.requiredProviders())
+          && median(problem.timings(), v.versionId(), other.hostId()) != null) {
+        measured.add(other);
       }
     }
-    if (source == null) {
-      return null;
-    }
-    return new Estimate(sourceLatency * source.baselineScore() / host.baselineScore(), true,
-        source.hostId());
+    return HostSimilarity.mostSimilar(host, measured).map(source -> {
+      double there = median(problem.timings(), v.versionId(), source.hostId());
+      return new Estimate(there * HostSimilarity.timeScale(source, host), true, source.hostId(), there,
+          source.baselineScore(), host.baselineScore());
+    }).orElse(null);
   }
 
   private static Double median(List<TimingObservation> timings, String version, String hostId) {
@@ -167,8 +155,7 @@ public final class VersionSelector {
 
   private static String failedRequirement(VersionRequirements req, ModelVersion v, Estimate e) {
     if (req.latencyObjectiveMs() != null && e.latencyMs() > req.latencyObjectiveMs()) {
-      return "latency " + e.latencyMs() + " ms" + (e.predicted() ? " (predicted)" : "")
-          + " exceeds the objective of " + req.latencyObjectiveMs() + " ms";
+      return "latency " + e.describe() + " exceeds the objective of " + ms(req.latencyObjectiveMs());
     }
     if (req.minAccuracy() != null && (v.accuracy() == null || v.accuracy() < req.minAccuracy())) {
       return "accuracy " + v.accuracy() + " below the minimum of " + req.minAccuracy();
@@ -179,22 +166,64 @@ public final class VersionSelector {
     return null;
   }
 
-  private static int compare(VersionOutcome a, VersionOutcome b) {
-    int c = Tolerance.compare(a.latencyMs(), b.latencyMs());
-    if (c != 0) {
-      return c;
+  private static String chosenReason(VersionRequirements req, Ranked r) {
+    if (req.objective() == VersionObjective.ACCURACY) {
+      return "most accurate qualifying version (objective accuracy): accuracy " + r.version().accuracy() + ", "
+          + latencyClause(req, r.estimate());
     }
-    double accA = a.accuracy() == null ? Double.NEGATIVE_INFINITY : a.accuracy();
-    double accB = b.accuracy() == null ? Double.NEGATIVE_INFINITY : b.accuracy();
-    c = Double.compare(accB, accA);
-    if (c != 0) {
-      return c;
+    return "fastest qualifying version: " + latencyClause(req, r.estimate());
+  }
+
+  /** The latency with its source and, under a latency objective, the objective it meets. */
+  private static String latencyClause(VersionRequirements req, Estimate e) {
+    return "latency " + e.describe() + (req.latencyObjectiveMs() == null ? ""
+        : ", within the objective of " + ms(req.latencyObjectiveMs()));
+  }
+
+  /** Why a runner-up ranks below the chosen version, in the order the ranking compares. */
+  private static String lostBecause(VersionObjective objective, Ranked r, Ranked best) {
+    int latency = Tolerance.compare(r.estimate().latencyMs(), best.estimate().latencyMs());
+    int accuracy = Double.compare(accuracy(best.version()), accuracy(r.version()));
+    String slower = "slower (" + ms(r.estimate().latencyMs()) + " against " + ms(best.estimate().latencyMs()) + ")";
+    String lessAccurate = "less accurate (" + r.version().accuracy() + " against " + best.version().accuracy() + ")";
+    if (objective == VersionObjective.ACCURACY) {
+      if (accuracy > 0) {
+        return lessAccurate;
+      }
+      return latency > 0 ? "as accurate, " + slower : "as accurate and as fast, larger version id";
     }
-    return a.versionId().compareTo(b.versionId());
+    if (latency > 0) {
+      return slower;
+    }
+    return accuracy > 0 ? "as fast, " + lessAccurate : "as fast and as accurate, larger version id";
+  }
+
+  private static Comparator<Ranked> order(VersionObjective objective) {
+    Comparator<Ranked> latency = (a, b) -> Tolerance.compare(a.estimate().latencyMs(), b.estimate().latencyMs());
+    Comparator<Ranked> accuracy = (a, b) -> Double.compare(accuracy(b.version()), accuracy(a.version()));
+    Comparator<Ranked> id = Comparator.comparing(r -> r.version().versionId());
+    return objective == VersionObjective.ACCURACY
+        ? accuracy.thenComparing(latency).thenComparing(id)
+        : latency.thenComparing(accuracy).thenComparing(id);
+  }
+
+  private static double accuracy(ModelVersion v) {
+    return v.accuracy() == null ? Double.NEGATIVE_INFINITY : v.accuracy();
   }
 
   private static VersionOutcome out(ModelVersion v, VersionOutcome.Status status, Estimate e, String why) {
     return new VersionOutcome(v.versionId(), status, e == null ? null : e.latencyMs(),
         e != null && e.predicted(), e == null ? null : e.source(), v.accuracy(), why);
+  }
+
+  /** Milliseconds with up to three decimals and at least one ({@code 16.0 ms}, {@code 13.333 ms}). */
+  private static String ms(double v) {
+    return num(v) + " ms";
+  }
+
+  private static String num(double v) {
+    String s = String.format(Locale.ROOT, "%.3f", v);
+    s = s.replaceAll("0+$", "");
+    return s.endsWith(".") ? s + "0" : s;
   }
 }

@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * Chooses the weight files to unmount from a slot whose memory budget is exceeded
- * (DESIGN.md, method 3).
+ * (docs/concepts.md, method 3).
  *
  * <p><b>Rule.</b> Candidates are the mounted files that no instance uses, in order of
  * {@code lastUsedSequence} ascending (least recently used first; ties by sha256). They are taken

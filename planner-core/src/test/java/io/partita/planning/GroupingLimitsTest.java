@@ -44,7 +44,7 @@ class GroupingLimitsTest {
   @Test
   void shouldBreakTiesByTheSizeListNotByMemoryWhenMemoryBinds() {
     // T(1) = T(2) = T(3) = 8 ms, N = 4, P = 2: {3,1} and {2,2} both give 250/s on 2 partitions of
-    // 4 resources. The plan order (DESIGN.md) breaks the tie by the larger size list, {3,1}, whether
+    // 4 resources. The plan order (docs/concepts.md) breaks the tie by the larger size list, {3,1}, whether
     // or not memory can bind; memory only decides eligibility: with 2 B, {3,1} (3 B) no longer fits.
     List<ProfilePoint> profile = List.of(new ProfilePoint(1, 8, 2), new ProfilePoint(2, 8, 0), new ProfilePoint(3, 8, 1));
 

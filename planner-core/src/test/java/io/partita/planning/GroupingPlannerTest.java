@@ -148,7 +148,7 @@ class GroupingPlannerTest {
 
     assertThat(plan.planned()).isTrue();
     assertThat(plan.choice().resourcesUsed()).isLessThanOrEqualTo(1024);
-    // Generous for a shared 2-core machine; the JMH figure is in docs/planning.md.
+    // Generous for a shared 2-core machine; the JMH figure is in docs/internals/planning.md.
     assertThat(micros).isLessThan(500_000);
   }
 

@@ -85,7 +85,8 @@ class VersionSelectorTest {
     assertThat(plan.noChoiceReason()).contains("no candidate version qualifies");
     assertThat(plan.outcomes()).extracting(VersionOutcome::reason)
         .anyMatch(r -> r.startsWith("accuracy 0.89 below the minimum"))
-        .anyMatch(r -> r.contains("(predicted) exceeds the objective of 30.0 ms"));
+        .anyMatch(r -> r.equals("latency 40.0 ms predicted from host lab-cpu (20.0 ms there x baseline 100.0 / 50.0)"
+            + " exceeds the objective of 30.0 ms"));
   }
 
   @Test

@@ -3,12 +3,16 @@ package io.partita.planner;
 import io.partita.common.Topics;
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.common.kafka.RequestTopics;
+import io.partita.common.serde.Codecs;
+import io.partita.planner.plan.MeasureSettings;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planning.GroupingObjective;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -35,7 +39,9 @@ import org.apache.kafka.streams.StreamsConfig;
  *     waiting out the dead member's session timeout. Unique per planner process; {@code partita local} sets it.
  * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code planner.metrics.port})
  * @param requestPartitions {@code topic.requests.partitions}: fewest partitions of a base model's request
- *     topic (default 4); the planner grows the topic to one partition per planned slot of the base model
+ *     topic (default 4); the planner grows the topic to four partitions per planned slot of the base model
+ * @param hostWatchMs {@code planner.hosts.watch.ms} (default 2000; 0 = off): how often the host watcher
+ *     looks at the workers' consumer group and records which hosts' workers are in it ({@code <prefix>.hosts.liveness})
  */
 public record PlannerConfig(
     String bootstrapServers,
@@ -47,11 +53,12 @@ public record PlannerConfig(
     int replicationFactor,
     short topicReplication,
     PlanSettings plan,
-    io.partita.common.serde.Codecs codecs,
+    Codecs codecs,
     Properties kafka,
     String groupInstanceId,
     int requestPartitions,
-    int metricsPort) {
+    int metricsPort,
+    long hostWatchMs) {
 
   public static PlannerConfig from(Settings settings) {
     Properties kafka = settings.kafka();
@@ -76,17 +83,17 @@ public record PlannerConfig(
           settings.longValue("planner.buffer.threshold.bytes", Long.MAX_VALUE, 0, Long.MAX_VALUE),
           decimal(settings, "planner.default.rate", 1.0),
           decimal(settings, "planner.hysteresis", PlanSettings.DEFAULT_HYSTERESIS),
-          new io.partita.planner.plan.MeasureSettings(
-              settings.bool("planner.measure.enabled", io.partita.planner.plan.MeasureSettings.DEFAULTS.enabled()),
-              decimal(settings, "planner.measure.margin", io.partita.planner.plan.MeasureSettings.DEFAULTS.margin()),
+          new MeasureSettings(
+              settings.bool("planner.measure.enabled", MeasureSettings.DEFAULTS.enabled()),
+              decimal(settings, "planner.measure.margin", MeasureSettings.DEFAULTS.margin()),
               settings.longValue("planner.measure.interval.ms",
-                  io.partita.planner.plan.MeasureSettings.DEFAULTS.intervalMs(), 0, Long.MAX_VALUE),
+                  MeasureSettings.DEFAULTS.intervalMs(), 0, Long.MAX_VALUE),
               settings.longValue("planner.measure.timeout.ms",
-                  io.partita.planner.plan.MeasureSettings.DEFAULTS.timeoutMs(), 1, Long.MAX_VALUE),
+                  MeasureSettings.DEFAULTS.timeoutMs(), 1, Long.MAX_VALUE),
               settings.longValue("planner.measure.retry.ms",
-                  io.partita.planner.plan.MeasureSettings.DEFAULTS.retryMs(), 0, Long.MAX_VALUE),
+                  MeasureSettings.DEFAULTS.retryMs(), 0, Long.MAX_VALUE),
               settings.longValue("planner.measure.budget.ms",
-                  io.partita.planner.plan.MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)),
+                  MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)),
           settings.integer("planner.mapping.max-pools", PlanSettings.DEFAULT_MAPPING_POOL_LIMIT, 0, 1_000_000));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());
@@ -102,12 +109,13 @@ public record PlannerConfig(
         settings.integer("planner.replication.factor", -1, -1, 16),
         (short) settings.integer("topics.replication", 3, 1, 16),
         plan,
-        io.partita.common.serde.Codecs.from(settings),
+        Codecs.from(settings),
         kafka,
         settings.string("planner.group.instance.id", "").strip(),
-        settings.integer(io.partita.common.kafka.RequestTopics.MIN_PARTITIONS_KEY,
-            io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
-        settings.integer("planner.metrics.port", 0, 0, 65_535));
+        settings.integer(RequestTopics.MIN_PARTITIONS_KEY,
+            RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
+        settings.integer("planner.metrics.port", 0, 0, 65_535),
+        settings.longValue("planner.hosts.watch.ms", 2_000, 0, 3_600_000));
   }
 
   private static double decimal(Settings settings, String key, double fallback) {
@@ -136,8 +144,13 @@ public record PlannerConfig(
     p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, replicationFactor);
     p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     if (!groupInstanceId.isEmpty()) {
-      p.put(StreamsConfig.mainConsumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), groupInstanceId);
+      p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), groupInstanceId);
     }
+    // A standby planner takes the tasks of an active one that died (killed, frozen, cut off) once the
+    // group gives up on it: 10 s rather than Kafka's 45 s (kafka.main.consumer.session.timeout.ms
+    // overrides). A planner that stops cleanly leaves the group at once whatever this says.
+    p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), "10000");
+    p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), "2000");
     p.putAll(kafka);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     return p;

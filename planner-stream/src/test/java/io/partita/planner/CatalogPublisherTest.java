@@ -7,7 +7,9 @@ import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
 import io.partita.common.Topics;
 import io.partita.common.serde.Codecs;
+import io.partita.models.demo.DemoHeavy;
 import io.partita.models.demo.DemoRepository;
+import io.partita.models.demo.DemoSet;
 import io.partita.models.repo.ModelRepository;
 import io.partita.planner.catalog.CatalogPublisher;
 import java.nio.file.Path;
@@ -41,6 +43,30 @@ class CatalogPublisherTest {
     assertThat(a.getInstances()).isEqualTo(1);
     ServiceModel bare = codecs.codec(ServiceModel.class).decode(topics.catalogServices(), records.get(2).value());
     assertThat(bare.getWeightFile()).isNull();
+    assertThat(bare.getVersionObjective()).isEqualTo("latency");
+    assertThat(bare.getLatencyObjectiveMs()).isNull();
+  }
+
+  @Test
+  void shouldPublishTheRequirementsAndObjectiveAServiceModelsManifestDeclares() throws Exception {
+    DemoRepository.writeTo(repo, DemoSet.CLUSTER);
+    Topics topics = new Topics("c");
+    Codecs codecs = Codecs.singleObject();
+
+    List<ProducerRecord<String, byte[]>> records = CatalogPublisher.records(ModelRepository.scan(repo), topics, codecs);
+
+    ProducerRecord<String, byte[]> heavy = records.stream().filter(r -> r.key().equals(DemoHeavy.MODEL_NAME))
+        .findFirst().orElseThrow();
+    ServiceModel sm = codecs.codec(ServiceModel.class).decode(topics.catalogServices(), heavy.value());
+    assertThat(sm.getVersionObjective()).isEqualTo("accuracy");
+    assertThat(sm.getLatencyObjectiveMs()).isEqualTo(DemoRepository.HEAVY_LATENCY_OBJECTIVE_MS);
+    assertThat(sm.getMinAccuracy()).isNull();
+    assertThat(sm.getMemoryCapBytes()).isNull();
+    ModelVersion v1 = codecs.codec(ModelVersion.class).decode(topics.catalogModels(), records.stream()
+        .filter(r -> r.key().equals(DemoHeavy.MODEL_NAME + "/1")).findFirst().orElseThrow().value());
+    assertThat(v1.getAccuracy()).isEqualTo(DemoHeavy.ACCURACY_WIDE);
+    assertThat(io.partita.models.repo.ServiceRequirements.OBJECTIVES).as("what a manifest may name, the planner reads")
+        .isEqualTo(io.partita.planning.VersionObjective.choices());
   }
 
   @Test

@@ -12,6 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.partita.avro.AssignedServiceModel;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
@@ -45,8 +46,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * the hosts that measured it or predict it): that must give the plan that re-planning every key
  * of every table gives. Two planners in lockstep, the live one and one built {@code exhaustive}
  * (every key re-planned in every pass, through the whole-problem functions), are fed the same
- * random changes (timings and grouping-mode timings; hosts joining, leaving and changing; models,
- * versions, service models and demand added, changed and deleted; slot status); after every pass
+ * random changes (timings and grouping-mode timings; hosts joining, leaving (environment deleted,
+ * or its worker LEFT) and changing (a CPU quota too); models, versions, service models and demand
+ * added, changed and deleted; slot status); after every pass
  * their plan tables are equal byte for byte. Half the runs map classes of alike pools, whose
  * matrix the live planner keeps between passes and the exhaustive one builds whole.
  */
@@ -158,13 +160,16 @@ class IncrementalPlanningTest {
     }
 
     HostEnvironment environment(String id) {
-      return alike ? host(id, 2 + 2 * random.nextInt(2), random.nextInt(2)) : host(id, 1 + random.nextInt(6), random.nextInt(3));
+      HostEnvironment env = alike ? host(id, 2 + 2 * random.nextInt(2), random.nextInt(2))
+          : host(id, 1 + random.nextInt(6), random.nextInt(3));
+      // Sometimes under a CPU quota: its times are stretched (Plans.batchTimeMs), so its cells change with it.
+      return random.nextInt(3) == 0 ? HostEnvironment.newBuilder(env).setCpuQuotaCores(0.5 + random.nextInt(2)).build() : env;
     }
 
     void change(SortedMap<String, byte[]> assignments) {
       String m = models[random.nextInt(models.length)];
       String h = hosts[random.nextInt(hosts.length)];
-      switch (random.nextInt(14)) {
+      switch (random.nextInt(15)) {
         case 0, 1, 2, 3 -> { // a host profiles a model (some sizes of a version), or re-profiles it
           String v = random.nextInt(3) == 0 ? "2" : "1";
           String pool = random.nextInt(4) == 0 ? "gpu" : "cpu";
@@ -206,6 +211,8 @@ class IncrementalPlanningTest {
                   .setTimestamp(0).build());
         }
         case 10, 11, 12 -> status(assignments);
+        case 13 -> send(topics.hostLiveness(), h, random.nextInt(4) == 0 ? null  // its worker left the group, or is back
+            : new HostLiveness(h, random.nextBoolean() ? "LEFT" : "PRESENT", null, 0L));
         default -> send(topics.catalogModels(), m + "/1", random.nextInt(6) == 0 ? null : version(m, "1", "CPU"));
       }
     }

@@ -6,8 +6,11 @@ import static io.partita.planner.TestRecords.serviceModel;
 import static io.partita.planner.TestRecords.timing;
 import static io.partita.planner.TestRecords.version;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.partita.avro.DeadLetter;
+import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.Route;
 import io.partita.avro.RouteInstance;
@@ -198,6 +201,35 @@ class PlannerTopologyTest {
   }
 
   @Test
+  void shouldGiveEachSlotItsShareOfThePlannedThroughputAndADefaultPlacementNone() {
+    catalogOneCpuHost();
+    // host-b has no timing of its own: its plan is predicted from host-a's (same baseline score)
+    pipe(topics.hostEnvironments(), "host-b", host("host-b", 2, 0), 4);
+    // host-c has no timing and no baseline score yet: a default placement, whose capacity nobody knows
+    pipe(topics.hostEnvironments(), "host-c", HostEnvironment.newBuilder(host("host-c", 2, 0)).setBaseline(null).build(), 5);
+    timingsOnHostA();
+    run.plan();
+
+    for (String host : List.of("host-a", "host-b")) {
+      PartitionPlan p = plan(PlanTable.PARTITIONS, "rec/1/" + host + "/cpu", PartitionPlan.class);
+      int slots = p.getSizes().size();
+      double sum = 0;
+      for (int n = 0; n < slots; n++) {
+        SlotAssignment a = plan(PlanTable.ASSIGNMENTS, host + "/cpu-" + n, SlotAssignment.class);
+        assertThat(a.getCapacity()).as(host + " cpu-" + n).isCloseTo(p.getExpectedThroughput() / slots, within(1e-9));
+        sum += a.getCapacity();
+      }
+      assertThat(sum).as(host).isCloseTo(p.getExpectedThroughput(), within(1e-6)).isPositive();
+    }
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-c/"));
+    run.tables().get(PlanTable.ASSIGNMENTS).forEach((key, bytes) -> {
+      if (key.startsWith("host-c/")) {
+        assertThat(CODECS.codec(SlotAssignment.class).decode(topics.planAssignments(), bytes).getCapacity()).isZero();
+      }
+    });
+  }
+
+  @Test
   void shouldCarryEachInstancesRequestPartitionsAndLoadIntoTheRoute() {
     catalogOneCpuHost();
     timingsOnHostA();
@@ -311,21 +343,73 @@ class PlannerTopologyTest {
   }
 
   @Test
+  void shouldWithdrawThePlansOfAHostWhoseWorkerLeftAndPlanItAgainWhenItIsBack() {
+    catalogOneCpuHost();
+    pipe(topics.hostEnvironments(), "host-b", host("host-b", 2, 0), 4);
+    timingsOnHostA();
+    run.plan();
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-b/"));
+
+    pipe(topics.hostLiveness(), "host-b", new HostLiveness("host-b", "LEFT", "gone", 0L), 20);
+    run.plan();
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).noneMatch(k -> k.startsWith("host-b/"))
+        .anyMatch(k -> k.startsWith("host-a/"));
+    assertThat(run.tables().get(PlanTable.PARTITIONS).keySet()).noneMatch(k -> k.endsWith("/host-b/cpu"));
+    // every instance of the service model is on host-a now
+    assertThat(plan(PlanTable.ROUTES, "rec", Route.class).getInstances()).isNotEmpty()
+        .allSatisfy(i -> assertThat(i.getHost()).isEqualTo("host-a"));
+
+    pipe(topics.hostLiveness(), "host-b", new HostLiveness("host-b", "PRESENT", "back", 0L), 30);
+    run.plan();
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-b/"));
+  }
+
+  @Test
+  void shouldDeadLetterALivenessRecordOfAnUnknownState() {
+    catalogOneCpuHost();
+    pipe(topics.hostLiveness(), "host-a", new HostLiveness("host-a", "SLEEPING", null, 0L), 4);
+    run.plan();
+
+    assertThat(run.deadLetters()).singleElement().satisfies(kv -> assertThat(
+        CODECS.codec(DeadLetter.class).decode(topics.deadLetter(), kv.value).getError()).contains("state: 'SLEEPING'"));
+    assertThat(run.tables().get(PlanTable.ASSIGNMENTS).keySet()).anyMatch(k -> k.startsWith("host-a/"));
+  }
+
+  @Test
+  void shouldPlanWithTimingsThatArrivedBeforeTheirModelVersionWasInTheCatalog() {
+    // Given: a profiler that measured before the planner's catalog record landed (processes starting together)
+    pipe(topics.hostEnvironments(), "host-a", host("host-a", 4, 0), 1);
+    timingsOnHostA();
+    run.plan();
+    assertThat(run.deadLetters()).as("timings of a model version the catalog does not name yet").isEmpty();
+    assertThat(run.tables().get(PlanTable.PARTITIONS)).doesNotContainKey("rec/1/host-a/cpu");
+
+    // When: the catalog names the model version
+    pipe(topics.catalogModels(), "rec/1", version("rec", "1", "CPU"), 7);
+    pipe(topics.catalogServices(), "rec", serviceModel("rec", "rec", 2), 8);
+    run.plan();
+
+    // Then: the host is planned from its own timings, not a default or a prediction
+    PartitionPlan p = plan(PlanTable.PARTITIONS, "rec/1/host-a/cpu", PartitionPlan.class);
+    assertThat(p.getDefaultPlan()).isFalse();
+    assertThat(p.getPredictedFrom()).isNull();
+    assertThat(p.getPlanned()).isTrue();
+  }
+
+  @Test
   void shouldDeadLetterPoisonRecordsWithTheReasonAndKeepPlanning() {
     catalogOneCpuHost();
     run.pipe(topics.profileTimings(), "garbage", new byte[] {1, 2, 3}, 4);
     pipe(topics.profileTimings(), "negative", timing("rec", "1", "host-a", "cpu", 1, -3.0), 5);
-    pipe(topics.profileTimings(), "ghost", timing("ghost", "1", "host-a", "cpu", 1, 3.0), 6);
     timingsOnHostA();
     run.plan();
 
     List<KeyValue<String, byte[]>> letters = run.deadLetters();
-    assertThat(letters).extracting(kv -> kv.key).containsExactly("garbage", "negative", "ghost");
+    assertThat(letters).extracting(kv -> kv.key).containsExactly("garbage", "negative");
     List<DeadLetter> decoded = letters.stream()
         .map(kv -> CODECS.codec(DeadLetter.class).decode(topics.deadLetter(), kv.value)).toList();
     assertThat(decoded.get(0).getErrorClass()).isEqualTo("DecodeException");
     assertThat(decoded.get(1).getError()).contains("p50Ms").contains("negative time");
-    assertThat(decoded.get(2).getError()).contains("unknown model version ghost/1");
     assertThat(decoded).allSatisfy(d -> {
       assertThat(d.getTopic()).isEqualTo(topics.profileTimings());
       assertThat(d.getComponent()).isEqualTo("planner");

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.partita.avro.SlotAssignment;
 import io.partita.common.Topics;
 import io.partita.common.config.Settings;
+import io.partita.common.kafka.RequestTopics;
 import io.partita.testkit.KafkaFixture;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,7 +54,8 @@ class RequestTopicGrowerIT {
       String topic = topics.requests("demo-mlp");
       try (Admin admin = KafkaFixture.admin()) {
         await().atMost(Duration.ofSeconds(60)).until(() -> admin.listTopics().names().get().contains(topic)
-            && admin.describeTopics(Set.of(topic)).allTopicNames().get().get(topic).partitions().size() == slots.size());
+            && admin.describeTopics(Set.of(topic)).allTopicNames().get().get(topic).partitions().size()
+                == slots.size() * RequestTopics.PARTITIONS_PER_SLOT);
         // four service models (demo, demo-a, demo-b, demo-c), one request topic
         assertThat(admin.listTopics().names().get()).filteredOn(t -> t.startsWith(prefix + ".requests.")).containsExactly(topic);
       }

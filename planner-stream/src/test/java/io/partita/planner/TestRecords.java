@@ -50,6 +50,12 @@ final class TestRecords {
         .setBaseline(new BaselineScore(100.0, 1, 1, 4, 16, "demo-mlp")).setTimestamp(0).build();
   }
 
+  /** A host as {@link #host(String, int, int)} with another baseline score (higher = faster; the others have 100). */
+  static HostEnvironment host(String id, int cores, int gpus, double baselineScore) {
+    return HostEnvironment.newBuilder(host(id, cores, gpus))
+        .setBaseline(new BaselineScore(baselineScore, 1, 1, 4, 16, "demo-mlp")).build();
+  }
+
   static TimingEvent timing(String model, String version, String host, String pool, int size, double p50Ms) {
     return TimingEvent.newBuilder().setModel(model).setVersion(version).setHost(host).setPool(pool).setSize(size)
         .setBatch(1).setProvider(pool.equals("gpu") ? "CUDA" : "CPU").setGrouping(List.of()).setP50Ms(p50Ms)

@@ -48,7 +48,7 @@ public final class AvroCodec<T extends SpecificRecord> {
 
   private AvroCodec(Class<T> type) {
     this.type = type;
-    // The class's own SpecificData keeps logical-type conversions (FACTS.md).
+    // The class's own SpecificData keeps logical-type conversions (a generic one loses them).
     this.data = SpecificData.getForClass(type);
     this.schema = data.getSchema(type);
     List<Schema> history = SchemaHistory.versionsOf(schema.getFullName());

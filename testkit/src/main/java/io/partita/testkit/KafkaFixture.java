@@ -77,7 +77,7 @@ public final class KafkaFixture implements BeforeAllCallback {
   static synchronized void stop() throws Exception {
     if (cluster != null) {
       KafkaClusterTestKit kit = cluster;
-      cluster = null; // close() is not idempotent (FACTS.md), so it runs at most once
+      cluster = null; // close() of the Kafka 4.3.1 test kit is not idempotent, so it runs at most once
       kit.close();
     }
   }

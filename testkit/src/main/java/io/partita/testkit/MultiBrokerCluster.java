@@ -150,7 +150,7 @@ public final class MultiBrokerCluster implements AutoCloseable {
   @Override
   public synchronized void close() throws Exception {
     if (!closed) {
-      closed = true; // close() of the test kit is not idempotent (FACTS.md)
+      closed = true; // close() of the Kafka 4.3.1 test kit is not idempotent
       kit.close();
     }
   }

@@ -1,8 +1,12 @@
 package io.partita.common.kafka;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.Properties;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -19,22 +23,43 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class KafkaClients {
   private KafkaClients() {}
 
+  /** How long one metadata question for a topic's partitions may take. */
+  private static final Duration ASK = Duration.ofSeconds(5);
+  /** The pause between two questions for the partitions of a topic not in the metadata yet. */
+  static final long ASK_AGAIN_MS = 100;
+
+  /**
+   * The partitions of {@code topic}. A topic created a moment ago may not be in the metadata yet, so
+   * they are asked for again (every {@link #ASK_AGAIN_MS} ms) until they are known or {@code wait}
+   * has passed; empty when the topic has none by then, or when the thread is interrupted (the
+   * interrupt is kept). Every reader that assigns itself a topic finds its partitions here.
+   */
+  public static List<TopicPartition> partitionsOf(Consumer<?, ?> consumer, String topic, Duration wait) {
+    long giveUp = System.nanoTime() + wait.toNanos();
+    while (true) {
+      List<TopicPartition> partitions = consumer.partitionsFor(topic, ASK).stream()
+          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+      if (!partitions.isEmpty() || System.nanoTime() - giveUp > 0) {
+        return partitions;
+      }
+      try {
+        Thread.sleep(ASK_AGAIN_MS); // an unknown topic is answered at once: do not ask a hundred times a second
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return partitions;
+      }
+    }
+  }
+
   /**
    * Assigns {@code consumer} every partition of {@code topic} and positions it at the end, so it
-   * reads only what is written from now on (a reply topic). A topic created a moment ago may not
-   * be in the metadata yet, so the partitions are asked for again until they are known or
-   * {@code wait} has passed.
+   * reads only what is written from now on (a reply topic). The partitions are found as
+   * {@link #partitionsOf} does.
    */
-  public static java.util.List<org.apache.kafka.common.TopicPartition> assignAtEnd(
-      org.apache.kafka.clients.consumer.Consumer<?, ?> consumer, String topic, java.time.Duration wait) {
-    java.util.List<org.apache.kafka.common.TopicPartition> partitions = java.util.List.of();
-    long giveUp = System.nanoTime() + wait.toNanos();
-    while (partitions.isEmpty()) {
-      partitions = consumer.partitionsFor(topic, java.time.Duration.ofSeconds(5)).stream()
-          .map(p -> new org.apache.kafka.common.TopicPartition(p.topic(), p.partition())).toList();
-      if (partitions.isEmpty() && System.nanoTime() > giveUp) {
-        throw new IllegalStateException("topic " + topic + " has no partitions after " + wait.toSeconds() + " s");
-      }
+  public static List<TopicPartition> assignAtEnd(Consumer<?, ?> consumer, String topic, Duration wait) {
+    List<TopicPartition> partitions = partitionsOf(consumer, topic, wait);
+    if (partitions.isEmpty()) {
+      throw new IllegalStateException("topic " + topic + " has no partitions after " + wait.toSeconds() + " s");
     }
     consumer.assign(partitions);
     consumer.seekToEnd(partitions);
@@ -56,8 +81,16 @@ public final class KafkaClients {
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "1");
+    // The planner grows a request topic as its base model gains slots, and the workers share its
+    // partitions by capacity; a producer that kept the old count for Kafka's 5 minutes would send
+    // every request to the first partitions only, so to whichever workers own those. Ten seconds,
+    // as the workers' consumers notice new partitions.
+    p.putIfAbsent(ProducerConfig.METADATA_MAX_AGE_CONFIG, Long.toString(METADATA_MAX_AGE_MS));
     return p;
   }
+
+  /** {@code metadata.max.age.ms} of every producer made here unless the settings give one. */
+  public static final long METADATA_MAX_AGE_MS = 10_000;
 
   /** {@code fetch.max.wait.ms} of every consumer made here unless the settings give one (Kafka's default). */
   public static final long IDLE_FETCH_WAIT_MS = 500;

@@ -34,8 +34,18 @@ public final class RequestTopics {
   private RequestTopics() {}
 
   /**
-   * Partitions a base model's request topic needs: one per instance slot (so the consumer group can
-   * give every worker serving it at least one), at least {@code minimum}.
+   * Partitions per planned slot. The workers share a topic's partitions out in proportion to their
+   * slots' planned capacity, and a share can only be a whole number of partitions: with one
+   * partition per slot, two hosts of one slot each could only split 1:1 whatever their speeds;
+   * with four, a host's share is within an eighth of its capacity share (largest remainder). An
+   * idle partition costs a few bytes per fetch.
+   */
+  public static final int PARTITIONS_PER_SLOT = 4;
+
+  /**
+   * Partitions a base model's request topic needs: {@link #PARTITIONS_PER_SLOT} per slot (so the
+   * consumer group can give every worker serving it a share close to its capacity share), at least
+   * {@code minimum}.
    *
    * @param instances the slots the plan gives the base model, over all hosts
    */
@@ -43,7 +53,7 @@ public final class RequestTopics {
     if (minimum < 1) {
       throw new IllegalArgumentException(MIN_PARTITIONS_KEY + ": must be >= 1, was " + minimum);
     }
-    return Math.max(minimum, Math.max(0, instances));
+    return (int) Math.min(100_000, Math.max(minimum, (long) Math.max(0, instances) * PARTITIONS_PER_SLOT));
   }
 
   /**

@@ -10,9 +10,11 @@ class RequestTopicsTest {
   @Test
   void shouldGiveOnePartitionPerInstanceButNeverFewerThanTheMinimum() {
     assertThat(RequestTopics.partitions(0, 4)).isEqualTo(4);
-    assertThat(RequestTopics.partitions(3, 4)).isEqualTo(4);
-    assertThat(RequestTopics.partitions(12, 4)).isEqualTo(12);
-    assertThat(RequestTopics.partitions(1, 1)).isEqualTo(1);
+    assertThat(RequestTopics.partitions(1, 4)).isEqualTo(4);
+    assertThat(RequestTopics.partitions(3, 4)).isEqualTo(12);
+    assertThat(RequestTopics.partitions(12, 4)).isEqualTo(48);
+    assertThat(RequestTopics.partitions(1, 1)).isEqualTo(4);
+    assertThat(RequestTopics.partitions(2, 20)).isEqualTo(20);
   }
 
   @Test

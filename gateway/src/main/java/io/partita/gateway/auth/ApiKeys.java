@@ -1,9 +1,14 @@
 package io.partita.gateway.auth;
 
 import io.partita.common.config.ConfigException;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.Refusal.Kind;
+import io.partita.gateway.refusal.SafeText;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -15,9 +20,20 @@ import java.util.Set;
  * Keys are compared in constant time, and never logged or echoed.
  */
 public final class ApiKeys {
-  /** The outcome of a check: allowed, or the HTTP status and message to refuse with. */
-  public record Decision(boolean allowed, int status, String message) {
-    static final Decision ALLOW = new Decision(true, 200, null);
+  /**
+   * The outcome of a check: allowed, or the kind of refusal ({@link Kind#UNAUTHORIZED} without a
+   * key, {@link Kind#FORBIDDEN} for a key not known or not allowed the model) and its message.
+   */
+  public record Decision(boolean allowed, Kind kind, String message) {
+    static final Decision ALLOW = new Decision(true, null, null);
+
+    /** The refusal to answer with; only for a decision that is not {@link #allowed}. */
+    public Refusal refused() {
+      if (allowed) {
+        throw new IllegalStateException("an allowed call is not refused");
+      }
+      return new Refusal(kind, message);
+    }
   }
 
   private record Entry(byte[] key, boolean all, Set<String> models) {}
@@ -86,7 +102,7 @@ public final class ApiKeys {
       return Decision.ALLOW;
     }
     if (presentedKey == null || presentedKey.isEmpty()) {
-      return new Decision(false, 401, "an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>");
+      return new Decision(false, Kind.UNAUTHORIZED, "an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>");
     }
     byte[] given = presentedKey.getBytes(StandardCharsets.UTF_8);
     Entry match = null;
@@ -96,12 +112,12 @@ public final class ApiKeys {
       }
     }
     if (match == null) {
-      return new Decision(false, 403, "the API key is not known");
+      return new Decision(false, Kind.FORBIDDEN, "the API key is not known");
     }
     if (model == null || match.all || match.models.contains(model)) {
       return Decision.ALLOW;
     }
-    return new Decision(false, 403, "the API key may not use model '" + io.partita.gateway.http.SafeText.name(model) + "'");
+    return new Decision(false, Kind.FORBIDDEN, "the API key may not use model '" + SafeText.name(model) + "'");
   }
 
   /**
@@ -157,8 +173,8 @@ public final class ApiKeys {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       sha.update("partita-owner:".getBytes(StandardCharsets.UTF_8));
       byte[] d = sha.digest(key.getBytes(StandardCharsets.UTF_8));
-      return "sha256:" + java.util.HexFormat.of().formatHex(d);
-    } catch (java.security.NoSuchAlgorithmException e) {
+      return "sha256:" + HexFormat.of().formatHex(d);
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is missing from this JVM", e);
     }
   }

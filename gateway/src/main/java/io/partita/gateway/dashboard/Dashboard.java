@@ -5,7 +5,6 @@ import io.partita.common.Topics;
 import io.partita.common.health.Loop;
 import io.partita.common.health.Loops;
 import io.partita.common.serde.Codecs;
-import io.partita.gateway.GatewayConfig;
 import io.partita.gateway.auth.ApiKeys;
 import java.util.Map;
 import java.util.Properties;
@@ -35,7 +34,7 @@ public final class Dashboard implements AutoCloseable {
    * @param metrics the gateway's metrics registry (its {@code partita.gateway.requests} timer)
    * @param loops where the reader's loop is registered
    */
-  public record Context(GatewayConfig.Dashboard settings, Topics topics, Codecs codecs, Properties consumerProps,
+  public record Context(DashboardConfig settings, Topics topics, Codecs codecs, Properties consumerProps,
       ApiKeys keys, Set<String> serviceModels, MeterRegistry metrics, Loops loops) {}
 
   private final DashboardState state;
@@ -48,7 +47,7 @@ public final class Dashboard implements AutoCloseable {
   private long lastChanges = -1; // push thread only
 
   private Dashboard(Context c) {
-    GatewayConfig.Dashboard s = c.settings();
+    DashboardConfig s = c.settings();
     this.serviceModels = Set.copyOf(c.serviceModels());
     this.state = new DashboardState(c.topics(), c.codecs(), s.deadLetters());
     Properties props = new Properties();
@@ -64,7 +63,7 @@ public final class Dashboard implements AutoCloseable {
     this.readerThread = new Thread(reader, "partita-dashboard-reader");
     readerThread.setDaemon(true);
     this.traffic = new Traffic(c.metrics(), s.windowSeconds(), s.historySeconds());
-    Views views = new Views(state, traffic, c.serviceModels(), s.windowSeconds());
+    Views views = new Views(state, traffic, c.serviceModels(), s, System::currentTimeMillis);
     this.api = new DashboardApi(views, c.keys(), c.serviceModels(), loop,
         WhatIf.find(c.consumerProps(), c.topics(), c.codecs()), c.topics(), c.codecs());
     this.pusher = Executors.newSingleThreadScheduledExecutor(r -> {

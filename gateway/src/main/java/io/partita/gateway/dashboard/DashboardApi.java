@@ -6,6 +6,7 @@ import io.partita.common.Topics;
 import io.partita.common.health.Loop;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.server.HttpStatus;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -15,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -32,7 +34,7 @@ import org.slf4j.LoggerFactory;
  *   GET  /                                  302 to /dashboard/ (hooked in the gateway's router)
  *   GET  /dashboard/                        the page (index.html, app.js, style.css, vendor/uPlot)
  *   GET  /dashboard/api/session.json        whether a key is needed, the views, the reader's state
- *   GET  /dashboard/api/VIEW.json           hosts, timings, plan, traffic, jobs, deadletters
+ *   GET  /dashboard/api/VIEW.json           overview, hosts, timings, plan, traffic, jobs, deadletters
  *   GET  /dashboard/api/events              server-sent events: one event per view when it changes
  *   POST /dashboard/api/whatif              body: inventory YAML; the plan it would give and the live one
  * </pre>
@@ -137,7 +139,7 @@ public final class DashboardApi {
       return json(200, out);
     }
     if (!decision.allowed()) {
-      return error(decision.status(), decision.message());
+      return error(HttpStatus.of(decision.kind()), decision.message());
     }
     Views.Viewer viewer = viewer(key(r));
     if (name.equals("whatif")) {
@@ -163,7 +165,7 @@ public final class DashboardApi {
   public Response events(Request r, Supplier<EventSink> open) {
     ApiKeys.Decision decision = keys.check(key(r), null);
     if (!decision.allowed()) {
-      return error(decision.status(), decision.message());
+      return error(HttpStatus.of(decision.kind()), decision.message());
     }
     if (!r.method().equals("GET")) {
       return error(405, "the event stream takes GET");
@@ -216,7 +218,9 @@ public final class DashboardApi {
   private Map<String, String> render(Views.Viewer viewer, Map<String, String> unchanged) {
     Map<String, String> out = new LinkedHashMap<>();
     for (String name : Views.NAMES) {
-      String before = unchanged == null || name.equals("traffic") ? null : unchanged.get(name);
+      // traffic and the overview move with the gateway's own calls (and the overview with time)
+      boolean live = name.equals("traffic") || name.equals("overview");
+      String before = unchanged == null || live ? null : unchanged.get(name);
       out.put(name, before != null ? before : write(views.view(name, viewer)));
     }
     Loop.Snapshot s = reader.snapshot();
@@ -246,7 +250,7 @@ public final class DashboardApi {
       DashboardState replayed = new DashboardState(topics, codecs, 0);
       tables.forEach((topic, rows) -> rows.forEach((key, value) -> replayed.apply(topic, key, value, 0, 0)));
       ObjectNode out = Views.JSON.createObjectNode();
-      out.set("whatIf", new Views(replayed, null, Set.of(), 0).plan());
+      out.set("whatIf", Views.plan(replayed));
       out.set("live", views.plan());
       return json(200, out);
     } catch (IllegalArgumentException e) {
@@ -302,7 +306,7 @@ public final class DashboardApi {
       if (in == null) {
         return null;
       }
-      java.util.Properties p = new java.util.Properties();
+      Properties p = new Properties();
       p.load(in);
       return p.getProperty("version");
     } catch (IOException e) {

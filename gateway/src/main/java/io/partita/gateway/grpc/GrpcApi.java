@@ -14,6 +14,7 @@ import io.grpc.stub.StreamObserver;
 import io.partita.avro.InferenceReply;
 import io.partita.gateway.auth.ApiKeys;
 import io.partita.gateway.grpc.proto.GRPCInferenceServiceGrpc;
+import io.partita.gateway.grpc.proto.InferParameter;
 import io.partita.gateway.grpc.proto.ModelInferRequest;
 import io.partita.gateway.grpc.proto.ModelInferResponse;
 import io.partita.gateway.grpc.proto.ModelMetadataRequest;
@@ -27,15 +28,18 @@ import io.partita.gateway.grpc.proto.ServerMetadataRequest;
 import io.partita.gateway.grpc.proto.ServerMetadataResponse;
 import io.partita.gateway.grpc.proto.ServerReadyRequest;
 import io.partita.gateway.grpc.proto.ServerReadyResponse;
-import io.partita.gateway.http.HttpError;
+import io.partita.gateway.infer.AnsweredBy;
 import io.partita.gateway.infer.InferService;
 import io.partita.gateway.infer.ServerTiming;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.Refusal.Kind;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.TensorSpec;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -46,9 +50,10 @@ import org.slf4j.LoggerFactory;
  * {@code inference.GRPCInferenceService}, the Open Inference Protocol's gRPC API, over the same
  * {@link InferService} as HTTP: the same key checks ({@code authorization: Bearer KEY} or
  * {@code x-api-key} metadata), model lookup, validation, routing and limits, refused with the same
- * messages. The call's deadline ({@code grpc-timeout}) becomes the request's deadline. HTTP statuses
- * map to gRPC codes by {@link #code}. Outputs come back raw ({@code raw_output_contents}) when the
- * inputs were sent raw, typed otherwise.
+ * messages. The call's deadline ({@code grpc-timeout}) becomes the request's deadline. A refusal's
+ * kind becomes a gRPC code by {@link #code}, the one place that says refusals in gRPC's words.
+ * Outputs come back raw ({@code raw_output_contents}) when the inputs were sent raw, typed
+ * otherwise.
  */
 public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceServiceImplBase {
   private static final Logger log = LoggerFactory.getLogger(GrpcApi.class);
@@ -111,19 +116,20 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
     };
   }
 
-  /** The gRPC code for a refusal's HTTP status. */
-  public static Status.Code code(int httpStatus) {
-    return switch (httpStatus) {
-      case 400 -> Status.Code.INVALID_ARGUMENT;
-      case 401 -> Status.Code.UNAUTHENTICATED;
-      case 403 -> Status.Code.PERMISSION_DENIED;
-      case 404 -> Status.Code.NOT_FOUND;
-      case 405 -> Status.Code.UNIMPLEMENTED;
-      case 409 -> Status.Code.ALREADY_EXISTS;
-      case 413, 429 -> Status.Code.RESOURCE_EXHAUSTED;
-      case 503 -> Status.Code.UNAVAILABLE;
-      case 504 -> Status.Code.DEADLINE_EXCEEDED;
-      default -> Status.Code.INTERNAL;
+  /** The gRPC code for a refusal's kind. */
+  public static Status.Code code(Kind kind) {
+    return switch (kind) {
+      case BAD_INPUT -> Status.Code.INVALID_ARGUMENT;
+      case UNAUTHORIZED -> Status.Code.UNAUTHENTICATED;
+      case FORBIDDEN -> Status.Code.PERMISSION_DENIED;
+      case NOT_FOUND -> Status.Code.NOT_FOUND;
+      case WRONG_METHOD -> Status.Code.UNIMPLEMENTED;
+      case CONFLICT -> Status.Code.ALREADY_EXISTS;
+      case TOO_LARGE, OVERLOADED -> Status.Code.RESOURCE_EXHAUSTED;
+      case CLIENT_GONE -> Status.Code.CANCELLED;
+      case NOT_READY -> Status.Code.UNAVAILABLE;
+      case DEADLINE_EXCEEDED -> Status.Code.DEADLINE_EXCEEDED;
+      case MODEL_ERROR, INTERNAL -> Status.Code.INTERNAL;
     };
   }
 
@@ -162,7 +168,7 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
       InferService.Resolved model = infer.resolve(request.getName(), request.getVersion());
       ModelEntry base = infer.index().models().get(model.service().baseModel());
       if (base == null) { // withdrawn since the call was resolved
-        throw io.partita.gateway.http.HttpError.notFound("model '" + model.service().name() + "' is no longer offered");
+        throw Refusal.notFound("model '" + model.service().name() + "' is no longer offered");
       }
       ModelMetadataResponse.Builder b = ModelMetadataResponse.newBuilder().setName(model.service().name()).setPlatform("onnxruntime_onnx");
       if (model.pinned() == null) {
@@ -197,7 +203,7 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
             timing.encoded();
           }
           out.onCompleted();
-          metrics.request(model, "infer", 200, System.nanoTime() - start);
+          metrics.served(model, "infer", System.nanoTime() - start);
         } else {
           fail(out, failure, model, "infer", start);
         }
@@ -237,12 +243,12 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
           ModelStreamInferResponse.Builder b = ModelStreamInferResponse.newBuilder();
           if (failure == null) {
             b.setInferResponse(response);
-            metrics.request(request.getModelName(), "infer", 200, System.nanoTime() - start);
+            metrics.served(request.getModelName(), "infer", System.nanoTime() - start);
           } else {
-            HttpError e = refusal(failure);
+            Refusal e = refusal(failure);
             b.setErrorMessage(e.getMessage());
             b.setInferResponse(ModelInferResponse.newBuilder().setModelName(request.getModelName()).setId(request.getId()));
-            metrics.request(request.getModelName(), "infer", e.status(), System.nanoTime() - start);
+            metrics.refused(request.getModelName(), "infer", e.kind(), System.nanoTime() - start);
           }
           synchronized (stream) {
             if (!done.get() && !stream.isCancelled()) {
@@ -265,7 +271,7 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
     };
   }
 
-  /** Checks and submits one infer request; the future carries the response or an {@link HttpError}. */
+  /** Checks and submits one infer request; the future carries the response or a {@link Refusal}. */
   private CompletableFuture<ModelInferResponse> infer(ModelInferRequest request, String requestId, ServerTiming timing) {
     String name = request.getModelName();
     infer.authorize(KEY.get(), name);
@@ -275,7 +281,7 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
     if (deadline != null) {
       long left = deadline.timeRemaining(TimeUnit.MILLISECONDS);
       if (left <= 0) {
-        throw new HttpError(504, "no reply before the deadline (0 ms); the request was not sent");
+        throw new Refusal(Kind.DEADLINE_EXCEEDED, "no reply before the deadline (0 ms); the request was not sent");
       }
       timeoutMs = left;
     }
@@ -293,6 +299,11 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
     if (reply.getModelVersion() != null) {
       b.setModelVersion(reply.getModelVersion());
     }
+    AnsweredBy where = AnsweredBy.of(reply.getInstance());
+    if (where != null) {
+      b.putParameters(AnsweredBy.HOST, InferParameter.newBuilder().setStringParam(where.host()).build());
+      b.putParameters(AnsweredBy.SLOT, InferParameter.newBuilder().setStringParam(where.slot()).build());
+    }
     GrpcTensors.outputs(reply.getOutputs(), raw, b);
     return b.build();
   }
@@ -307,24 +318,24 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
       T value = work.run();
       out.onNext(value);
       out.onCompleted();
-      metrics.request(model, endpoint, 200, System.nanoTime() - start);
+      metrics.served(model, endpoint, System.nanoTime() - start);
     } catch (RuntimeException e) {
       fail(out, e, model, endpoint, start);
     }
   }
 
-  private static HttpError refusal(Throwable failure) {
-    Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-    if (cause instanceof HttpError e) {
+  private static Refusal refusal(Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    if (cause instanceof Refusal e) {
       return e;
     }
     log.error("Unexpected failure of a gRPC call", cause);
-    return new HttpError(500, "internal error; see the gateway log");
+    return new Refusal(Kind.INTERNAL, "internal error; see the gateway log");
   }
 
   private void fail(StreamObserver<?> out, Throwable failure, String model, String endpoint, long start) {
-    HttpError e = refusal(failure);
-    metrics.request(model, endpoint, e.status(), System.nanoTime() - start);
-    out.onError(Status.fromCode(code(e.status())).withDescription(e.getMessage()).asRuntimeException());
+    Refusal e = refusal(failure);
+    metrics.refused(model, endpoint, e.kind(), System.nanoTime() - start);
+    out.onError(Status.fromCode(code(e.kind())).withDescription(e.getMessage()).asRuntimeException());
   }
 }

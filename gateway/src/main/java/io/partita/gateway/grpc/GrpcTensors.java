@@ -5,7 +5,7 @@ import io.partita.avro.Tensor;
 import io.partita.gateway.grpc.proto.InferTensorContents;
 import io.partita.gateway.grpc.proto.ModelInferRequest;
 import io.partita.gateway.grpc.proto.ModelInferResponse;
-import io.partita.gateway.http.HttpError;
+import io.partita.gateway.refusal.Refusal;
 import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
@@ -27,14 +27,14 @@ import java.util.Map;
 public final class GrpcTensors {
   private GrpcTensors() {}
 
-  /** The checked inputs of a request; throws {@link HttpError} 400 naming the field. */
+  /** The checked inputs of a request; throws a {@link Refusal} (bad input) naming the field. */
   public static List<Tensor> inputs(ModelInferRequest request, ModelSignature signature) {
     if (request.getInputsCount() == 0) {
-      throw HttpError.badRequest("inputs: missing or empty; send an array of tensors");
+      throw Refusal.badInput("inputs: missing or empty; send an array of tensors");
     }
     boolean raw = request.getRawInputContentsCount() > 0;
     if (raw && request.getRawInputContentsCount() != request.getInputsCount()) {
-      throw HttpError.badRequest("raw_input_contents: " + request.getRawInputContentsCount() + " entries for "
+      throw Refusal.badInput("raw_input_contents: " + request.getRawInputContentsCount() + " entries for "
           + request.getInputsCount() + " inputs; send one per input, in the order of inputs");
     }
     List<Tensor> tensors = new ArrayList<>();
@@ -42,14 +42,14 @@ public final class GrpcTensors {
       ModelInferRequest.InferInputTensor in = request.getInputs(i);
       String field = in.getName().isBlank() ? "inputs[" + i + "]" : "input '" + in.getName() + "'";
       if (in.getName().isBlank()) {
-        throw HttpError.badRequest(field + ".name: missing or not a string");
+        throw Refusal.badInput(field + ".name: missing or not a string");
       }
       if (raw && in.hasContents()) {
-        throw HttpError.badRequest(field + ": has both contents and raw_input_contents; send one");
+        throw Refusal.badInput(field + ": has both contents and raw_input_contents; send one");
       }
       ElementType type = ElementType.fromOipDatatype(in.getDatatype()).orElse(null);
       if (type == null || type.byteSize() == 0) {
-        throw HttpError.badRequest(field + ".datatype: '" + in.getDatatype() + "' is not a supported datatype");
+        throw Refusal.badInput(field + ".datatype: '" + in.getDatatype() + "' is not a supported datatype");
       }
       ByteBuffer data = raw ? request.getRawInputContents(i).asReadOnlyByteBuffer() : typed(in, type, field);
       tensors.add(Tensor.newBuilder().setName(in.getName()).setDatatype(type.oipDatatype()).setShape(in.getShapeList())
@@ -60,7 +60,7 @@ public final class GrpcTensors {
     String problem = TensorValidator.check(specs, tensors.stream()
         .map(t -> new TensorValidator.Sent(t.getName(), t.getDatatype(), t.getShape(), t.getData().remaining())).toList());
     if (problem != null) {
-      throw HttpError.badRequest(problem);
+      throw Refusal.badInput(problem);
     }
     return tensors;
   }
@@ -71,7 +71,7 @@ public final class GrpcTensors {
     for (int i = 0; i < request.getOutputsCount(); i++) {
       String name = request.getOutputs(i).getName();
       if (signature.output(name).isEmpty()) {
-        throw HttpError.badRequest("outputs[" + i + "].name: unknown output '" + name + "'; the model gives "
+        throw Refusal.badInput("outputs[" + i + "].name: unknown output '" + name + "'; the model gives "
             + signature.outputs().stream().map(TensorSpec::name).toList());
       }
       names.add(name);
@@ -89,7 +89,7 @@ public final class GrpcTensors {
       case UINT64 -> c.getUint64ContentsCount();
       case FLOAT -> c.getFp32ContentsCount();
       case DOUBLE -> c.getFp64ContentsCount();
-      default -> throw HttpError.badRequest(field + ".contents: " + type.oipDatatype()
+      default -> throw Refusal.badInput(field + ".contents: " + type.oipDatatype()
           + " has no typed contents in the protocol; send it in raw_input_contents");
     };
     ByteBuffer b = ByteBuffer.allocate(Math.multiplyExact(count, type.byteSize())).order(ByteOrder.LITTLE_ENDIAN);
@@ -115,7 +115,7 @@ public final class GrpcTensors {
 
   private static long range(long v, long min, long max, String field) {
     if (v < min || v > max) {
-      throw HttpError.badRequest(field + ": expected a whole number between " + min + " and " + max);
+      throw Refusal.badInput(field + ": expected a whole number between " + min + " and " + max);
     }
     return v;
   }

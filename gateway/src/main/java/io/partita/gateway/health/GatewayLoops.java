@@ -1,7 +1,8 @@
 package io.partita.gateway.health;
 
+import io.partita.common.health.LoopGuard;
 import io.partita.common.health.Loops;
-import io.partita.gateway.metrics.WarningSummary;
+import io.partita.common.log.RateLimitedLog;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
@@ -30,7 +31,7 @@ public final class GatewayLoops {
   public static final long WARNING_INTERVAL_MS = 60_000;
 
   private final Loops loops = new Loops();
-  private final WarningSummary warnings;
+  private final RateLimitedLog warnings;
   private final List<LoopGuard> guards = new CopyOnWriteArrayList<>();
 
   public GatewayLoops() {
@@ -38,7 +39,8 @@ public final class GatewayLoops {
   }
 
   public GatewayLoops(long warningIntervalMs, LongSupplier clock) {
-    this.warnings = new WarningSummary(LoggerFactory.getLogger(LoopGuard.class), warningIntervalMs, clock);
+    this.warnings = new RateLimitedLog(LoggerFactory.getLogger(LoopGuard.class), warningIntervalMs, clock,
+        RateLimitedLog.Telling.APPENDED);
   }
 
   /** Registers a loop (STARTING, so not ready, until it says it is). */
@@ -59,7 +61,7 @@ public final class GatewayLoops {
   }
 
   /** The shared warning summary (for tests and for warnings outside loops). */
-  public WarningSummary warnings() {
+  public RateLimitedLog warnings() {
     return warnings;
   }
 }

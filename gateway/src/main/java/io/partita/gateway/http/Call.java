@@ -2,9 +2,14 @@ package io.partita.gateway.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.oip.InferBody;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.Refusal.Kind;
 import io.partita.gateway.server.Exchange;
+import io.partita.gateway.server.HttpFrontDoor;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,8 +17,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One HTTP call: the exchange, its request id, and what the metrics need (service model, endpoint,
  * start time). It is answered exactly once, from whichever thread finishes the work; the answer is
- * recorded in the metrics then. The transport ({@link io.partita.gateway.server.HttpFrontDoor}) has
- * received the body before the call is handled, so nothing here waits on a client.
+ * recorded in the metrics then. The transport ({@link HttpFrontDoor}) has received the body before
+ * the call is handled, so nothing here waits on a client.
  */
 final class Call {
   private static final Logger log = LoggerFactory.getLogger(Call.class);
@@ -41,12 +46,12 @@ final class Call {
   }
 
   /**
-   * The body, at most {@code limit} bytes; 413 over it (by Content-Length, or by what arrived: the
-   * transport stops reading a body at its own limit and says so).
+   * The body, at most {@code limit} bytes; refused as too large over it (by Content-Length, or by
+   * what arrived: the transport stops reading a body at its own limit and says so).
    */
   byte[] body(long limit, String setting) throws IOException {
     if (exchange.bodyOverLimit()) {
-      throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");
+      throw new Refusal(Kind.TOO_LARGE, "body over the limit of " + limit + " bytes (" + setting + ")");
     }
     String length = header("Content-Length");
     if (length != null) {
@@ -54,19 +59,19 @@ final class Call {
       try {
         declared = Long.parseLong(length.strip());
       } catch (NumberFormatException e) {
-        throw HttpError.badRequest("Content-Length: not a number");
+        throw Refusal.badInput("Content-Length: not a number");
       }
       if (declared > limit) {
-        throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");
+        throw new Refusal(Kind.TOO_LARGE, "body over the limit of " + limit + " bytes (" + setting + ")");
       }
     }
     if (exchange.abandoned()) { // the client went away mid-body: not the gateway's error (499, outcome=cancelled)
       log.debug("Request {}: the client went away while sending its body", requestId);
-      throw HttpError.clientClosed();
+      throw Refusal.clientGone();
     }
     byte[] bytes = exchange.body();
     if (bytes.length > limit) {
-      throw new HttpError(413, "body over the limit of " + limit + " bytes (" + setting + ")");
+      throw new Refusal(Kind.TOO_LARGE, "body over the limit of " + limit + " bytes (" + setting + ")");
     }
     return bytes;
   }
@@ -75,7 +80,7 @@ final class Call {
     try {
       bytes(status, "application/json", InferBody.JSON.writeValueAsBytes(body));
     } catch (IOException e) {
-      bytes(500, "application/json", "{\"error\":\"internal error\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      bytes(500, "application/json", "{\"error\":\"internal error\"}".getBytes(StandardCharsets.UTF_8));
     }
   }
 

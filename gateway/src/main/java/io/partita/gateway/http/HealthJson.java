@@ -2,6 +2,7 @@ package io.partita.gateway.http;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.partita.gateway.health.Readiness;
+import io.partita.gateway.refusal.SafeText;
 
 /** A readiness verdict as the JSON of a health answer: {@code "ready"} and, when not, {@code "reason"}. */
 public final class HealthJson {

@@ -3,20 +3,26 @@ package io.partita.gateway.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
 import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.gateway.health.Readiness;
 import io.partita.gateway.infer.InferService;
 import io.partita.gateway.infer.ServerTiming;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.oip.InferAnswer;
+import io.partita.gateway.oip.InferBody;
+import io.partita.gateway.oip.JsonLimits;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.Refusal.Kind;
+import io.partita.gateway.refusal.SafeText;
 import io.partita.gateway.server.Exchange;
 import io.partita.gateway.server.HttpFrontDoor;
+import io.partita.gateway.server.HttpStatus;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
-import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.TensorSpec;
 import io.partita.models.repo.VersionEntry;
@@ -34,8 +40,9 @@ import org.slf4j.LoggerFactory;
  * the field), then routing (503 when the service model has no route or no ready instance, with
  * {@code gateway.routing=plan}), then the in-flight limit (429 with {@code Retry-After}). An infer call registers its
  * waiter before producing, answers 504 at its deadline and always gives its slot back; an error
- * reply becomes the matching HTTP status with the worker's message. No answer carries a stack trace
- * or a file path.
+ * reply becomes the matching HTTP status with the worker's message. Every refusal, from here or from
+ * the infer path, is answered with the status {@link HttpStatus} gives its kind. No answer carries a
+ * stack trace or a file path.
  */
 public final class HttpApi implements HttpFrontDoor.Handler {
   private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
@@ -76,11 +83,11 @@ public final class HttpApi implements HttpFrontDoor.Handler {
     Call call = new Call(exchange, requestId, deps.metrics());
     try {
       route(call);
-    } catch (HttpError e) {
-      if (e.status() == 429) {
+    } catch (Refusal e) {
+      if (e.kind() == Kind.OVERLOADED) {
         exchange.getResponseHeaders().set("Retry-After", Integer.toString(deps.retryAfterSeconds()));
       }
-      call.error(e.status(), e.getMessage());
+      call.error(HttpStatus.of(e.kind()), e.getMessage());
     } catch (RuntimeException | IOException e) {
       log.error("Unexpected failure on {} {}", exchange.getRequestMethod(), exchange.getRequestURI().getPath(), e);
       call.error(500, "internal error; see the gateway log for request " + requestId);
@@ -104,7 +111,7 @@ public final class HttpApi implements HttpFrontDoor.Handler {
     String[] p = path.replaceAll("/+$", "").split("/");
     // p[0] is "" (leading slash)
     if (p.length < 2 || !p[1].equals("v2")) {
-      throw HttpError.notFound("no such endpoint; the API lives under /v2");
+      throw Refusal.notFound("no such endpoint; the API lives under /v2");
     }
     if (p.length == 2) {
       call.endpoint = "server";
@@ -119,16 +126,16 @@ public final class HttpApi implements HttpFrontDoor.Handler {
         case "live" -> call.json(200, InferBody.JSON.createObjectNode().put("live", true));
         case "ready" -> {
           Readiness.Verdict ready = deps.readiness().server();
-          call.json(ready.status(), HealthJson.of(ready, InferBody.JSON.createObjectNode()));
+          call.json(HttpStatus.of(ready), HealthJson.of(ready, InferBody.JSON.createObjectNode()));
         }
-        default -> throw HttpError.notFound("no such endpoint");
+        default -> throw Refusal.notFound("no such endpoint");
       }
       return;
     }
     if (p[2].equals("jobs")) {
       call.endpoint = "jobs";
       if (deps.jobs() == null) {
-        throw HttpError.notFound("batch jobs are off on this gateway (gateway.jobs.enabled=false)");
+        throw Refusal.notFound("batch jobs are off on this gateway (gateway.jobs.enabled=false)");
       }
       deps.jobs().handle(call, p, presentedKey(call));
       return;
@@ -137,7 +144,7 @@ public final class HttpApi implements HttpFrontDoor.Handler {
       models(call, p);
       return;
     }
-    throw HttpError.notFound("no such endpoint");
+    throw Refusal.notFound("no such endpoint");
   }
 
   private void models(Call call, String[] p) throws IOException {
@@ -171,7 +178,7 @@ public final class HttpApi implements HttpFrontDoor.Handler {
     String action = p.length > next ? p[next] : null;
     call.endpoint = action == null ? "metadata" : action.equals("ready") ? "ready" : action.equals("infer") ? "infer" : "other";
     if (p.length > next + 1 || (p.length == 5 && !p[4].equals("ready") && !p[4].equals("infer"))) {
-      throw HttpError.notFound("no such endpoint");
+      throw Refusal.notFound("no such endpoint");
     }
     authorize(key, model);
     InferService.Resolved resolved = infer.resolve(model, version);
@@ -188,14 +195,14 @@ public final class HttpApi implements HttpFrontDoor.Handler {
       if (version != null) {
         out.put("version", version);
       }
-      call.json(ready.status(), HealthJson.of(ready, out));
+      call.json(HttpStatus.of(ready), HealthJson.of(ready, out));
     } else if (action.equals("infer")) {
       if (!method.equals("POST")) {
-        throw new HttpError(405, "infer takes POST");
+        throw new Refusal(Kind.WRONG_METHOD, "infer takes POST");
       }
       infer(call, service, resolved.pinned(), entry);
     } else {
-      throw HttpError.notFound("no such endpoint");
+      throw Refusal.notFound("no such endpoint");
     }
   }
 
@@ -208,16 +215,16 @@ public final class HttpApi implements HttpFrontDoor.Handler {
       parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature(), deps.json());
       reply = infer.submit(new InferService.Submit(call.requestId, new InferService.Resolved(service, signatureOf, pinned),
           parsed.inputs(), parsed.outputs(), parsed.timeoutMs(), call.header("traceparent")), timing);
-    } catch (HttpError e) { // refused before producing: the answer still says how long it waited for a handler
+    } catch (Refusal e) { // refused before producing: the answer still says how long it waited for a handler
       stamp(call, timing);
       throw e;
     }
     reply.whenComplete((answer, failure) -> {
       if (failure == null) {
         answer(call, answer, parsed, timing);
-      } else if (failure instanceof HttpError e) {
+      } else if (failure instanceof Refusal e) {
         stamp(call, timing);
-        call.error(e.status(), e.getMessage());
+        call.error(HttpStatus.of(e.kind()), e.getMessage());
       } else {
         log.error("Unexpected failure of request {}", call.requestId, failure);
         call.error(500, "internal error; see the gateway log for request " + call.requestId);
@@ -249,11 +256,6 @@ public final class HttpApi implements HttpFrontDoor.Handler {
     }
   }
 
-  /** The HTTP status for an error reply's code. */
-  public static int statusOf(ErrorCode code) {
-    return InferService.statusOf(code);
-  }
-
   static String presentedKey(Call call) {
     return ApiKeys.presented(call.header("Authorization"), call.header("X-API-Key"));
   }
@@ -278,7 +280,7 @@ public final class HttpApi implements HttpFrontDoor.Handler {
   private JsonNode modelMetadata(ServiceModelEntry service, VersionEntry version, boolean allVersions) {
     ModelEntry model = deps.catalog().current().models().get(service.baseModel());
     if (model == null) { // withdrawn since the call was resolved
-      throw HttpError.notFound("model '" + SafeText.name(service.name()) + "' is no longer offered");
+      throw Refusal.notFound("model '" + SafeText.name(service.name()) + "' is no longer offered");
     }
     ObjectNode out = InferBody.JSON.createObjectNode();
     out.put("name", service.name());
@@ -308,7 +310,7 @@ public final class HttpApi implements HttpFrontDoor.Handler {
 
   static void requireGet(String method) {
     if (!method.equals("GET") && !method.equals("HEAD")) {
-      throw new HttpError(405, "this endpoint takes GET");
+      throw new Refusal(Kind.WRONG_METHOD, "this endpoint takes GET");
     }
   }
 }

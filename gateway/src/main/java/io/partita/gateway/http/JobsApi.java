@@ -5,17 +5,24 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.partita.avro.JobItem;
 import io.partita.avro.JobItemResult;
 import io.partita.avro.JobStatus;
-import io.partita.gateway.GatewayConfig;
 import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.gateway.jobs.JobLines;
 import io.partita.gateway.jobs.JobRunner;
 import io.partita.gateway.jobs.JobStates;
 import io.partita.gateway.jobs.JobStore;
+import io.partita.gateway.jobs.JobsConfig;
 import io.partita.gateway.jobs.RateWindow;
 import io.partita.gateway.jobs.ResultOrder;
+import io.partita.gateway.oip.InferBody;
+import io.partita.gateway.oip.JsonLimits;
+import io.partita.gateway.oip.JsonTensors;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.Refusal.Kind;
+import io.partita.gateway.refusal.SafeText;
+import io.partita.gateway.server.HttpStatus;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
-import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.UnsafePathException;
 import io.partita.models.repo.VersionEntry;
@@ -56,13 +63,13 @@ public final class JobsApi {
   private final ModelCatalog catalog;
   private final JobStore store;
   private final ApiKeys keys;
-  private final GatewayConfig.Jobs config;
+  private final JobsConfig config;
   private final ExecutorService executor;
   private final JobRunner runner;
   private final JsonLimits json;
 
   /** @param runner this gateway's job runner, for live counts of the job it runs */
-  public JobsApi(ModelCatalog catalog, JobStore store, JobRunner runner, ApiKeys keys, GatewayConfig.Jobs config, ExecutorService executor) {
+  public JobsApi(ModelCatalog catalog, JobStore store, JobRunner runner, ApiKeys keys, JobsConfig config, ExecutorService executor) {
     this(catalog, store, runner, keys, config, executor, JsonLimits.DEFAULTS);
   }
 
@@ -70,7 +77,7 @@ public final class JobsApi {
    * @param runner this gateway's job runner, for live counts of the job it runs
    * @param json the limits each job line is read within ({@code gateway.json.*})
    */
-  public JobsApi(ModelCatalog catalog, JobStore store, JobRunner runner, ApiKeys keys, GatewayConfig.Jobs config, ExecutorService executor,
+  public JobsApi(ModelCatalog catalog, JobStore store, JobRunner runner, ApiKeys keys, JobsConfig config, ExecutorService executor,
       JsonLimits json) {
     this.json = json;
     this.runner = runner;
@@ -96,24 +103,24 @@ public final class JobsApi {
         out.set("jobs", jobs);
         call.json(200, out);
       } else {
-        throw new HttpError(405, "/v2/jobs takes POST (submit) or GET (list)");
+        throw new Refusal(Kind.WRONG_METHOD, "/v2/jobs takes POST (submit) or GET (list)");
       }
       return;
     }
     if (p.length > 5 || (p.length == 5 && !p[4].equals("results"))) {
-      throw HttpError.notFound("no such endpoint");
+      throw Refusal.notFound("no such endpoint");
     }
     authorize(key, null);
     String jobId = p[3];
     // Another key's job is answered exactly as a job that does not exist: its existence is not told.
     JobStatus status = store.status(jobId).filter(s -> keys.maySee(key, s.getOwner()))
-        .orElseThrow(() -> HttpError.notFound("job '" + SafeText.name(jobId) + "' is not known"));
+        .orElseThrow(() -> Refusal.notFound("job '" + SafeText.name(jobId) + "' is not known"));
     authorize(key, status.getServiceModel());
     call.model = status.getServiceModel();
     if (p.length == 5) {
       HttpApi.requireGet(method);
       if (!JobStates.isFinal(status.getState())) {
-        throw new HttpError(409, "job " + jobId + " is " + status.getState() + " (" + status.getDone() + " of "
+        throw new Refusal(Kind.CONFLICT, "job " + jobId + " is " + status.getState() + " (" + status.getDone() + " of "
             + status.getTotal() + " done); its results are ready when it is DONE, CANCELLED or FAILED");
       }
       executor.execute(() -> results(call, status));
@@ -121,11 +128,11 @@ public final class JobsApi {
       call.json(200, json(JobStates.isFinal(status.getState()) ? status : runner.live(jobId).orElse(status)));
     } else if (method.equals("DELETE")) {
       if (JobStates.isFinal(status.getState())) {
-        throw new HttpError(409, "job " + jobId + " is already " + status.getState());
+        throw new Refusal(Kind.CONFLICT, "job " + jobId + " is already " + status.getState());
       }
       executor.execute(() -> guarded(call, () -> call.json(202, json(store.cancel(status)))));
     } else {
-      throw new HttpError(405, "/v2/jobs/{id} takes GET or DELETE");
+      throw new Refusal(Kind.WRONG_METHOD, "/v2/jobs/{id} takes GET or DELETE");
     }
   }
 
@@ -133,18 +140,18 @@ public final class JobsApi {
     Map<String, String> query = query(call.exchange.getRequestURI().getRawQuery());
     String model = query.get("model");
     if (model == null || model.isBlank()) {
-      throw HttpError.badRequest("model: missing; POST /v2/jobs?model=<service model>");
+      throw Refusal.badInput("model: missing; POST /v2/jobs?model=<service model>");
     }
     authorize(key, model);
     call.model = model;
     RepositoryIndex index = catalog.current();
     ServiceModelEntry service = index.serviceModels().get(model);
     if (service == null) {
-      throw HttpError.notFound("model '" + SafeText.name(model) + "' is not known; known models: " + index.serviceModels().keySet());
+      throw Refusal.notFound("model '" + SafeText.name(model) + "' is not known; known models: " + index.serviceModels().keySet());
     }
     ModelEntry entry = index.models().get(service.baseModel());
     String version = query.get("version");
-    VersionEntry v = version == null ? entry.latest() : entry.version(version).orElseThrow(() -> HttpError.notFound(
+    VersionEntry v = version == null ? entry.latest() : entry.version(version).orElseThrow(() -> Refusal.notFound(
         "version '" + SafeText.name(version) + "' of model '" + model + "' does not exist; versions: " + entry.versions().keySet()));
     String file = query.get("file");
     executor.execute(() -> guarded(call, () -> {
@@ -158,19 +165,19 @@ public final class JobsApi {
   }
 
   private byte[] readInputFile(String name) throws IOException {
-    Path dir = config.inputDir().orElseThrow(() -> HttpError.badRequest(
+    Path dir = config.inputDir().orElseThrow(() -> Refusal.badInput(
         "file: jobs from files are off on this gateway; set gateway.jobs.input.dir or send the lines as the body"));
     Path path;
     try {
       path = WeightFiles.resolveInside(dir, name);
     } catch (UnsafePathException e) {
-      throw HttpError.badRequest("file '" + SafeText.name(name) + "': not allowed; give the name of a file inside the job input directory");
+      throw Refusal.badInput("file '" + SafeText.name(name) + "': not allowed; give the name of a file inside the job input directory");
     }
     if (!Files.isRegularFile(path)) {
-      throw HttpError.notFound("file '" + SafeText.name(name) + "': no such file in the job input directory");
+      throw Refusal.notFound("file '" + SafeText.name(name) + "': no such file in the job input directory");
     }
     if (Files.size(path) > config.maxBodyBytes()) {
-      throw new HttpError(413, "file '" + SafeText.name(name) + "': over the limit of " + config.maxBodyBytes() + " bytes (gateway.jobs.max.body.bytes)");
+      throw new Refusal(Kind.TOO_LARGE, "file '" + SafeText.name(name) + "': over the limit of " + config.maxBodyBytes() + " bytes (gateway.jobs.max.body.bytes)");
     }
     return Files.readAllBytes(path);
   }
@@ -206,7 +213,7 @@ public final class JobsApi {
     } else if (r.getError() != null) {
       n.put("error", r.getError().getMessage());
       n.put("code", r.getError().getCode().name());
-      n.put("status", HttpApi.statusOf(r.getError().getCode()));
+      n.put("status", HttpStatus.of(r.getError().getCode()));
     } else {
       n.put("model_name", status.getServiceModel());
       if (r.getModelVersion() != null) {
@@ -226,8 +233,8 @@ public final class JobsApi {
   private static void guarded(Call call, IoAction action) {
     try {
       action.run();
-    } catch (HttpError e) {
-      call.error(e.status(), e.getMessage());
+    } catch (Refusal e) {
+      call.error(HttpStatus.of(e.kind()), e.getMessage());
     } catch (IOException | RuntimeException e) {
       log.error("Job request {} failed", call.requestId, e);
       call.error(e instanceof IllegalStateException ? 503 : 500,
@@ -242,7 +249,7 @@ public final class JobsApi {
   private void authorize(String key, String model) {
     ApiKeys.Decision decision = keys.check(key, model);
     if (!decision.allowed()) {
-      throw new HttpError(decision.status(), decision.message());
+      throw decision.refused();
     }
   }
 

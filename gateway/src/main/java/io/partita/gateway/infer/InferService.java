@@ -1,25 +1,28 @@
 package io.partita.gateway.infer;
 
-import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.avro.Tensor;
 import io.partita.gateway.auth.ApiKeys;
+import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.gateway.health.Readiness;
-import io.partita.gateway.http.HttpError;
-import io.partita.gateway.http.SafeText;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.Refusal.Kind;
+import io.partita.gateway.refusal.SafeText;
 import io.partita.gateway.routing.NotRoutableException;
 import io.partita.gateway.routing.Routing;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
-import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.VersionEntry;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,11 +30,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Infer calls with no transport: key checks, model and version lookup, routing, the in-flight
  * limit and the Kafka round trip, shared by the HTTP and gRPC front doors so both refuse the same
- * things with the same messages. Refusals are {@link HttpError}s; their status is the kind of
- * refusal (400, 401, 403, 404, 409, 429, 503, 504) that each transport maps to its own codes.
+ * things with the same messages. Refusals are {@link Refusal}s: a {@link Kind} (unauthorized,
+ * forbidden, not found, conflict, overloaded, not ready, deadline exceeded, or the kind of an error
+ * reply) and a message, which each transport says in its own codes.
  *
  * <p>{@link #submit} registers the waiter before producing and always gives its in-flight slot
- * back; its future completes with a successful reply, or fails with an {@link HttpError} (an error
+ * back; its future completes with a successful reply, or fails with a {@link Refusal} (an error
  * reply, the deadline, a request that could not be queued).
  */
 public final class InferService {
@@ -67,11 +71,11 @@ public final class InferService {
     return deps.catalog().current();
   }
 
-  /** 401 or 403 unless {@code key} may call {@code model} (null: any model). */
+  /** Refused (unauthorized or forbidden) unless {@code key} may call {@code model} (null: any model). */
   public void authorize(String key, String model) {
     ApiKeys.Decision decision = deps.keys().check(key, model);
     if (!decision.allowed()) {
-      throw new HttpError(decision.status(), decision.message());
+      throw decision.refused();
     }
   }
 
@@ -80,18 +84,18 @@ public final class InferService {
     return deps.keys().check(key, model).allowed();
   }
 
-  /** The service model and version, or 404 naming what exists. {@code version} null or empty: the latest. */
+  /** The service model and version, or refused (not found) naming what exists. {@code version} null or empty: the latest. */
   public Resolved resolve(String name, String version) {
     RepositoryIndex index = deps.catalog().current(); // one snapshot for the whole lookup
     ServiceModelEntry service = index.serviceModels().get(name);
     if (service == null) {
-      throw HttpError.notFound("model '" + SafeText.name(name) + "' is not known; known models: " + index.serviceModels().keySet());
+      throw Refusal.notFound("model '" + SafeText.name(name) + "' is not known; known models: " + index.serviceModels().keySet());
     }
     ModelEntry model = index.models().get(service.baseModel());
     if (version == null || version.isEmpty()) {
       return new Resolved(service, model.latest(), null);
     }
-    VersionEntry entry = model.version(version).orElseThrow(() -> HttpError.notFound(
+    VersionEntry entry = model.version(version).orElseThrow(() -> Refusal.notFound(
         "version '" + SafeText.name(version) + "' of model '" + service.name() + "' does not exist; versions: " + model.versions().keySet()));
     return new Resolved(service, entry, entry);
   }
@@ -112,11 +116,11 @@ public final class InferService {
   }
 
   /**
-   * Routes, takes an in-flight slot and produces; refusals before producing are thrown (503, 429,
-   * 409). A call for a model whose planned instances are all not ready yet (a re-plan moving them
+   * Routes, takes an in-flight slot and produces; refusals before producing are thrown (not ready,
+   * overloaded, conflict). A call for a model whose planned instances are all not ready yet (a re-plan moving them
    * between slots: the route changes a moment before the worker reports the new slot) waits up to
    * {@link #ROUTE_GRACE_MS}, within its deadline, for one to become ready, instead of failing a call
-   * that a moment later would be served; it is then answered 503 naming why, as before.
+   * that a moment later would be served; it is then refused (not ready) naming why, as before.
    */
   public CompletableFuture<InferenceReply> submit(Submit s) {
     return submit(s, null);
@@ -135,7 +139,7 @@ public final class InferService {
     } catch (NotRoutableException e) {
       long graceMs = Math.min(ROUTE_GRACE_MS, timeoutMs);
       if (graceMs <= 0 || !routing.settling(name)) {
-        throw new HttpError(503, e.getMessage());
+        throw new Refusal(Kind.NOT_READY, e.getMessage());
       }
       CompletableFuture<InferenceReply> answer = new CompletableFuture<>();
       long now = System.nanoTime();
@@ -147,8 +151,8 @@ public final class InferService {
   /** How long a call may wait for a planned instance of its model to become ready (bounded by its deadline). */
   public static final long ROUTE_GRACE_MS = 2_000;
   private static final long ROUTE_RETRY_MS = 20;
-  private static final java.util.concurrent.ScheduledExecutorService ROUTE_WAITS =
-      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+  private static final ScheduledExecutorService ROUTE_WAITS =
+      Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "partita-route-wait");
         t.setDaemon(true);
         return t;
@@ -163,7 +167,7 @@ public final class InferService {
           target = deps.requests().routing().choose(s.model().service().name());
         } catch (NotRoutableException e) {
           if (System.nanoTime() - giveUpAtNanos >= 0) {
-            answer.completeExceptionally(new HttpError(503, e.getMessage()));
+            answer.completeExceptionally(new Refusal(Kind.NOT_READY, e.getMessage()));
           } else {
             retryRoute(s, timeoutMs, startNanos, giveUpAtNanos, answer, timing);
           }
@@ -177,16 +181,16 @@ public final class InferService {
             answer.complete(reply);
           }
         });
-      } catch (Throwable e) { // a refusal (429, 409) or anything else: this call's answer, never the scheduler's death
+      } catch (Throwable e) { // a refusal (overloaded, conflict) or anything else: this call's answer, never the scheduler's death
         answer.completeExceptionally(e);
       }
-    }, ROUTE_RETRY_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }, ROUTE_RETRY_MS, TimeUnit.MILLISECONDS);
   }
 
-  /** Takes an in-flight slot and produces to the chosen target; refusals are thrown (429, 409). */
+  /** Takes an in-flight slot and produces to the chosen target; refusals are thrown (overloaded, conflict). */
   private CompletableFuture<InferenceReply> produce(Submit s, long timeoutMs, Routing.Target target, ServerTiming timing) {
     if (!deps.capacity().tryOnline()) {
-      throw new HttpError(429, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
+      throw new Refusal(Kind.OVERLOADED, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
     }
     InferenceRequest request = InferenceRequest.newBuilder()
         .setId(s.requestId())
@@ -208,7 +212,7 @@ public final class InferService {
         if (failure != null) {
           answer.completeExceptionally(failed(failure, s.requestId(), timeoutMs));
         } else if (reply.getError() != null) {
-          answer.completeExceptionally(new HttpError(statusOf(reply.getError().getCode()), SafeText.clean(reply.getError().getMessage())));
+          answer.completeExceptionally(new Refusal(Kind.of(reply.getError().getCode()), SafeText.clean(reply.getError().getMessage())));
         } else {
           answer.complete(reply);
         }
@@ -223,31 +227,19 @@ public final class InferService {
     return answer;
   }
 
-  private static HttpError failed(Throwable failure, String requestId, long timeoutMs) {
+  private static Refusal failed(Throwable failure, String requestId, long timeoutMs) {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     if (cause instanceof TimeoutException) {
-      return new HttpError(504, "no reply before the deadline (" + timeoutMs + " ms); the request may still run");
+      return new Refusal(Kind.DEADLINE_EXCEEDED, "no reply before the deadline (" + timeoutMs + " ms); the request may still run");
     }
     if (cause instanceof IllegalStateException && cause.getMessage() != null && cause.getMessage().contains("already in flight")) {
       return duplicate(requestId);
     }
     log.warn("Request {} could not be produced: {}", requestId, cause.toString());
-    return new HttpError(503, "the request could not be queued: " + cause.getClass().getSimpleName());
+    return new Refusal(Kind.NOT_READY, "the request could not be queued: " + cause.getClass().getSimpleName());
   }
 
-  private static HttpError duplicate(String requestId) {
-    return new HttpError(409, "a request with X-Request-Id " + requestId + " is already in flight; use a new id");
-  }
-
-  /** The HTTP status for an error reply's code. */
-  public static int statusOf(ErrorCode code) {
-    return switch (code) {
-      case BAD_INPUT -> 400;
-      case NOT_FOUND -> 404;
-      case NOT_READY -> 503;
-      case DEADLINE_EXCEEDED -> 504;
-      case OVERLOADED -> 429;
-      case MODEL_ERROR, UNKNOWN -> 500;
-    };
+  private static Refusal duplicate(String requestId) {
+    return new Refusal(Kind.CONFLICT, "a request with X-Request-Id " + requestId + " is already in flight; use a new id");
   }
 }

@@ -3,9 +3,10 @@ package io.partita.gateway.jobs;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.partita.avro.JobItem;
 import io.partita.avro.Tensor;
-import io.partita.gateway.http.HttpError;
-import io.partita.gateway.http.InferBody;
-import io.partita.gateway.http.JsonLimits;
+import io.partita.gateway.oip.InferBody;
+import io.partita.gateway.oip.JsonLimits;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.refusal.Refusal.Kind;
 import io.partita.models.repo.ModelSignature;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +25,7 @@ public final class JobLines {
 
   private JobLines() {}
 
-  /** Parses the body; throws {@link HttpError} 413 over {@code maxItems}, 400 when there is no line. */
+  /** Parses the body; refused as too large over {@code maxItems}, as bad input when there is no line. */
   public static List<JobItem> parse(byte[] body, ModelSignature signature, int maxItems) {
     return parse(body, signature, maxItems, JsonLimits.DEFAULTS);
   }
@@ -44,14 +45,14 @@ public final class JobLines {
       int stop = end > start && body[end - 1] == '\r' ? end - 1 : end;
       if (!blank(body, start, stop)) {
         if (items.size() >= maxItems) {
-          throw new HttpError(413, "the job has more than " + maxItems + " items (gateway.jobs.max.items)");
+          throw new Refusal(Kind.TOO_LARGE, "the job has more than " + maxItems + " items (gateway.jobs.max.items)");
         }
         items.add(item(body, start, stop, signature, limits));
       }
       start = end + 1;
     }
     if (items.isEmpty()) {
-      throw HttpError.badRequest("body: no items; send one JSON infer request per line");
+      throw Refusal.badInput("body: no items; send one JSON infer request per line");
     }
     return items;
   }
@@ -61,7 +62,7 @@ public final class JobLines {
     JsonNode node;
     try {
       node = limits.read(body, start, stop - start, "line");
-    } catch (HttpError e) {
+    } catch (Refusal e) {
       return item.setError(e.getMessage()).build();
     }
     if (node == null || !node.isObject()) {
@@ -78,7 +79,7 @@ public final class JobLines {
             + MAX_ITEM_BYTES + "; send it to the infer endpoint").build();
       }
       return item.setInputs(parsed.inputs()).setOutputs(parsed.outputs()).build();
-    } catch (HttpError e) {
+    } catch (Refusal e) {
       return item.setError(e.getMessage()).build();
     }
   }

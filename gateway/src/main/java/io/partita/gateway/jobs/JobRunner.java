@@ -11,18 +11,21 @@ import io.partita.avro.JobItemResults;
 import io.partita.avro.JobStatus;
 import io.partita.avro.Tensor;
 import io.partita.common.Topics;
-import io.partita.gateway.health.LoopGuard;
-import io.partita.gateway.http.HttpApi;
-import io.partita.gateway.http.SafeText;
+import io.partita.common.health.LoopGuard;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.refusal.Refusal.Kind;
+import io.partita.gateway.refusal.SafeText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -104,12 +107,12 @@ public final class JobRunner implements Runnable, AutoCloseable {
    * The live status of the job this gateway is running right now (counts as of this moment, not as
    * of the last report written), or empty when it runs no such job.
    */
-  public java.util.Optional<JobStatus> live(String jobId) {
+  public Optional<JobStatus> live(String jobId) {
     Run run = current;
     if (run == null || !leading || !run.jobId.equals(jobId)) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
-    return java.util.Optional.of(run.status(run.cancelled() ? JobStates.CANCELLING : JobStates.RUNNING, null, ctx.clock().getAsLong()));
+    return Optional.of(run.status(run.cancelled() ? JobStates.CANCELLING : JobStates.RUNNING, null, ctx.clock().getAsLong()));
   }
 
   /** Whether this gateway currently runs jobs. */
@@ -276,7 +279,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
     /** How rows are packed; tightened once a reply shows how many output bytes a row gives. */
     private volatile PackRule rule;
     /** Rows of packs that failed, to be sent again one by one (filled by reply callbacks, sent by the run's thread). */
-    private final java.util.concurrent.ConcurrentLinkedQueue<Pack.Member> alone = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Pack.Member> alone = new ConcurrentLinkedQueue<>();
     private int packsSent;
     private int packsSplit;
     private final long startedAt;
@@ -539,7 +542,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
           .setInputs(inputs)
           .setOutputs(pack.outputs())
           .build();
-      java.util.concurrent.CompletableFuture<InferenceReply> sent = ctx.requests().send(request, ctx.itemTimeoutMs(), null);
+      CompletableFuture<InferenceReply> sent = ctx.requests().send(request, ctx.itemTimeoutMs(), null);
       long sentAt = System.nanoTime();
       stages.add(JobStages.Stage.SEND, sentAt - sendStart);
       sent.whenComplete((reply, failure) -> {
@@ -693,7 +696,11 @@ public final class JobRunner implements Runnable, AutoCloseable {
         }
       }
       for (JobItemResult r : fresh) {
-        ctx.metrics().jobItem(initial.getServiceModel(), r.getError() == null ? 200 : HttpApi.statusOf(r.getError().getCode()));
+        if (r.getError() == null) {
+          ctx.metrics().jobItem(initial.getServiceModel());
+        } else {
+          ctx.metrics().jobItem(initial.getServiceModel(), Kind.of(r.getError().getCode()));
+        }
       }
     }
 

@@ -7,8 +7,9 @@ import io.partita.avro.JobItemResults;
 import io.partita.avro.JobStatus;
 import io.partita.common.Topic;
 import io.partita.common.Topics;
+import io.partita.common.health.LoopGuard;
+import io.partita.common.kafka.TopicFollower;
 import io.partita.common.serde.Codecs;
-import io.partita.gateway.health.LoopGuard;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -19,6 +20,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
@@ -28,12 +30,9 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,17 +59,15 @@ public final class JobStore implements Runnable, AutoCloseable {
   private final Producer<String, byte[]> producer;
   private final Admin admin;
   private final Supplier<Consumer<String, byte[]>> consumers;
-  private final Consumer<String, byte[]> follower;
+  private final TopicFollower follower;
   private final LongSupplier clock;
   private final Topic<BatchJob> jobs;
   private final Topic<JobStatus> statusTopic;
   private final Topic<JobItemResults> results;
   private final Topic<JobItemResult> resultsOneByOne;
   private final Map<String, JobStatus> statuses = new ConcurrentHashMap<>();
-  private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
   private final Object changed = new Object();
   private volatile boolean running = true;
-  private final LoopGuard guard;
 
   /**
    * @param consumers makes a consumer with no group (assigned partitions only), for reading a job's
@@ -79,100 +76,40 @@ public final class JobStore implements Runnable, AutoCloseable {
    */
   public JobStore(Topics topics, Producer<String, byte[]> producer, Admin admin, Supplier<Consumer<String, byte[]>> consumers,
       Codecs codecs, LongSupplier clock, LoopGuard guard) {
-    this.guard = guard;
     this.topics = topics;
     this.producer = producer;
     this.admin = admin;
     this.consumers = consumers;
-    this.follower = consumers.get();
     this.clock = clock;
     this.jobs = topics.jobs(codecs);
     this.statusTopic = topics.jobStatus(codecs);
     this.results = topics.jobItems(codecs);
     this.resultsOneByOne = topics.jobItemsOneByOne(codecs);
+    this.follower = new TopicFollower(consumers.get(), TopicFollower.Settings.fromBeginning("a job status", topics.jobStatus()),
+        guard, this::apply);
   }
 
   /** Completes once every status written before start has been read. */
   public CompletableFuture<Void> caughtUp() {
-    return caughtUp;
+    return follower.caughtUp();
   }
 
   @Override
   public void run() {
-    boolean died = false;
-    try {
-      List<TopicPartition> partitions = partitions(follower, topics.jobStatus());
-      follower.assign(partitions);
-      follower.seekToBeginning(partitions);
-      Map<TopicPartition, Long> end = follower.endOffsets(partitions);
-      guard.notReady("reading " + topics.jobStatus() + " up to its end");
-      while (running) {
-        ConsumerRecords<String, byte[]> records;
-        try {
-          records = follower.poll(Duration.ofMillis(100));
-        } catch (RecordDeserializationException e) {
-          guard.skipped("a job status", e.topicPartition().topic(), e.topicPartition().partition(), e.offset(), e);
-          follower.seek(e.topicPartition(), e.offset() + 1);
-          continue;
-        } catch (KafkaException e) {
-          if (!running) {
-            break;
-          }
-          guard.faulted("reading " + topics.jobStatus(), e);
-          if (!guard.backOff()) {
-            running = false;
-          }
-          continue;
-        }
-        for (ConsumerRecord<String, byte[]> record : records) {
-          if (record.value() == null) {
-            continue;
-          }
-          try {
-            JobStatus status = statusTopic.decode(record.value());
-            String problem = JobStates.problem(status);
-            if (problem != null) {
-              throw new IllegalArgumentException("job status that cannot be run: " + problem);
-            }
-            remember(status);
-          } catch (Throwable e) {
-            guard.skipped("a job status", record.topic(), record.partition(), record.offset(), e);
-          }
-        }
-        if (!caughtUp.isDone() && end.entrySet().stream().allMatch(e -> follower.position(e.getKey()) >= e.getValue())) {
-          caughtUp.complete(null);
-        }
-        if (caughtUp.isDone()) {
-          guard.ready();
-        }
-        guard.flush();
-      }
-    } catch (Throwable e) {
-      caughtUp.completeExceptionally(e);
-      if (running) {
-        died = true;
-        guard.died(e);
-      }
-    } finally {
-      if (!died) {
-        guard.stopped();
-      }
-      follower.close(Duration.ofSeconds(2));
-    }
+    follower.run();
   }
 
-  static List<TopicPartition> partitions(Consumer<String, byte[]> consumer, String topic) {
-    long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (true) {
-      List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(5)).stream()
-          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
-      if (!partitions.isEmpty()) {
-        return partitions;
-      }
-      if (System.nanoTime() > giveUp) {
-        throw new IllegalStateException("topic " + topic + " has no partitions after 30 s");
-      }
+  /** Applies one status record; throws when it cannot be decoded or run (the follower passes it over). */
+  private void apply(ConsumerRecord<String, byte[]> record) {
+    if (record.value() == null) {
+      return;
     }
+    JobStatus status = statusTopic.decode(record.value());
+    String problem = JobStates.problem(status);
+    if (problem != null) {
+      throw new IllegalArgumentException("job status that cannot be run: " + problem);
+    }
+    remember(status);
   }
 
   private void remember(JobStatus status) {
@@ -219,7 +156,7 @@ public final class JobStore implements Runnable, AutoCloseable {
     remember(status);
   }
 
-  private java.util.concurrent.Future<RecordMetadata> send(JobStatus status) {
+  private Future<RecordMetadata> send(JobStatus status) {
     return producer.send(statusTopic.record(status.getJobId(), status));
   }
 
@@ -238,7 +175,7 @@ public final class JobStore implements Runnable, AutoCloseable {
     String jobId = "job-" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
     long resultsOffset = endOffset(topics.jobItems());
     List<List<JobItem>> chunks = JobLines.chunks(job.items());
-    List<java.util.concurrent.Future<RecordMetadata>> sent = new ArrayList<>();
+    List<Future<RecordMetadata>> sent = new ArrayList<>();
     int first = 0;
     for (int c = 0; c < chunks.size(); c++) {
       BatchJob chunk = BatchJob.newBuilder().setJobId(jobId).setServiceModel(job.serviceModel()).setVersion(job.version())
@@ -353,7 +290,7 @@ public final class JobStore implements Runnable, AutoCloseable {
     }
   }
 
-  private static RecordMetadata await(java.util.concurrent.Future<RecordMetadata> future) {
+  private static RecordMetadata await(Future<RecordMetadata> future) {
     try {
       return future.get(60, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
@@ -367,5 +304,6 @@ public final class JobStore implements Runnable, AutoCloseable {
   @Override
   public void close() {
     running = false;
+    follower.close();
   }
 }

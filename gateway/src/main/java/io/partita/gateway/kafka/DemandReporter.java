@@ -3,16 +3,18 @@ package io.partita.gateway.kafka;
 import io.partita.avro.Demand;
 import io.partita.common.Topic;
 import io.partita.common.Topics;
+import io.partita.common.health.LoopGuard;
 import io.partita.common.serde.Codecs;
-import io.partita.gateway.health.LoopGuard;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -41,7 +43,7 @@ import org.slf4j.LoggerFactory;
 public final class DemandReporter implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(DemandReporter.class);
 
-  private final java.util.function.Supplier<Map<String, String>> baseModels;
+  private final Supplier<Map<String, String>> baseModels;
   private final Topics topics;
   private final Producer<String, byte[]> producer;
   private final Admin admin;
@@ -57,7 +59,7 @@ public final class DemandReporter implements Runnable {
     this(fixed(Map.copyOf(baseModels)), topics, producer, admin, codecs, clock, guard);
   }
 
-  private static java.util.function.Supplier<Map<String, String>> fixed(Map<String, String> baseModels) {
+  private static Supplier<Map<String, String>> fixed(Map<String, String> baseModels) {
     return () -> baseModels;
   }
 
@@ -65,7 +67,7 @@ public final class DemandReporter implements Runnable {
    * @param baseModels service model to its base model, as offered now (read on every report and
    *     count: a model added to the catalog is reported from then on, one withdrawn no longer)
    */
-  public DemandReporter(java.util.function.Supplier<Map<String, String>> baseModels, Topics topics, Producer<String, byte[]> producer,
+  public DemandReporter(Supplier<Map<String, String>> baseModels, Topics topics, Producer<String, byte[]> producer,
       Admin admin, Codecs codecs, LongSupplier clock, LoopGuard guard) {
     this.guard = guard;
     this.baseModels = baseModels;
@@ -100,7 +102,7 @@ public final class DemandReporter implements Runnable {
     long now = clock.getAsLong();
     double seconds = Math.max(1e-3, (now - lastReport) / 1000.0);
     lastReport = now;
-    Map<String, String> offered = new java.util.TreeMap<>(baseModels.get());
+    Map<String, String> offered = new TreeMap<>(baseModels.get());
     counts.keySet().retainAll(offered.keySet());
     Map<String, Long> lag = lag(offered);
     for (String model : offered.keySet()) {
@@ -118,7 +120,7 @@ public final class DemandReporter implements Runnable {
   private Map<String, Long> lag(Map<String, String> baseModels) {
     Map<String, Long> lag = new HashMap<>();
     try {
-      Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(topics.prefix() + ".workers")
+      Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(topics.workersGroup())
           .partitionsToOffsetAndMetadata().get(5, TimeUnit.SECONDS);
       Map<String, String> topicToModel = new HashMap<>();
       baseModels.forEach((m, base) -> topicToModel.putIfAbsent(topics.requests(base), m)); // sorted: the first name wins

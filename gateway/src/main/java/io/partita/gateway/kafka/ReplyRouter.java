@@ -2,19 +2,16 @@ package io.partita.gateway.kafka;
 
 import io.partita.avro.InferenceReply;
 import io.partita.common.Topic;
-import io.partita.common.kafka.KafkaClients;
+import io.partita.common.health.Fatal;
+import io.partita.common.health.LoopGuard;
 import io.partita.common.kafka.PendingCalls;
-import io.partita.gateway.health.LoopGuard;
-import java.time.Duration;
+import io.partita.common.kafka.TopicFollower;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.errors.RecordDeserializationException;
 
 /**
  * Reads this gateway's reply topic and hands each record to the calls waiting on it
@@ -27,7 +24,7 @@ import org.apache.kafka.common.errors.RecordDeserializationException;
  * the decoder refuses, anything the decoder throws) is counted and passed over, and the call
  * waiting for it, if any, gets an {@code UNKNOWN} error reply at once instead of waiting for its
  * deadline. A poll that fails makes the loop NOT_READY while it lasts. A fault the process cannot
- * survive ends the process ({@link io.partita.common.health.Fatal}). The loop's state is in its
+ * survive ends the process ({@link Fatal}). The loop's state is in its
  * {@link LoopGuard}, which readiness reads.
  *
  * <p>What waits on a reply runs on this router's answer threads ({@link #answers()}), never on the
@@ -35,18 +32,12 @@ import org.apache.kafka.common.errors.RecordDeserializationException;
  * hold up the replies of everyone else.
  */
 public final class ReplyRouter implements Runnable, AutoCloseable {
-  private final Consumer<String, byte[]> consumer;
-  private final String topic;
   private final PendingCalls calls;
-  private final CompletableFuture<Void> assigned = new CompletableFuture<>();
   private final LoopGuard guard;
   private final ExecutorService answers;
-  private volatile boolean running = true;
-  private volatile boolean reading;
+  private final TopicFollower follower;
 
   public ReplyRouter(Consumer<String, byte[]> consumer, Topic<InferenceReply> replies, LoopGuard guard) {
-    this.consumer = consumer;
-    this.topic = replies.name();
     this.guard = guard;
     AtomicInteger n = new AtomicInteger();
     this.answers = Executors.newFixedThreadPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2), r -> {
@@ -56,6 +47,18 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
     });
     // A reply that cannot be read answers its call at once (500) rather than leaving it to its deadline (504).
     this.calls = new PendingCalls(replies, PendingCalls.Unreadable.ANSWER_WITH_ERROR, answers, System::currentTimeMillis);
+    this.follower = new TopicFollower(consumer, TopicFollower.Settings.fromEnd("a reply record", replies.name()), guard,
+        new TopicFollower.Reader() {
+          @Override
+          public void apply(ConsumerRecord<String, byte[]> record) {
+            take(record);
+          }
+
+          @Override
+          public void ended(Throwable failure) {
+            calls.failAll("the gateway is closing");
+          }
+        });
   }
 
   /** The calls waiting on this reply topic; {@link RequestProducer} sends through it. */
@@ -69,69 +72,31 @@ public final class ReplyRouter implements Runnable, AutoCloseable {
 
   /** Completes once the reply topic is assigned and positioned, so no reply produced after it is missed. */
   public CompletableFuture<Void> ready() {
-    return assigned;
+    return follower.caughtUp();
   }
 
   /** Whether the reply topic is being read (replies can arrive). */
   public boolean reading() {
-    return reading && guard.loop().isReady();
+    return follower.following() && guard.loop().isReady();
   }
 
   @Override
   public void run() {
-    boolean died = false;
-    try {
-      KafkaClients.assignAtEnd(consumer, topic, Duration.ofSeconds(30));
-      reading = true;
-      assigned.complete(null);
-      guard.ready();
-      while (running) {
-        ConsumerRecords<String, byte[]> records;
-        try {
-          records = consumer.poll(Duration.ofMillis(100));
-        } catch (RecordDeserializationException e) {
-          guard.skipped("a reply record", e.topicPartition().topic(), e.topicPartition().partition(), e.offset(), e);
-          consumer.seek(e.topicPartition(), e.offset() + 1);
-          continue;
-        } catch (KafkaException e) {
-          if (!running) {
-            break;
-          }
-          guard.faulted("reading " + topic, e);
-          if (!guard.backOff()) {
-            running = false;
-          }
-          continue;
-        }
-        guard.ready();
-        for (ConsumerRecord<String, byte[]> record : records) {
-          PendingCalls.Outcome outcome = calls.take(record);
-          if (outcome.taken() == PendingCalls.Taken.UNREADABLE) {
-            guard.skipped(outcome.correlationId() == null ? "a reply record" : "the reply to a call in flight",
-                record.topic(), record.partition(), record.offset(), outcome.failure());
-          }
-        }
-        guard.flush();
-      }
-    } catch (Throwable e) {
-      assigned.completeExceptionally(e);
-      if (running) {
-        died = true;
-        guard.died(e);
-      }
-    } finally {
-      reading = false;
-      if (!died) {
-        guard.stopped();
-      }
-      calls.failAll("the gateway is closing");
-      consumer.close(Duration.ofSeconds(2));
+    follower.run();
+  }
+
+  /** Hands one reply to the call waiting on it; an unreadable one is counted and answered with an error. */
+  private void take(ConsumerRecord<String, byte[]> record) {
+    PendingCalls.Outcome outcome = calls.take(record);
+    if (outcome.taken() == PendingCalls.Taken.UNREADABLE) {
+      guard.skipped(outcome.correlationId() == null ? "a reply record" : "the reply to a call in flight",
+          record.topic(), record.partition(), record.offset(), outcome.failure());
     }
   }
 
   @Override
   public void close() {
-    running = false;
+    follower.close();
     answers.shutdown();
   }
 }

@@ -3,15 +3,21 @@ package io.partita.gateway.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.common.health.Loop;
+import io.partita.common.health.LoopGuard;
 import io.partita.gateway.health.GatewayLoops;
-import io.partita.gateway.health.LoopGuard;
 import io.partita.gateway.limits.Capacity;
+import io.partita.gateway.refusal.Refusal.Kind;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The gateway's metrics, for Prometheus at {@code /metrics}. All names are here:
@@ -38,18 +44,18 @@ import java.util.Set;
  */
 public final class GatewayMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-  private final java.util.function.Supplier<? extends Set<String>> models;
+  private final Supplier<? extends Set<String>> models;
 
   public GatewayMetrics(Set<String> serviceModels, Capacity capacity) {
     this(fixed(Set.copyOf(serviceModels)), capacity);
   }
 
-  private static java.util.function.Supplier<Set<String>> fixed(Set<String> models) {
+  private static Supplier<Set<String>> fixed(Set<String> models) {
     return () -> models;
   }
 
   /** @param serviceModels the service models offered now (a gateway following the catalog offers what it holds) */
-  public GatewayMetrics(java.util.function.Supplier<? extends Set<String>> serviceModels, Capacity capacity) {
+  public GatewayMetrics(Supplier<? extends Set<String>> serviceModels, Capacity capacity) {
     this.models = serviceModels;
     Gauge.builder("partita.gateway.in.flight", capacity, Capacity::online).tag("kind", "online")
         .description("Requests waiting for a reply").register(registry);
@@ -61,11 +67,11 @@ public final class GatewayMetrics {
    * Sends every request that reached the pipeline (infer calls not refused before producing, and
    * batch-job items) to {@code sink}: the gateway's demand report counts them.
    */
-  public void countDemandWith(java.util.function.Consumer<String> sink) {
+  public void countDemandWith(Consumer<String> sink) {
     this.demandSink = sink;
   }
 
-  private volatile java.util.function.Consumer<String> demandSink = model -> {};
+  private volatile Consumer<String> demandSink = model -> {};
 
   /** Exposes each loop's liveness and failure counts; call once every loop is registered. */
   public void watch(GatewayLoops loops) {
@@ -91,17 +97,49 @@ public final class GatewayMetrics {
     return loops.loops().snapshot().stream().filter(s -> s.name().equals(name)).anyMatch(s -> s.state() == Loop.State.READY) ? 1 : 0;
   }
 
-  /** Records one answered HTTP call. */
+  /** Records one answered HTTP call, by the status it was answered with. */
   public void request(String model, String endpoint, int status, long nanos) {
     if ("infer".equals(endpoint) && status != 400 && status != 401 && status != 403 && status != 404 && status != 405 && status != 413
         && status != 499) {
       demandSink.accept(model);
     }
+    record(model, endpoint, outcome(status), nanos);
+  }
+
+  /** Records one call answered without a refusal, whatever the transport (gRPC). */
+  public void served(String model, String endpoint, long nanos) {
+    if ("infer".equals(endpoint)) {
+      demandSink.accept(model);
+    }
+    record(model, endpoint, "ok", nanos);
+  }
+
+  /** Records one refused call, whatever the transport (gRPC): its outcome is the refusal's kind. */
+  public void refused(String model, String endpoint, Kind kind, long nanos) {
+    if ("infer".equals(endpoint) && reachedThePipeline(kind)) {
+      demandSink.accept(model);
+    }
+    record(model, endpoint, outcome(kind), nanos);
+  }
+
+  /**
+   * Whether a call refused with this kind had been checked and reached routing, the in-flight limit
+   * or a worker, so it counts as demand; one refused for its key, its model, its size or its body
+   * never got that far (nor one whose client went away while it was sent).
+   */
+  private static boolean reachedThePipeline(Kind kind) {
+    return switch (kind) {
+      case BAD_INPUT, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, WRONG_METHOD, TOO_LARGE, CLIENT_GONE -> false;
+      case CONFLICT, OVERLOADED, NOT_READY, DEADLINE_EXCEEDED, MODEL_ERROR, INTERNAL -> true;
+    };
+  }
+
+  private void record(String model, String endpoint, String outcome, long nanos) {
     Timer.builder("partita.gateway.requests")
         .description("HTTP calls answered, by service model, endpoint and outcome")
         .tag("model", tagOf(model))
         .tag("endpoint", endpoint == null ? "server" : endpoint)
-        .tag("outcome", outcome(status))
+        .tag("outcome", outcome)
         .publishPercentileHistogram()
         .minimumExpectedValue(Duration.ofMillis(1))
         .maximumExpectedValue(Duration.ofSeconds(60))
@@ -110,15 +148,23 @@ public final class GatewayMetrics {
   }
 
   /** The job item counters, by model tag then outcome: looked up per row, so built once. */
-  private final java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.ConcurrentHashMap<String, Counter>> jobItems =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ConcurrentHashMap<String, Counter>> jobItems = new ConcurrentHashMap<>();
 
-  /** Records one finished batch job item. */
-  public void jobItem(String model, int status) {
+  /** Records one batch job item answered with its outputs. */
+  public void jobItem(String model) {
+    jobItem(model, "ok");
+  }
+
+  /** Records one batch job item that failed: its outcome is the kind of its error. */
+  public void jobItem(String model, Kind failure) {
+    jobItem(model, outcome(failure));
+  }
+
+  private void jobItem(String model, String outcome) {
     demandSink.accept(model);
     String tag = tagOf(model);
-    jobItems.computeIfAbsent(tag, t -> new java.util.concurrent.ConcurrentHashMap<>())
-        .computeIfAbsent(outcome(status), o -> Counter.builder("partita.gateway.job.items").description("Batch job items finished, by outcome")
+    jobItems.computeIfAbsent(tag, t -> new ConcurrentHashMap<>())
+        .computeIfAbsent(outcome, o -> Counter.builder("partita.gateway.job.items").description("Batch job items finished, by outcome")
             .tag("model", tag).tag("outcome", o).register(registry))
         .increment();
   }
@@ -129,7 +175,7 @@ public final class GatewayMetrics {
    *
    * @param secondsByStage seconds by stage label
    */
-  public void jobStages(String model, java.util.Map<String, Double> secondsByStage, long requests, double roundTripSeconds) {
+  public void jobStages(String model, Map<String, Double> secondsByStage, long requests, double roundTripSeconds) {
     String tag = tagOf(model);
     secondsByStage.forEach((stage, seconds) -> Counter.builder("partita.gateway.job.stage.seconds")
         .description("Time batch jobs spent in each stage of the gateway's job runner, added when a job ends")
@@ -164,8 +210,26 @@ public final class GatewayMetrics {
     };
   }
 
+  /** The outcome tag of a refusal's kind: the same tag as the HTTP status the kind is answered with. */
+  public static String outcome(Kind kind) {
+    return switch (kind) {
+      case BAD_INPUT -> "bad_input";
+      case UNAUTHORIZED -> "unauthorized";
+      case FORBIDDEN -> "forbidden";
+      case NOT_FOUND -> "not_found";
+      case WRONG_METHOD -> "bad_method";
+      case CONFLICT -> "conflict";
+      case TOO_LARGE -> "too_large";
+      case OVERLOADED -> "overloaded";
+      case CLIENT_GONE -> "cancelled";
+      case NOT_READY -> "not_ready";
+      case DEADLINE_EXCEEDED -> "deadline";
+      case MODEL_ERROR, INTERNAL -> "error";
+    };
+  }
+
   /** The registry itself, for readers in this process (the dashboard samples the request timer). */
-  public io.micrometer.core.instrument.MeterRegistry registry() {
+  public MeterRegistry registry() {
     return registry;
   }
 

@@ -4,11 +4,7 @@ import io.partita.avro.Route;
 import io.partita.avro.RouteInstance;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -17,31 +13,27 @@ import java.util.function.Supplier;
  * Routing by the planner's routes ({@code gateway.routing=plan}). For a service model:
  * <ul>
  *   <li>no {@link Route} yet: refused, "no route for model 'X' yet (is the planner running?)";</li>
- *   <li>a route with no ready instance: refused, naming each instance and why it is not ready;</li>
- *   <li>else the ready instance with the least {@code inFlight + queueDepth} (ties: the smaller
- *       instance id), and one of its {@code partitions}, round-robin per instance; an instance that
- *       lists no partitions gets the request without a partition (Kafka's partitioner chooses).</li>
+ *   <li>a route with no ready instance, and no ready instance of the same base model: refused,
+ *       naming each instance and why it is not ready;</li>
+ *   <li>else the request goes to its base model's request topic without a partition: Kafka's
+ *       partitioner spreads requests evenly over the partitions (by the request id), and the
+ *       workers own those partitions in proportion to their slots' planned capacity (the workers'
+ *       capacity assignor), so each host gets its capacity share, as requests produced by any
+ *       Kafka client do.</li>
  * </ul>
- * The load figures are the worker's last slot status as the planner last wrote it, so between two
- * route updates every request goes to the same instance.
+ * Why not the least loaded instance, as the gateway did before: its load figures are the workers'
+ * last slot status as the planner last wrote it, so between two route updates every request went
+ * to the same instance, and a host got half the requests of a base model whatever its speed.
  *
- * <p>Affinity, then fallback: a service model's own route lists the instances the plan allocated
- * to it, on slots that hold its weight file mounted, so those come first. When none of them is
- * ready (or there is no route for it yet) and a fallback is configured, the request goes to the
- * least loaded ready instance of any service model on the same request topic, that is of the same
- * base model: every slot serves every service model of its base model, mounting the weight file on
- * demand (docs/worker.md), so the request is answered there, after one mount.
+ * <p>Any slot of a base model serves every service model of it, mounting the weight file on demand
+ * (docs/internals/worker.md), so a service model is routable when any instance on its base model's request
+ * topic is ready, its own first: the {@link Target} names that instance.
  */
 public final class PlanRouting implements Routing {
-  private static final Comparator<RouteInstance> LEAST_LOADED = Comparator
-      .comparingLong((RouteInstance i) -> (long) Math.max(0, i.getInFlight()) + Math.max(0, i.getQueueDepth()))
-      .thenComparing(RouteInstance::getInstanceId);
-
   private final Function<String, Route> routes;
   private final Supplier<Collection<Route>> allRoutes;
   private final Function<String, String> requestTopicOf;
   private final BooleanSupplier caughtUp;
-  private final Map<String, AtomicLong> turns = new ConcurrentHashMap<>();
 
   /**
    * @param routes the current route of a service model, or null when there is none
@@ -68,34 +60,29 @@ public final class PlanRouting implements Routing {
   @Override
   public Target choose(String serviceModel) {
     Route route = routes.apply(serviceModel);
-    RouteInstance best = route == null ? null : leastLoaded(route.getInstances());
-    if (best == null) {
-      best = fallback(serviceModel, route);
+    RouteInstance ready = route == null ? null : firstReady(route.getInstances());
+    if (ready == null) {
+      ready = fallback(serviceModel, route);
     }
-    if (best == null) {
+    if (ready == null) {
       throw new NotRoutableException(route == null
           ? "no route for model '" + serviceModel + "' yet (is the planner running?)" : notReadyMessage(serviceModel, route));
     }
-    List<Integer> partitions = best.getPartitions();
-    if (partitions.isEmpty()) {
-      return new Target(best.getInstanceId(), null);
-    }
-    long turn = turns.computeIfAbsent(serviceModel + "\u0000" + best.getInstanceId(), k -> new AtomicLong())
-        .getAndIncrement();
-    return new Target(best.getInstanceId(), partitions.get((int) Math.floorMod(turn, (long) partitions.size())));
+    return new Target(ready.getInstanceId(), null);
   }
 
-  private static RouteInstance leastLoaded(Collection<RouteInstance> instances) {
-    RouteInstance best = null;
+  /** The ready instance with the smallest id, or null. */
+  private static RouteInstance firstReady(Collection<RouteInstance> instances) {
+    RouteInstance first = null;
     for (RouteInstance instance : instances) {
-      if (instance.getReady() && (best == null || LEAST_LOADED.compare(instance, best) < 0)) {
-        best = instance;
+      if (instance.getReady() && (first == null || instance.getInstanceId().compareTo(first.getInstanceId()) < 0)) {
+        first = instance;
       }
     }
-    return best;
+    return first;
   }
 
-  /** The least loaded ready instance of the service model's base model, or null (no fallback, or none ready). */
+  /** A ready instance of the service model's base model, or null (no fallback, or none ready). */
   private RouteInstance fallback(String serviceModel, Route route) {
     if (allRoutes == null) {
       return null;
@@ -110,7 +97,7 @@ public final class PlanRouting implements Routing {
         sameBase.addAll(other.getInstances());
       }
     }
-    return leastLoaded(sameBase);
+    return firstReady(sameBase);
   }
 
   static String notReadyMessage(String serviceModel, Route route) {

@@ -10,7 +10,10 @@ public interface Routing {
 
   /** How the gateway routes ({@code gateway.routing}). */
   enum Mode {
-    /** By {@code <prefix>.plan.routes}: only to a ready instance, the least loaded one. */
+    /**
+     * By {@code <prefix>.plan.routes}: only while a ready instance of the base model exists (else
+     * 503 before producing), spread over the partitions the workers own by capacity.
+     */
     PLAN,
     /** To the request topic without looking at any plan (Kafka's partitioner chooses the partition). */
     ANY;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.common.config.ConfigException;
+import io.partita.gateway.server.HttpStatus;
 import org.junit.jupiter.api.Test;
 
 class ApiKeysTest {
@@ -18,17 +19,17 @@ class ApiKeysTest {
 
   @Test
   void shouldAnswer401WithoutAKeyAnd403ForAnUnknownKey() {
-    assertThat(keys.check(null, "demo").status()).isEqualTo(401);
-    assertThat(keys.check("", null).status()).isEqualTo(401);
+    assertThat(HttpStatus.of(keys.check(null, "demo").kind())).isEqualTo(401);
+    assertThat(HttpStatus.of(keys.check("", null).kind())).isEqualTo(401);
     ApiKeys.Decision unknown = keys.check("nope-nope-123", "demo");
-    assertThat(unknown.status()).isEqualTo(403);
+    assertThat(HttpStatus.of(unknown.kind())).isEqualTo(403);
     assertThat(unknown.message()).doesNotContain("nope-nope-123");
   }
 
   @Test
   void shouldLimitAKeyToItsModels() {
     assertThat(keys.check("demo-key-123", "demo-a").allowed()).isTrue();
-    assertThat(keys.check("demo-key-123", "demo-b").status()).isEqualTo(403);
+    assertThat(HttpStatus.of(keys.check("demo-key-123", "demo-b").kind())).isEqualTo(403);
     assertThat(keys.check("demo-key-123", null).allowed()).isTrue();
     assertThat(keys.check("all-key-123", "demo-b").allowed()).isTrue();
   }

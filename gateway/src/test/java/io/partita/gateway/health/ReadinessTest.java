@@ -2,11 +2,14 @@ package io.partita.gateway.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.partita.common.health.LoopGuard;
 import io.partita.gateway.routing.NotRoutableException;
 import io.partita.gateway.routing.Routing;
+import io.partita.gateway.server.HttpStatus;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.kafka.common.KafkaException;
 import org.junit.jupiter.api.Test;
 
 class ReadinessTest {
@@ -47,15 +50,15 @@ class ReadinessTest {
     routes.ready();
     Readiness readiness = new Readiness(loops.loops(), routing(true, Set.of("demo")), List.of("demo"));
     assertThat(readiness.server()).isEqualTo(Readiness.Verdict.READY);
-    assertThat(readiness.model("demo").status()).isEqualTo(200);
+    assertThat(HttpStatus.of(readiness.model("demo"))).isEqualTo(200);
 
     // When the reply loop dies
     replies.died(new IllegalStateException("consumer closed"));
 
     // Then the gateway and every model are 503, naming the loop
-    assertThat(readiness.server().status()).isEqualTo(503);
+    assertThat(HttpStatus.of(readiness.server())).isEqualTo(503);
     assertThat(readiness.server().reason()).isEqualTo("loop 'gateway-replies' died: IllegalStateException: consumer closed");
-    assertThat(readiness.model("demo").status()).isEqualTo(503);
+    assertThat(HttpStatus.of(readiness.model("demo"))).isEqualTo(503);
     assertThat(readiness.model("demo").reason()).contains("gateway-replies");
   }
 
@@ -67,7 +70,7 @@ class ReadinessTest {
     assertThat(readiness.server().reason()).isEqualTo("loop 'gateway-jobs-status' is starting");
     status.ready();
     assertThat(readiness.server().ready()).isTrue();
-    status.faulted("reading p.jobs.status", new org.apache.kafka.common.KafkaException("broker gone"));
+    status.faulted("reading p.jobs.status", new KafkaException("broker gone"));
     assertThat(readiness.server().reason()).contains("gateway-jobs-status").contains("broker gone");
     status.ready();
     assertThat(readiness.server().ready()).isTrue();

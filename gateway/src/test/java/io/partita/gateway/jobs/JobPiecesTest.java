@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.avro.JobItem;
 import io.partita.avro.JobStatus;
-import io.partita.gateway.http.HttpError;
+import io.partita.gateway.refusal.Refusal;
+import io.partita.gateway.server.HttpStatus;
 import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
@@ -35,9 +36,9 @@ class JobPiecesTest {
   @Test
   void shouldRefuseEmptyAndOversizedJobs() {
     assertThatThrownBy(() -> JobLines.parse("\n \n".getBytes(StandardCharsets.UTF_8), SIG, 10))
-        .isInstanceOfSatisfying(HttpError.class, e -> assertThat(e.status()).isEqualTo(400));
+        .isInstanceOfSatisfying(Refusal.class, e -> assertThat(HttpStatus.of(e.kind())).isEqualTo(400));
     assertThatThrownBy(() -> JobLines.parse((GOOD + "\n" + GOOD).getBytes(StandardCharsets.UTF_8), SIG, 1))
-        .isInstanceOfSatisfying(HttpError.class, e -> assertThat(e.status()).isEqualTo(413));
+        .isInstanceOfSatisfying(Refusal.class, e -> assertThat(HttpStatus.of(e.kind())).isEqualTo(413));
   }
 
   @Test

@@ -5,20 +5,21 @@ import static org.awaitility.Awaitility.await;
 
 import io.partita.avro.JobStatus;
 import io.partita.avro.Route;
+import io.partita.avro.RouteInstance;
 import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.health.Loop;
+import io.partita.common.health.LoopGuard;
 import io.partita.common.serde.Codecs;
 import io.partita.gateway.health.GatewayLoops;
-import io.partita.gateway.health.LoopGuard;
 import io.partita.gateway.jobs.JobStates;
 import io.partita.gateway.jobs.JobStore;
-import io.partita.avro.RouteInstance;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.producer.MockProducer;
@@ -30,7 +31,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue #12, "every loop survives any one record", for the gateway loops other than the reply
+ * "Every loop survives any one record", for the gateway loops other than the reply
  * router (which {@code GatewayHardeningIT} poisons through a real broker): the route table, the job
  * status follower and the demand reporter, fed through Kafka's mock clients so that each record and
  * failure is exactly the one the test names.
@@ -73,7 +74,7 @@ class LoopsSurvivePoisonTest {
     Thread thread = new Thread(table, "test-routes");
     thread.start();
     try {
-      table.caughtUp().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      table.caughtUp().get(10, TimeUnit.SECONDS);
       // The failed poll made it NOT_READY for a moment; the next good poll made it READY again
       await().atMost(Duration.ofSeconds(10)).until(() -> guard.faultCount() == 1 && guard.loop().isReady());
       assertThat(table.route("demo")).isEqualTo(good);
@@ -107,7 +108,7 @@ class LoopsSurvivePoisonTest {
     Thread thread = new Thread(store, "test-job-status");
     thread.start();
     try {
-      store.caughtUp().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      store.caughtUp().get(10, TimeUnit.SECONDS);
       await().atMost(Duration.ofSeconds(10)).until(() -> guard.loop().isReady());
       assertThat(store.all()).containsExactly(good);
       assertThat(store.nextToRun()).isEqualTo(good);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.avro.Route;
 import io.partita.avro.RouteInstance;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,39 +50,25 @@ class PlanRoutingTest {
   }
 
   @Test
-  void shouldChooseTheReadyInstanceWithTheLeastInFlightPlusQueued() {
+  void shouldLeaveThePartitionToKafkaSoRequestsSpreadOverTheCapacitySharedPartitions() {
     routes.put("m", route("m",
-        instance("m#0", true, null, 5, 0, 0),
-        instance("m#1", false, "down", 0, 0, 1),   // idle but not ready
-        instance("m#2", true, null, 1, 3, 2),      // 4
-        instance("m#3", true, null, 2, 1, 3)));    // 3: least loaded
-    assertThat(routing.choose("m")).isEqualTo(new Routing.Target("m#3", 3));
+        instance("m#0", true, null, 5, 0, 0, 1, 2),
+        instance("m#1", false, "down", 0, 0, 3),
+        instance("m#2", true, null, 0, 0, 4)));
+    // never a partition of the gateway's choosing, whatever the (stale) load figures say
+    for (int i = 0; i < 5; i++) {
+      assertThat(routing.choose("m")).isEqualTo(new Routing.Target("m#0", null));
+    }
     assertThat(routing.ready("m")).isTrue();
   }
 
   @Test
-  void shouldBreakLoadTiesByInstanceId() {
+  void shouldNameTheReadyInstanceWithTheSmallestIdWhenOnlySomeAreReady() {
     routes.put("m", route("m",
         instance("m#2", true, null, 1, 1, 2),
-        instance("m#1", true, null, 2, 0, 1),
+        instance("m#1", false, "down", 0, 0, 1),
         instance("m#3", true, null, 0, 2, 3)));
-    assertThat(routing.choose("m").instanceId()).isEqualTo("m#1");
-  }
-
-  @Test
-  void shouldRoundRobinOverTheChosenInstancesPartitions() {
-    routes.put("m", route("m", instance("m#0", true, null, 0, 0, 1, 4, 6), instance("m#1", true, null, 9, 9, 0)));
-    List<Integer> chosen = new ArrayList<>();
-    for (int i = 0; i < 7; i++) {
-      chosen.add(routing.choose("m").partition());
-    }
-    assertThat(chosen).containsExactly(1, 4, 6, 1, 4, 6, 1);
-  }
-
-  @Test
-  void shouldLeaveThePartitionToKafkaWhenTheInstanceListsNone() {
-    routes.put("m", route("m", instance("m#0", true, null, 0, 0)));
-    assertThat(routing.choose("m")).isEqualTo(new Routing.Target("m#0", null));
+    assertThat(routing.choose("m").instanceId()).isEqualTo("m#2");
   }
 
   @Test
@@ -96,20 +81,21 @@ class PlanRoutingTest {
   }
 
   @Test
-  void shouldPreferTheServiceModelsOwnInstancesThenFallBackToTheLeastLoadedOfItsBaseModel() {
+  void shouldRouteAServiceModelWhileAnyInstanceOfItsBaseModelIsReady() {
     Map<String, Route> all = new HashMap<>();
     PlanRouting withFallback = new PlanRouting(all::get, all::values, m -> "p.requests.base", caughtUp::get);
     all.put("a", onTopic(route("a", instance("a#0", true, null, 9, 9, 0)), "p.requests.base"));
     all.put("b", onTopic(route("b", instance("b#1", true, null, 0, 0, 1), instance("b#2", true, null, 0, 1, 2)), "p.requests.base"));
     all.put("x", onTopic(route("x", instance("x#3", true, null, 0, 0, 3)), "p.requests.other"));
 
-    // affinity: a's own instance, though it is the busiest
-    assertThat(withFallback.choose("a")).isEqualTo(new Routing.Target("a#0", 0));
-    // a's instance not ready: the least loaded ready instance of the same base model, never another base model's
+    // its own instance first
+    assertThat(withFallback.choose("a")).isEqualTo(new Routing.Target("a#0", null));
+    // a's instance not ready: a ready instance of the same base model serves it (mounting its weight
+    // file on demand), never another base model's
     all.put("a", onTopic(route("a", instance("a#0", false, "down", 0, 0, 0)), "p.requests.base"));
-    assertThat(withFallback.choose("a")).isEqualTo(new Routing.Target("b#1", 1));
+    assertThat(withFallback.choose("a")).isEqualTo(new Routing.Target("b#1", null));
     // a service model without a route of its own, on the same base model
-    assertThat(withFallback.choose("c")).isEqualTo(new Routing.Target("b#1", 1));
+    assertThat(withFallback.choose("c")).isEqualTo(new Routing.Target("b#1", null));
     assertThat(withFallback.ready("c")).isTrue();
     // without the fallback, as before
     assertThatThrownBy(() -> new PlanRouting(all::get, caughtUp::get).choose("a")).isInstanceOf(NotRoutableException.class);

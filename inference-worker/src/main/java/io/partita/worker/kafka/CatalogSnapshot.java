@@ -3,26 +3,27 @@ package io.partita.worker.kafka;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
 import io.partita.common.Topics;
+import io.partita.common.health.LoopGuard;
+import io.partita.common.kafka.TopicFollower;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Reads the catalog once, for a worker without a model repository: the compacted
- * {@code <prefix>.catalog.models} and {@code <prefix>.catalog.services} are assigned (no consumer
- * group) and read from the beginning to the end they had when reading started; the latest value of
- * each key wins and a tombstone removes it. A record that cannot be decoded is logged and passed
- * over (the previous value of its key stays). The worker reads it at start and again when the plan
- * places a model it does not know.
+ * {@code <prefix>.catalog.models} and {@code <prefix>.catalog.services} are read from the beginning
+ * to the end they had when reading started ({@link TopicFollower#readToEnd}: assigned, no consumer
+ * group); the latest value of each key wins and a tombstone removes it. A record that cannot be
+ * decoded is passed over (warned about in a summary; the previous value of its key stays), one
+ * without a key is ignored. The worker reads it at start and again when the plan places a model it
+ * does not know.
  *
  * @param versions latest version records by key (model/version)
  * @param services latest service model records by name
@@ -45,45 +46,28 @@ public record CatalogSnapshot(Map<String, ModelVersion> versions, Map<String, Se
     RecordCodec<ServiceModel> serviceCodec = codecs.codec(ServiceModel.class);
     Map<String, ModelVersion> versions = new TreeMap<>();
     Map<String, ServiceModel> services = new TreeMap<>();
-    long giveUp = System.nanoTime() + timeout.toNanos();
-    try (consumer) {
-      List<TopicPartition> partitions = new ArrayList<>();
-      for (String topic : List.of(topics.catalogModels(), topics.catalogServices())) {
-        List<TopicPartition> found = List.of();
-        while (found.isEmpty()) { // a topic created a moment ago may not be in the metadata yet
-          found = consumer.partitionsFor(topic, Duration.ofSeconds(5)).stream()
-              .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
-          if (found.isEmpty() && System.nanoTime() > giveUp) {
-            throw new IllegalStateException("catalog topic " + topic + " has no partitions after " + timeout.toSeconds()
-                + " s; is topic.prefix the one the catalog was published under?");
-          }
-        }
-        partitions.addAll(found);
+    TopicFollower.Reader reader = r -> {
+      if (r.key() == null) {
+        return;
       }
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
-      Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-      while (!end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue())) {
-        if (System.nanoTime() > giveUp) {
-          throw new IllegalStateException("the catalog (" + topics.catalogModels() + ", " + topics.catalogServices()
-              + ") was not read to its end within " + timeout.toSeconds() + " s");
-        }
-        for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-          if (r.key() == null) {
-            continue;
-          }
-          boolean models = r.topic().equals(topics.catalogModels());
-          try {
-            if (models) {
-              put(versions, r.key(), r.value() == null ? null : versionCodec.decode(r.topic(), r.value()));
-            } else {
-              put(services, r.key(), r.value() == null ? null : serviceCodec.decode(r.topic(), r.value()));
-            }
-          } catch (RuntimeException e) {
-            log.warn("Catalog record {}-{}@{} (key {}) passed over: {}", r.topic(), r.partition(), r.offset(), r.key(), e.toString());
-          }
-        }
+      if (r.topic().equals(topics.catalogModels())) {
+        put(versions, r.key(), r.value() == null ? null : versionCodec.decode(r.topic(), r.value()));
+      } else {
+        put(services, r.key(), r.value() == null ? null : serviceCodec.decode(r.topic(), r.value()));
       }
+    };
+    TopicFollower.Settings settings = TopicFollower.Settings
+        .fromBeginning("a catalog record", topics.catalogModels(), topics.catalogServices())
+        .withPoll(Duration.ofMillis(200)).withFaults(TopicFollower.Faults.STOP).withPartitionWait(timeout);
+    boolean read;
+    try {
+      read = new TopicFollower(consumer, settings, LoopGuard.unregistered("worker-catalog", log), reader).readToEnd(timeout);
+    } catch (UnknownTopicOrPartitionException e) {
+      throw new IllegalStateException("catalog " + e.getMessage() + "; is topic.prefix the one the catalog was published under?", e);
+    }
+    if (!read) {
+      throw new IllegalStateException("the catalog (" + topics.catalogModels() + ", " + topics.catalogServices()
+          + ") was not read to its end within " + timeout.toSeconds() + " s");
     }
     return new CatalogSnapshot(versions, services);
   }

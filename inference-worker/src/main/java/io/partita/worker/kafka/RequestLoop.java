@@ -9,8 +9,8 @@ import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.health.Fatal;
 import io.partita.common.health.Loop;
-import io.partita.common.log.RateLimitedLog;
 import io.partita.common.kafka.DeadLetters;
+import io.partita.common.log.RateLimitedLog;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.schemas.DecodeException;
@@ -18,8 +18,8 @@ import io.partita.worker.delivery.OffsetTracker;
 import io.partita.worker.metrics.WorkerMetrics;
 import io.partita.worker.serving.Replies;
 import io.partita.worker.slot.Job;
-import io.partita.worker.slot.Stages;
 import io.partita.worker.slot.Slots;
+import io.partita.worker.slot.Stages;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -38,17 +39,20 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
@@ -103,8 +107,19 @@ public final class RequestLoop implements Runnable {
    * @param topics the request topics to consume
    * @param maxOpen records read but not answered before fetching pauses
    * @param drainTimeoutMs how long giving up partitions waits for their open records
+   * @param reshare whether this worker's capacity changed enough for the group to share the
+   *     partitions out again (checked about once a second; see {@link CapacityAssignor})
    */
-  public record Settings(List<String> topics, int maxOpen, long drainTimeoutMs) {}
+  public record Settings(List<String> topics, int maxOpen, long drainTimeoutMs, BooleanSupplier reshare) {
+    public Settings(List<String> topics, int maxOpen, long drainTimeoutMs) {
+      this(topics, maxOpen, drainTimeoutMs, () -> false);
+    }
+  }
+
+  /** How often the loop asks whether the partitions should be shared out again (its capacity changed). */
+  private static final long RESHARE_CHECK_MS = 1_000;
+  /** The least time between two rounds this worker asks for, so a capacity that keeps moving cannot cause a storm. */
+  private static final long RESHARE_MIN_GAP_MS = 5_000;
 
   private final Consumer<String, byte[]> consumer;
   /** The request topics to read; grown by {@link #readAlso} from other threads, applied by the loop's thread. */
@@ -126,6 +141,9 @@ public final class RequestLoop implements Runnable {
   private volatile boolean running = true;
   private volatile Throwable failure;
   private boolean paused;
+  private long nextReshareCheck;
+  private Map<String, List<Integer>> lastOwned = Map.of();
+  private long lastReshare = Long.MIN_VALUE / 2;
   /** The group gave this member its partitions at least once (possibly none). */
   private volatile boolean joined;
   private final Loop health;
@@ -231,8 +249,8 @@ public final class RequestLoop implements Runnable {
       warnings.flush();
       try {
         // Leave the group even as a static member: a deliberate stop hands the partitions over at once.
-        consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5))
-            .withGroupMembershipOperation(org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
+        consumer.close(CloseOptions.timeout(Duration.ofSeconds(5))
+            .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
       } catch (RuntimeException e) {
         log.warn("Closing the consumer failed: {}", e.getMessage());
       }
@@ -243,8 +261,8 @@ public final class RequestLoop implements Runnable {
    * Adds request topics to read (those of base models added to the repository while the worker
    * runs); the loop subscribes to them before its next poll. Topics already read are kept.
    */
-  public synchronized void readAlso(java.util.Collection<String> topics) {
-    java.util.Set<String> all = new java.util.TreeSet<>(wanted == null ? settings.topics() : wanted);
+  public synchronized void readAlso(Collection<String> topics) {
+    Set<String> all = new TreeSet<>(wanted == null ? settings.topics() : wanted);
     if (all.addAll(topics)) {
       wanted = List.copyOf(all);
     }
@@ -266,6 +284,7 @@ public final class RequestLoop implements Runnable {
     handleEvents();
     commitAsync();
     backpressure();
+    reshareIfCapacityChanged();
     String trouble = sendTrouble;
     if (!joined) {
       health.notReady("joining the consumer group");
@@ -273,6 +292,23 @@ public final class RequestLoop implements Runnable {
       health.ready();
     } else {
       health.notReady(trouble);
+    }
+  }
+
+  /**
+   * Asks the group for a new round when this worker's capacity moved (slots opened, closed or were
+   * re-planned), so the partitions follow it; at most once per {@link #RESHARE_MIN_GAP_MS}.
+   */
+  private void reshareIfCapacityChanged() {
+    long now = System.currentTimeMillis();
+    if (now < nextReshareCheck) {
+      return;
+    }
+    nextReshareCheck = now + RESHARE_CHECK_MS;
+    if (joined && now - lastReshare >= RESHARE_MIN_GAP_MS && settings.reshare().getAsBoolean()) {
+      lastReshare = now;
+      log.info("This worker's capacity changed; asking the group to share the request partitions out again");
+      consumer.enforceRebalance("the worker's capacity changed");
     }
   }
 
@@ -428,7 +464,7 @@ public final class RequestLoop implements Runnable {
    * one. Any thread.
    */
   private void send(ProducerRecord<String, byte[]> out, long backoffMs, java.util.function.Consumer<Exception> done) {
-    org.apache.kafka.clients.producer.Callback callback = (meta, error) -> {
+    Callback callback = (meta, error) -> {
       if (error == null) {
         sendTrouble = null;
         done.accept(null);
@@ -628,6 +664,10 @@ public final class RequestLoop implements Runnable {
       byTopic.computeIfAbsent(p.topic(), t -> new ArrayList<>()).add(p.partition());
     }
     byTopic.values().forEach(Collections::sort);
+    if (!byTopic.equals(lastOwned)) {
+      log.info("Owning request partitions {}", byTopic);
+      lastOwned = byTopic;
+    }
     try {
       onOwnership.accept(byTopic);
     } catch (RuntimeException e) {

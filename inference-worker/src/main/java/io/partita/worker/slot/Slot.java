@@ -1,12 +1,16 @@
 package io.partita.worker.slot;
 
 import ai.onnxruntime.OrtException;
+import io.micrometer.core.instrument.Meter;
 import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.avro.MountStatus;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.Tensor;
+import io.partita.common.EpochMicros;
+import io.partita.common.health.Fatal;
+import io.partita.models.lora.LoraAdapter;
 import io.partita.runtime.Pinning;
 import io.partita.worker.batch.BatchKey;
 import io.partita.worker.batch.BatchPolicy;
@@ -74,7 +78,7 @@ public final class Slot implements AutoCloseable {
   private final AtomicLong solo = new AtomicLong();
   private final Thread runner;
   private final Map<String, SlotSpec.Instance> instances = new ConcurrentSkipListMap<>();
-  private volatile List<io.micrometer.core.instrument.Meter> gauges = List.of();
+  private volatile List<Meter> gauges = List.of();
   private boolean stopping; // guarded by lock
   private volatile int queued;
   private volatile int queuedRows;
@@ -318,7 +322,7 @@ public final class Slot implements AutoCloseable {
     try {
       open();
     } catch (Throwable e) {
-      io.partita.common.health.Fatal.haltIfFatal("opening slot " + spec.name(), e);
+      Fatal.haltIfFatal("opening slot " + spec.name(), e);
       failed = true;
       message = "the session did not open: " + e.getMessage();
       log.error("Slot {} failed to start", spec.name(), e);
@@ -409,7 +413,7 @@ public final class Slot implements AutoCloseable {
           run(d.batch());
         } catch (Throwable e) {
           // run() answers every job itself; this only keeps the runner alive after a bug
-          io.partita.common.health.Fatal.haltIfFatal("slot " + spec.name(), e);
+          Fatal.haltIfFatal("slot " + spec.name(), e);
           log.error("Slot {}: a batch failed unexpectedly", spec.name(), e);
         }
       }
@@ -494,7 +498,7 @@ public final class Slot implements AutoCloseable {
       return;
     }
     long took = System.nanoTime() - t0;
-    long endMicros = io.partita.common.EpochMicros.now();
+    long endMicros = EpochMicros.now();
     metrics.inference(tag, spec.slot(), took);
     for (int i = 0; i < batch.size(); i++) {
       batch.get(i).item().stages().ran(endMicros - took / 1000, endMicros);
@@ -514,7 +518,7 @@ public final class Slot implements AutoCloseable {
       rows[i] = batch.get(i).rows();
     }
     if (session.perRow()) {
-      List<io.partita.models.lora.LoraAdapter> adapters = new ArrayList<>(requests.size());
+      List<LoraAdapter> adapters = new ArrayList<>(requests.size());
       for (InferenceRequest r : requests) {
         adapters.add(leases.get(r.getServiceModel()).parameters());
       }
@@ -535,7 +539,7 @@ public final class Slot implements AutoCloseable {
     try {
       List<List<Tensor>> out = invoke(List.of(pending), leases);
       long took = System.nanoTime() - t0;
-      long endMicros = io.partita.common.EpochMicros.now();
+      long endMicros = EpochMicros.now();
       job.stages().ran(endMicros - took / 1000, endMicros);
       metrics.inference(job.request().getServiceModel(), spec.slot(), took);
       answer(job, result(job, out.get(0), startMs, took));

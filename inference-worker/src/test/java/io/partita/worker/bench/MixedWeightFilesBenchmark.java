@@ -30,7 +30,7 @@ import java.util.OptionalLong;
 import java.util.SplittableRandom;
 
 /**
- * Figures for docs/worker.md: requests spread over many weight files of one base model, run as one
+ * Figures for docs/internals/worker.md: requests spread over many weight files of one base model, run as one
  * batch per weight file (one adapter per ONNX Runtime call) or as one per-row batch, against all
  * requests on one weight file. In process, one thread, through {@link ModelSession} (the slot's own
  * run path, feeds built per batch included). Prints Markdown rows.

@@ -29,7 +29,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Figures for docs/worker.md: (1) one-core slots of one model version with a session each, or
+ * Figures for docs/internals/worker.md: (1) one-core slots of one model version with a session each, or
  * sharing one session called from every slot's pinned thread, and one session over all cores;
  * (2) what batching buys on the demo model. Prints Markdown rows.
  *

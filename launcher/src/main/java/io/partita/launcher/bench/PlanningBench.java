@@ -5,11 +5,12 @@ import io.partita.planning.GroupingProblem;
 import io.partita.planning.MappingPlanner;
 import io.partita.planning.MappingProblem;
 import io.partita.planning.bench.Problems;
+import java.util.Arrays;
 import java.util.function.Supplier;
 
 /**
  * How fast the pure planners plan, timed in this run (warm-up, then the median of repeated plans).
- * The JMH figures in docs/planning.md are the careful measurement; these repeat them here so
+ * The JMH figures in docs/internals/planning.md are the careful measurement; these repeat them here so
  * every figure in BENCHMARKS.md comes from one run on one machine.
  */
 final class PlanningBench {
@@ -27,7 +28,7 @@ final class PlanningBench {
       plan.get();
       ns[i] = System.nanoTime() - t0;
     }
-    java.util.Arrays.sort(ns);
+    Arrays.sort(ns);
     return new Timing(what, ns[runs / 2] / 1e6, runs);
   }
 

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -158,7 +159,7 @@ final class ScaleBench {
         perMinute.put(t.id(), (after.get(t.id()) - before.get(t.id())) * 60.0 / seconds);
       }
       double[] sorted = passes.stream().mapToDouble(Pass::ms).sorted().toArray();
-      Pass slowest = passes.stream().max(java.util.Comparator.comparingDouble(Pass::ms)).orElseThrow();
+      Pass slowest = passes.stream().max(Comparator.comparingDouble(Pass::ms)).orElseThrow();
       phases.add(new ChurnPhase(jitter == 0 ? "joins and leaves, exact timings" : "the same, timings jittered +-5 %",
           seconds, sorted.length, percentile(sorted, 0.5), percentile(sorted, 0.99), sorted[sorted.length - 1],
           perMinute, events, meanStages(passes), slowest));

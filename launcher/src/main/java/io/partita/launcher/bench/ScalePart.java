@@ -14,7 +14,7 @@ import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Section 6 of the report, planning at scale: runs the cells of {@link ScaleBench} and the churn
+ * Section 8 of the report, planning at scale: runs the cells of {@link ScaleBench} and the churn
  * run, and writes their tables (sizes, time per stage, growth between cells, churn).
  */
 final class ScalePart {
@@ -61,10 +61,10 @@ final class ScalePart {
         continue;
       }
       outcomes.add(o);
-      System.out.println(Report.render(new Report.Table("6 (so far). Planning at scale", null, sizeColumns(),
+      System.out.println(Report.render(new Report.Table("8 (so far). Planning at scale", null, sizeColumns(),
           List.of(sizeRow(o)), self)));
     }
-    report.add(new Report.Table("6. Planning at scale",
+    report.add(new Report.Table("8. Planning at scale",
         "The live planner's topology (PlannerTopology.build, in Kafka's test driver with in-memory stores, as `partita "
             + "replay` runs it) fed a synthetic fleet (seed " + SEED + "): hosts of four kinds (8 and 32 CPU cores; 16 cores "
             + "and one GPU; 32 cores and four GPUs; speeds 1 to 20), base models with one or two versions, service models "
@@ -88,13 +88,13 @@ final class ScalePart {
     for (PlanTable t : PlanTable.values()) {
       stageColumns.add(t.id());
     }
-    report.add(new Report.Table("6b. Where a pass's time goes",
+    report.add(new Report.Table("8b. Where a pass's time goes",
         "Mean time per stage of the passes of each kind of change (the planner's partita.planner.stage timers): inputs "
             + "(the input tables as the pass reads them), versions (method 4), mappings (method 2), partitions (method 1), "
             + "assignments (slots and instances, method 3), routes, asks (grouping-mode measurements); then the mean plan "
             + "records written per pass, by table.",
         stageColumns, stageRows, self));
-    report.add(new Report.Table("6c. How the cost grows",
+    report.add(new Report.Table("8c. How the cost grows",
         "Between two cells that differ in one dimension: the exponent b of y ~ x^b for each figure (1 = linear, 2 = "
             + "quadratic); x is the dimension that changed.",
         List.of("from", "to", "x", "one-host pass p50", "kind pass p50", "initial pass", "heap", "stores", "live records",
@@ -122,7 +122,7 @@ final class ScalePart {
       columns.add("all/min");
       columns.add("mean ms per stage");
       columns.add("slowest pass, ms per stage");
-      report.add(new Report.Table("6d. Churn",
+      report.add(new Report.Table("8d. Churn",
           "On the cell's loaded planner, after its rounds, in simulated time: each simulated second one host leaves (its "
               + "environment deleted) and one that left (or one of " + Math.max(2, churnCell.hosts() / 100) + " spare hosts) "
               + "joins again (its environment and a fresh profile of every model), and the driver's clock moves one "

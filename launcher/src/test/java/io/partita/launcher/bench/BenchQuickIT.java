@@ -32,7 +32,7 @@ class BenchQuickIT {
         "1g. Where a batch job's time goes", "1h. Where the time goes (gateway paths of table 1)",
         "1b. Share of the engine", "1c. Where the time goes",
         "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)",
-        "6. Planning at scale", "6b. Where a pass's time goes", "6c. How the cost grows", "6d. Churn")) {
+        "8. Planning at scale", "8b. Where a pass's time goes", "8c. How the cost grows", "8d. Churn")) {
       assertThat(report).contains("### " + section);
     }
     assertThat(report).contains("Machine: ").contains("Reproduce: `./partita bench --quick`");

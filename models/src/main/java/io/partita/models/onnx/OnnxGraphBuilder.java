@@ -13,12 +13,14 @@ import com.google.protobuf.ByteString;
 import io.partita.models.tensor.Fp16;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.HashSet;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
 /**
- * Builds small ONNX graphs (MatMul, Add, Relu, Identity, Cast, Gemm) in plain Java, over the protobuf classes
+ * Builds small ONNX graphs (MatMul, Add, Relu, Identity, Cast, Gemm, ReduceMean) in plain Java, over the protobuf classes
  * that {@code tribuo-util-onnx} ships.
  *
  * <p>Guarantees: every value name is defined at most once (a second definition throws), the model
@@ -37,7 +39,10 @@ public final class OnnxGraphBuilder {
   /** IR version 8 (ONNX 1.10+): accepted by ONNX Runtime 1.29 and allows opset 17. */
   public static final long IR_VERSION = 8;
 
-  /** Default-domain opset; Gemm, MatMul, Add, Relu, Identity and Cast are all stable at 17. */
+  /**
+   * Default-domain opset; Gemm, MatMul, Add, Relu, Identity and Cast are all stable at 17, and
+   * ReduceMean takes its axes as an attribute (from 18 they are an input).
+   */
   public static final long OPSET = 17;
 
   private final GraphProto.Builder graph = GraphProto.newBuilder();
@@ -130,6 +135,28 @@ public final class OnnxGraphBuilder {
     return this;
   }
 
+  /**
+   * ReduceMean of {@code in} over {@code axes}, dropping them ({@code keepdims = 0}): a [N, T, H]
+   * input reduced over axis 1 is [N, H].
+   */
+  public OnnxGraphBuilder reduceMean(String in, long[] axes, String out) {
+    define(out);
+    AttributeProto.Builder axesAttr = AttributeProto.newBuilder().setName("axes").setType(AttributeProto.AttributeType.INTS);
+    for (long a : axes) {
+      axesAttr.addInts(a);
+    }
+    graph.addNode(
+        NodeProto.newBuilder()
+            .setOpType("ReduceMean")
+            .setName(nextNodeName("ReduceMean"))
+            .addInput(in)
+            .addOutput(out)
+            .addAttribute(axesAttr)
+            .addAttribute(
+                AttributeProto.newBuilder().setName("keepdims").setType(AttributeProto.AttributeType.INT).setI(0)));
+    return this;
+  }
+
   /** Gemm: {@code out = a · b + c} (alpha = beta = 1, no transposes). */
   public OnnxGraphBuilder gemm(String a, String b, String c, String out) {
     return node("Gemm", new String[] {a, b, c}, out);
@@ -167,7 +194,7 @@ public final class OnnxGraphBuilder {
   }
 
   private String nextNodeName(String op) {
-    return op.toLowerCase(java.util.Locale.ROOT) + "_" + nodeCounter++;
+    return op.toLowerCase(Locale.ROOT) + "_" + nodeCounter++;
   }
 
   private void define(String name) {
@@ -250,7 +277,7 @@ public final class OnnxGraphBuilder {
               + "' has "
               + count
               + " values but its shape "
-              + java.util.Arrays.toString(shape)
+              + Arrays.toString(shape)
               + " needs "
               + expected);
     }

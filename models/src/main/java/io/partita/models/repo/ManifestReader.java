@@ -32,7 +32,8 @@ public final class ManifestReader {
   private static final Set<String> TOP_FIELDS = Set.of("description", "versions", "serviceModels");
   private static final Set<String> VERSION_FIELDS =
       Set.of("precision", "providers", "accuracy", "memoryBytes", "sha256");
-  private static final Set<String> SERVICE_FIELDS = Set.of("weightFile", "sha256", "instances");
+  private static final Set<String> SERVICE_FIELDS = Set.of("weightFile", "sha256", "instances", "objective",
+      "latencyObjectiveMs", "minAccuracy", "memoryCapBytes");
   /** The most instances a manifest may ask for one service model (a typo's guard, not a limit of the planner). */
   static final int MAX_INSTANCES = 1024;
 
@@ -153,24 +154,8 @@ public final class ManifestReader {
       }
     }
 
-    OptionalDouble accuracy = OptionalDouble.empty();
-    JsonNode a = node.get("accuracy");
-    if (a != null) {
-      if (!a.isNumber() || !Double.isFinite(a.asDouble())) {
-        throw new RepositoryException(file, field + ".accuracy", "must be a number, got " + a);
-      }
-      accuracy = OptionalDouble.of(a.asDouble());
-    }
-
-    OptionalLong memory = OptionalLong.empty();
-    JsonNode m = node.get("memoryBytes");
-    if (m != null) {
-      if (!m.canConvertToExactIntegral() || !m.canConvertToLong() || m.asLong() <= 0) {
-        throw new RepositoryException(
-            file, field + ".memoryBytes", "must be a positive whole number of bytes, got " + m);
-      }
-      memory = OptionalLong.of(m.asLong());
-    }
+    OptionalDouble accuracy = number(file, field + ".accuracy", node.get("accuracy"));
+    OptionalLong memory = bytes(file, field + ".memoryBytes", node.get("memoryBytes"));
 
     Optional<String> sha = Optional.empty();
     if (node.has("sha256")) {
@@ -186,6 +171,7 @@ public final class ManifestReader {
     requireObject(file, field, node);
     checkFields(file, field, node, SERVICE_FIELDS);
     int instances = instances(file, field + ".instances", node.get("instances"));
+    ServiceRequirements requirements = requirements(file, field, node);
     JsonNode wf = node.get("weightFile");
     JsonNode sha = node.get("sha256");
     if (wf == null || wf.isNull()) {
@@ -193,7 +179,7 @@ public final class ManifestReader {
         throw new RepositoryException(
             file, field + ".sha256", "is set but there is no weightFile to check it against");
       }
-      return new ModelManifest.ServiceModel(Optional.empty(), Optional.empty(), instances);
+      return new ModelManifest.ServiceModel(Optional.empty(), Optional.empty(), instances, requirements);
     }
     if (!wf.isTextual() || wf.asText().isBlank()) {
       throw new RepositoryException(
@@ -204,7 +190,54 @@ public final class ManifestReader {
           file, field + ".sha256", "is required with a weightFile (64 lowercase hex characters)");
     }
     return new ModelManifest.ServiceModel(
-        Optional.of(wf.asText()), Optional.of(sha256(file, field + ".sha256", sha)), instances);
+        Optional.of(wf.asText()), Optional.of(sha256(file, field + ".sha256", sha)), instances, requirements);
+  }
+
+  /** A service model's requirements on the version a host runs; absent fields require nothing. */
+  private static ServiceRequirements requirements(Path file, String field, JsonNode node) {
+    String objective = ServiceRequirements.LATENCY;
+    JsonNode o = node.get("objective");
+    if (o != null) {
+      if (!o.isTextual() || !ServiceRequirements.OBJECTIVES.contains(o.asText())) {
+        throw new RepositoryException(file, field + ".objective",
+            "'" + o.asText() + "' is not one of " + ServiceRequirements.OBJECTIVES
+                + " (accuracy: the most accurate version that meets latencyObjectiveMs on the host)");
+      }
+      objective = o.asText();
+    }
+    OptionalDouble latency = OptionalDouble.empty();
+    JsonNode l = node.get("latencyObjectiveMs");
+    if (l != null) {
+      if (!l.isNumber() || !Double.isFinite(l.asDouble()) || l.asDouble() <= 0) {
+        throw new RepositoryException(file, field + ".latencyObjectiveMs",
+            "must be a number of milliseconds > 0, got " + l);
+      }
+      latency = OptionalDouble.of(l.asDouble());
+    }
+    return new ServiceRequirements(objective, latency, number(file, field + ".minAccuracy", node.get("minAccuracy")),
+        bytes(file, field + ".memoryCapBytes", node.get("memoryCapBytes")));
+  }
+
+  /** An optional finite number (an accuracy). */
+  private static OptionalDouble number(Path file, String field, JsonNode node) {
+    if (node == null) {
+      return OptionalDouble.empty();
+    }
+    if (!node.isNumber() || !Double.isFinite(node.asDouble())) {
+      throw new RepositoryException(file, field, "must be a number, got " + node);
+    }
+    return OptionalDouble.of(node.asDouble());
+  }
+
+  /** An optional positive whole number of bytes. */
+  private static OptionalLong bytes(Path file, String field, JsonNode node) {
+    if (node == null) {
+      return OptionalLong.empty();
+    }
+    if (!node.canConvertToExactIntegral() || !node.canConvertToLong() || node.asLong() <= 0) {
+      throw new RepositoryException(file, field, "must be a positive whole number of bytes, got " + node);
+    }
+    return OptionalLong.of(node.asLong());
   }
 
   private static int instances(Path file, String field, JsonNode node) {

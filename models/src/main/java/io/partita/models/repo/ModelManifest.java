@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalLong;
@@ -62,8 +63,19 @@ public record ModelManifest(
    * @param weightFile path of the weight file relative to the repository root, if any
    * @param sha256 its sha256 (required when there is a weight file)
    * @param instances instances wanted ({@code instances}, default 1): each goes to its own slot
+   * @param requirements what it asks of the version a host runs ({@code objective},
+   *     {@code latencyObjectiveMs}, {@code minAccuracy}, {@code memoryCapBytes}; default none)
    */
-  public record ServiceModel(Optional<String> weightFile, Optional<String> sha256, int instances) {
+  public record ServiceModel(
+      Optional<String> weightFile, Optional<String> sha256, int instances, ServiceRequirements requirements) {
+
+    public ServiceModel {
+      Objects.requireNonNull(requirements, "requirements");
+    }
+
+    public ServiceModel(Optional<String> weightFile, Optional<String> sha256, int instances) {
+      this(weightFile, sha256, instances, ServiceRequirements.NONE);
+    }
 
     public ServiceModel(Optional<String> weightFile, Optional<String> sha256) {
       this(weightFile, sha256, 1);

@@ -147,7 +147,7 @@ public final class ModelRepository {
               services.add(
                   new ServiceModelEntry(
                       serviceName, name, weightFile(root, file, serviceName, spec, signature),
-                      spec.instances())));
+                      spec.instances(), spec.requirements())));
     }
     return Optional.of(
         new ModelEntry(name, dir, manifest.map(ModelManifest::file), versions, services));

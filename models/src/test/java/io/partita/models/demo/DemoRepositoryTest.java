@@ -2,6 +2,10 @@ package io.partita.models.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.partita.models.repo.ModelEntry;
+import io.partita.models.repo.ModelRepository;
+import io.partita.models.repo.RepositoryIndex;
+import io.partita.models.repo.ServiceRequirements;
 import io.partita.models.repo.Sha256;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -68,6 +72,45 @@ class DemoRepositoryTest {
     assertThat(Files.readAllBytes(model)).isEqualTo(goodModel);
     assertThat(Files.readAllBytes(adapter)).isEqualTo(goodAdapter);
     assertThat(Files.getLastModifiedTime(manifest)).isEqualTo(old);
+  }
+
+  @Test
+  void shouldWriteTheClusterSetWithTheHeavyModelAndItsAccuracyObjective() throws IOException {
+    assertThat(DemoRepository.writeTo(root, DemoSet.CLUSTER)).isTrue();
+
+    RepositoryIndex index = ModelRepository.scan(root);
+    assertThat(index.models()).containsOnlyKeys(DemoMlp.MODEL_NAME, DemoHeavy.MODEL_NAME);
+    ModelEntry heavy = index.models().get(DemoHeavy.MODEL_NAME);
+    assertThat(heavy.versions()).containsOnlyKeys("1", "2");
+    assertThat(heavy.versions().get("1").accuracy()).hasValue(DemoHeavy.ACCURACY_WIDE);
+    assertThat(heavy.versions().get("2").accuracy()).hasValue(DemoHeavy.ACCURACY_PRUNED);
+    assertThat(heavy.versions().get("1").signature()).isEqualTo(heavy.versions().get("2").signature());
+    ServiceRequirements req = index.serviceModel(DemoHeavy.MODEL_NAME).orElseThrow().requirements();
+    assertThat(req.objective()).isEqualTo(ServiceRequirements.ACCURACY);
+    assertThat(req.latencyObjectiveMs()).hasValue(DemoRepository.HEAVY_LATENCY_OBJECTIVE_MS);
+    // demo-mlp is the same as in the local set, byte for byte.
+    DemoRepository.contents(DemoSet.LOCAL).forEach((rel, bytes) ->
+        assertThat(DemoRepository.contents(DemoSet.CLUSTER).get(rel)).as(rel).isEqualTo(bytes));
+  }
+
+  @Test
+  void shouldWriteTheHeavyLatencyObjectiveAClusterAsksForAndRefuseANonsensicalOne() throws IOException {
+    DemoRepository.writeTo(root, DemoSet.CLUSTER, 12.5);
+
+    assertThat(ModelRepository.scan(root).serviceModel(DemoHeavy.MODEL_NAME).orElseThrow().requirements()
+        .latencyObjectiveMs()).hasValue(12.5);
+    assertThat(DemoRepository.writeTo(root, DemoSet.CLUSTER)).as("the default objective rewrites the manifest").isTrue();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DemoRepository.writeTo(root, DemoSet.CLUSTER, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("heavyLatencyObjectiveMs:");
+  }
+
+  @Test
+  void shouldKeepTheHeavyModelOutOfTheLocalSet() throws IOException {
+    DemoRepository.writeTo(root);
+
+    assertThat(root.resolve(DemoHeavy.MODEL_NAME)).doesNotExist();
+    assertThat(ModelRepository.scan(root).serviceModel(DemoMlp.BASE_SERVICE_MODEL).orElseThrow().requirements())
+        .isEqualTo(ServiceRequirements.NONE);
   }
 
   @Test

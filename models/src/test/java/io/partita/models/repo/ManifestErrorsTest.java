@@ -78,6 +78,17 @@ class ManifestErrorsTest {
         Arguments.of("serviceModels:\n  t1: {instances: 2.5}\n", "serviceModels.t1.instances", "whole number"),
         Arguments.of("serviceModels:\n  t1: {instances: two}\n", "serviceModels.t1.instances", "got \"two\""),
         Arguments.of("serviceModels:\n  t1: {instances: 5000}\n", "serviceModels.t1.instances", "got 5000"),
+        Arguments.of("serviceModels:\n  t1: {objective: fastest}\n", "serviceModels.t1.objective",
+            "'fastest' is not one of [latency, accuracy]"),
+        Arguments.of("serviceModels:\n  t1: {latencyObjectiveMs: 0}\n", "serviceModels.t1.latencyObjectiveMs",
+            "milliseconds > 0, got 0"),
+        Arguments.of("serviceModels:\n  t1: {latencyObjectiveMs: soon}\n", "serviceModels.t1.latencyObjectiveMs",
+            "got \"soon\""),
+        Arguments.of("serviceModels:\n  t1: {minAccuracy: good}\n", "serviceModels.t1.minAccuracy", "must be a number"),
+        Arguments.of("serviceModels:\n  t1: {memoryCapBytes: 1.5}\n", "serviceModels.t1.memoryCapBytes",
+            "positive whole number"),
+        Arguments.of("serviceModels:\n  t1: {latencyObjective: 5}\n", "serviceModels.t1.latencyObjective",
+            "unknown field"),
         Arguments.of("versions: [1, 2]\n", "versions", "mapping"));
   }
 

@@ -108,6 +108,24 @@ class ModelRepositoryScanTest {
   }
 
   @Test
+  void shouldReadAServiceModelsRequirementsOnTheVersionFromItsManifest() throws IOException {
+    Path file = root.resolve("wide/1/model.onnx");
+    Files.createDirectories(file.getParent());
+    Files.write(file, new OnnxGraphBuilder("wide", "test").input("x", DataType.FLOAT, "n", 3).relu("x", "y")
+        .output("y", DataType.FLOAT, "n", 3).toBytes());
+    Files.writeString(root.resolve("wide/model.yaml"), "serviceModels:\n"
+        + "  wide:\n    objective: accuracy\n    latencyObjectiveMs: 8\n    minAccuracy: 0.8\n    memoryCapBytes: 1048576\n"
+        + "  wide-plain: {}\n");
+
+    RepositoryIndex index = ModelRepository.scan(root);
+
+    assertThat(index.serviceModel("wide").orElseThrow().requirements()).isEqualTo(new ServiceRequirements(
+        ServiceRequirements.ACCURACY, java.util.OptionalDouble.of(8.0), java.util.OptionalDouble.of(0.8),
+        java.util.OptionalLong.of(1048576)));
+    assertThat(index.serviceModel("wide-plain").orElseThrow().requirements()).isEqualTo(ServiceRequirements.NONE);
+  }
+
+  @Test
   void shouldIgnoreDirectoriesWithoutVersionsOrManifest() throws IOException {
     Files.createDirectories(root.resolve("notes/drafts"));
     Files.createDirectories(root.resolve(".cache/1"));

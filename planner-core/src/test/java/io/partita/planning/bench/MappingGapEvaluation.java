@@ -10,7 +10,7 @@ import java.util.Random;
 
 /**
  * The heuristic's cost over the exact optimum on random small instances (not a JMH benchmark, and
- * not a test: run it by hand, see docs/planning.md). Arguments: instance count (1000), seed (1).
+ * not a test: run it by hand, see docs/internals/planning.md). Arguments: instance count (1000), seed (1).
  * Instances: 4 to 10 models in services of up to 4, on 3 to 6 resources.
  */
 public final class MappingGapEvaluation {

@@ -11,16 +11,20 @@ import io.partita.avro.PartitionPlan;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.planning.AllocationPlan;
-import io.partita.planning.InstancePlacement;
 import io.partita.planning.CoreLayout;
+import io.partita.planning.Hysteresis;
+import io.partita.planning.InstanceAllocator;
+import io.partita.planning.InstancePlacement;
 import io.partita.planning.ServiceModelSpec;
 import io.partita.planning.SlotState;
 import io.partita.planning.WeightFile;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -84,7 +88,8 @@ public final class AssignmentPlans {
    * while its slots are the same partitions in the same order and the fresh layout does not lower
    * the busiest resource's load by more than {@code planner.hysteresis} ({@link CoreLayout#place(int,
    * List, List, double)}): a shared partition's layout weight is its demand times its measured time,
-   * so timing noise alone moved shared slots between cores.
+   * so timing noise alone moved shared slots between cores. A slot also keeps its running capacity
+   * while the fresh one is within that margin ({@link #keepCapacities}).
    */
   public static SortedMap<String, SlotAssignment> slots(PlanInputs in, PlanSettings settings,
       Collection<PartitionPlan> partitions, Map<String, SlotAssignment> running) {
@@ -120,6 +125,7 @@ public final class AssignmentPlans {
       }
       List<Integer> ids = poolIds(env, p.getPool());
       String poolKey = p.getHost() + Keys.SEP + p.getPool();
+      int total = p.getSizes().stream().mapToInt(Integer::intValue).sum();
       for (int size : p.getSizes()) {
         int n = nextSlot.merge(poolKey, 1, Integer::sum) - 1;
         int first = firsts.get(poolKey).get(n);
@@ -133,10 +139,13 @@ public final class AssignmentPlans {
           gpu = first < ids.size() ? ids.get(first) : -1;
         }
         String slot = p.getPool() + "-" + n;
-        out.put(Keys.hostSlot(p.getHost(), slot), SlotAssignment.newBuilder().setHost(p.getHost()).setSlot(slot)
+        String key = Keys.hostSlot(p.getHost(), slot);
+        SlotAssignment fresh = SlotAssignment.newBuilder().setHost(p.getHost()).setSlot(slot)
             .setModel(p.getModel()).setVersion(p.getVersion()).setPool(p.getPool()).setCpus(cpus).setGpu(gpu)
             .setProvider(p.getProvider()).setThreads(p.getPool().equals(CPU) ? size : 0).setMaxBatch(p.getBatch())
-            .setMemoryBudgetBytes(0).setPlanId(null).setTimestamp(0).setServiceModels(List.of()).build());
+            .setMemoryBudgetBytes(0).setCapacity(capacity(p, size, total)).setPlanId(null).setTimestamp(0)
+            .setServiceModels(List.of()).build();
+        out.put(key, keepCapacity(fresh, running.get(key), settings.hysteresis()));
       }
     }
     return out;
@@ -200,7 +209,7 @@ public final class AssignmentPlans {
     if (states.isEmpty() || specs.isEmpty()) {
       return bySlot;
     }
-    AllocationPlan allocation = io.partita.planning.InstanceAllocator.allocate(specs, states);
+    AllocationPlan allocation = InstanceAllocator.allocate(specs, states);
     for (InstancePlacement placement : allocation.placements()) {
       ServiceModel sm = in.serviceModels().get(placement.serviceModelId());
       AssignedWeightFile file = sm.getWeightFile() == null ? null
@@ -241,7 +250,7 @@ public final class AssignmentPlans {
     }
     int placed = 0;
     String highest = null;
-    java.util.Set<String> serviceModelHosts = new java.util.HashSet<>();
+    Set<String> serviceModelHosts = new HashSet<>();
     for (Map.Entry<String, List<String>> slot : instancesBySlot.entrySet()) {
       List<String> ids = slot.getValue();
       if (ids.isEmpty()) {
@@ -269,6 +278,44 @@ public final class AssignmentPlans {
       }
     }
     return true;
+  }
+
+  /**
+   * Items per second the plan expects of one partition of {@code size} resources: the throughput
+   * the grouping was chosen by ({@code expectedThroughput}: measured, or predicted times the pool's
+   * interference factor), shared among the grouping's partitions in proportion to their sizes (the
+   * grouping's per-size times are not kept in the plan record; most groupings cut equal sizes, where
+   * this is exact). 0 for a default placement, which rests on no timing: the workers then share the
+   * partitions by slot count (see the worker's capacity assignor).
+   */
+  static double capacity(PartitionPlan p, int size, int totalSize) {
+    Double expected = p.getExpectedThroughput();
+    if (p.getDefaultPlan() || expected == null || !(expected > 0) || totalSize <= 0) {
+      return 0;
+    }
+    return expected * size / totalSize;
+  }
+
+  /**
+   * The planned slots, each keeping the capacity its live assignment already has when the new one
+   * is within {@code margin} (relative) of it: timings that move by a few percent between runs
+   * would otherwise rewrite every assignment (and make the workers share their partitions out
+   * again) on each new measurement. A capacity that becomes known or unknown always changes.
+   */
+  public static SortedMap<String, SlotAssignment> keepCapacities(SortedMap<String, SlotAssignment> planned,
+      Map<String, SlotAssignment> live, double margin) {
+    SortedMap<String, SlotAssignment> out = new TreeMap<>();
+    planned.forEach((key, fresh) -> out.put(key, keepCapacity(fresh, live.get(key), margin)));
+    return out;
+  }
+
+  /** One slot of {@link #keepCapacities}: {@code live} is its running record, or null. */
+  static SlotAssignment keepCapacity(SlotAssignment fresh, SlotAssignment live, double margin) {
+    double was = live == null ? 0 : live.getCapacity();
+    double now = fresh.getCapacity();
+    boolean keep = was > 0 && now > 0 && was != now && !Hysteresis.replacesHigher(was, now, margin)
+        && !Hysteresis.replacesLower(was, now, margin);
+    return keep ? SlotAssignment.newBuilder(fresh).setCapacity(was).build() : fresh;
   }
 
   /**

@@ -18,7 +18,10 @@ import java.util.TreeMap;
  * profiler's first timings are planned. Pure.
  *
  * <p>A model is <em>unmeasured</em> on a host when version choice picked no version for the host,
- * or picked one with no timing event on that host (a prediction from another host). Its default version is the one version choice picked for the host (by prediction from
+ * or picked one with no timing event on that host (a prediction from another host). {@link
+ * PartitionPlans} plans an unmeasured model from another host's timings instead when a similar
+ * host measured it on the CPU pool ({@link PredictedProfiles}); the default placement is for the
+ * rest. Its default version is the one version choice picked for the host (by prediction from
  * another host), else the catalog version with the highest declared accuracy (none counts lowest),
  * ties to the smaller version id (numbers by value). It goes on the host's CPU pool when that
  * version runs on CPU, else on the GPU pool when it runs on CUDA or TensorRT and the host has GPUs;

@@ -62,7 +62,7 @@ public final class GroupingEvidence {
       if (point == null || !(point.getP50Ms() > 0)) {
         return null;
       }
-      sum += grouping.getBatch() * 1000.0 / point.getP50Ms();
+      sum += grouping.getBatch() * 1000.0 / Plans.batchTimeMs(point, in.hosts().get(grouping.getHost()));
     }
     return sum;
   }

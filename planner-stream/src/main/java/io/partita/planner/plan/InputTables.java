@@ -2,17 +2,20 @@ package io.partita.planner.plan;
 
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
 import io.partita.planning.HostFacts;
+import io.partita.planning.VersionObjective;
 import io.partita.planning.VersionRequirements;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -20,6 +23,7 @@ import java.util.TreeMap;
  * The input tables, decoded, kept up to date one record at a time, with the indexes the planning
  * methods look things up by (a model's versions, a base model's service models, its summed demand
  * and tightest requirements, a host's facts, the grouping-mode measurements of one host's pool).
+ * Its hosts are the planned ones: an environment whose host's worker has not left ({@link HostStates}).
  * A planning pass reads it through {@link #view()}, so no pass decodes a whole table: at 1,000
  * hosts and 500 models that was 2 million timing events per pass. Pure: no Kafka, no clock.
  *
@@ -28,10 +32,14 @@ import java.util.TreeMap;
  */
 public final class InputTables {
   /** The tables, as the input topics and stores name them. */
-  public enum Table { VERSIONS, SERVICE_MODELS, HOSTS, SLOTS, DEMAND, TIMINGS, GROUPINGS }
+  public enum Table { VERSIONS, SERVICE_MODELS, HOSTS, LIVENESS, SLOTS, DEMAND, TIMINGS, GROUPINGS }
 
   final TreeMap<String, ModelVersion> versions = new TreeMap<>();
   final TreeMap<String, ServiceModel> serviceModels = new TreeMap<>();
+  /** Every host's environment, and its last liveness record. */
+  private final TreeMap<String, HostEnvironment> environments = new TreeMap<>();
+  private final TreeMap<String, HostLiveness> liveness = new TreeMap<>();
+  /** The hosts to plan ({@link HostStates}: not those whose worker left), as the methods read them. */
   final TreeMap<String, HostEnvironment> hosts = new TreeMap<>();
   final TreeMap<String, SlotStatus> slots = new TreeMap<>();
   final TreeMap<String, Demand> demand = new TreeMap<>();
@@ -66,8 +74,12 @@ public final class InputTables {
       case VERSIONS -> putVersion(key, (ModelVersion) value);
       case SERVICE_MODELS -> putServiceModel(key, (ServiceModel) value);
       case HOSTS -> {
-        facts.remove(key);
-        set(hosts, key, (HostEnvironment) value);
+        set(environments, key, (HostEnvironment) value);
+        refreshHost(key);
+      }
+      case LIVENESS -> {
+        set(liveness, key, (HostLiveness) value);
+        refreshHost(key);
       }
       case SLOTS -> set(slots, key, (SlotStatus) value);
       case DEMAND -> {
@@ -87,6 +99,7 @@ public final class InputTables {
     for (Table t : Table.values()) {
       map(t).clear();
     }
+    hosts.clear();
     catalogModels.clear();
     serviceModelsByBase.clear();
     groupingsByPool.clear();
@@ -101,7 +114,8 @@ public final class InputTables {
     return switch (t) {
       case VERSIONS -> versions;
       case SERVICE_MODELS -> serviceModels;
-      case HOSTS -> hosts;
+      case HOSTS -> environments;
+      case LIVENESS -> liveness;
       case SLOTS -> slots;
       case DEMAND -> demand;
       case TIMINGS -> timings;
@@ -114,6 +128,17 @@ public final class InputTables {
       map.remove(key);
     } else {
       map.put(key, value);
+    }
+  }
+
+  /** Whether a host is planned follows its environment and its liveness. */
+  private void refreshHost(String host) {
+    facts.remove(host);
+    HostEnvironment env = environments.get(host);
+    if (env != null && HostStates.planned(liveness.get(host))) {
+      hosts.put(host, env);
+    } else {
+      hosts.remove(host);
     }
   }
 
@@ -221,10 +246,10 @@ public final class InputTables {
     return of == null ? Collections.emptySortedMap() : Collections.unmodifiableSortedMap(of);
   }
 
-  java.util.Set<String> measuredVersions(String model, String host) {
+  Set<String> measuredVersions(String model, String host) {
     Map<String, Map<String, Integer>> hosts = measured.get(model);
     Map<String, Integer> versions = hosts == null ? null : hosts.get(host);
-    return versions == null ? java.util.Set.of() : java.util.Collections.unmodifiableSet(versions.keySet());
+    return versions == null ? Set.of() : Collections.unmodifiableSet(versions.keySet());
   }
 
   SortedMap<String, TimingEvent> groupingsOn(String host, String pool) {
@@ -256,7 +281,11 @@ public final class InputTables {
     Double latency = null;
     Double accuracy = null;
     Long memory = null;
+    VersionObjective objective = VersionObjective.LATENCY;
     for (ServiceModel sm : serviceModelsOf(base).values()) {
+      if (VersionObjective.parse(sm.getVersionObjective()).orElse(VersionObjective.LATENCY) == VersionObjective.ACCURACY) {
+        objective = VersionObjective.ACCURACY;
+      }
       if (sm.getLatencyObjectiveMs() != null) {
         latency = latency == null ? sm.getLatencyObjectiveMs() : Math.min(latency, sm.getLatencyObjectiveMs());
       }
@@ -267,7 +296,7 @@ public final class InputTables {
         memory = memory == null ? sm.getMemoryCapBytes() : Math.min(memory, sm.getMemoryCapBytes());
       }
     }
-    VersionRequirements out = new VersionRequirements(latency, accuracy, memory);
+    VersionRequirements out = new VersionRequirements(latency, accuracy, memory, objective);
     requirementsByBase.put(base, out);
     return out;
   }

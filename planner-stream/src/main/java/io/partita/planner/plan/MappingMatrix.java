@@ -12,6 +12,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -45,7 +46,7 @@ public final class MappingMatrix {
   /**
    * The matrix of today's inputs, recomputing what changed since the last call.
    *
-   * @param changedHosts model -> hosts whose timings of it or chosen version of it changed
+   * @param changedHosts model -> hosts whose timings of it, chosen version of it or environment changed
    * @param changedModels models whose every time is recomputed (catalog changes)
    * @return null when there is no resource
    */
@@ -129,7 +130,7 @@ public final class MappingMatrix {
     for (String pool : pools) {
       String before = layout.resourceOf().get(pool);
       String after = now.resourceOf().get(pool);
-      if (!java.util.Objects.equals(before, after)) {
+      if (!Objects.equals(before, after)) {
         movedPools.add(pool);
         if (before != null) {
           resources.add(before);
@@ -195,21 +196,25 @@ public final class MappingMatrix {
     for (TimingEvent e : in.timings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
       String pool = e.getHost() + Keys.SEP + e.getPool();
       if (layout.resourceOf().containsKey(pool) && e.getVersion().equals(chosen.of(model, e.getHost()))) {
-        times.merge(pool, e.getP50Ms() / e.getBatch(), Math::min);
+        times.merge(pool, Plans.batchTimeMs(e, in.hosts().get(e.getHost())) / e.getBatch(), Math::min);
       }
     }
     return times;
   }
 
-  /** The best per-item time ({@code p50 / batch}) of one version on one pool, or null. */
+  /**
+   * The best per-item time of one version on one pool, or null: a batch's time ({@link
+   * Plans#batchTimeMs}, the median stretched under a CPU quota) over the batch.
+   */
   private static Double poolTime(PlanInputs in, String model, String version, String host, String pool) {
     if (version == null) {
       return null;
     }
     String prefix = Keys.partition(model, version, host, pool) + Keys.SEP;
     Double best = null;
+    HostEnvironment env = in.hosts().get(host);
     for (TimingEvent e : in.timings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
-      double t = e.getP50Ms() / e.getBatch();
+      double t = Plans.batchTimeMs(e, env) / e.getBatch();
       best = best == null ? t : Math.min(best, t);
     }
     return best;

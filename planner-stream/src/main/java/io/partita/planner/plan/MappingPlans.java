@@ -144,7 +144,7 @@ public final class MappingPlans {
       List<String> gpus = new ArrayList<>();
       env.getGpus().forEach(g -> gpus.add(g.getName()));
       gpus.sort(null);
-      name = "gpu: " + gpus.size() + " x " + String.join(" + ", new java.util.TreeSet<>(gpus));
+      name = "gpu: " + gpus.size() + " x " + String.join(" + ", new TreeSet<>(gpus));
     }
     return name.replace(Keys.SEP, "-");
   }

@@ -26,8 +26,10 @@ public final class MeasurementAsks {
   /** The groupings of one plan that are not measured and worth measuring; empty when none. */
   public static List<List<Integer>> wanted(PartitionPlan plan, double margin) {
     List<List<Integer>> out = new ArrayList<>();
+    // A plan predicted from another host's timings waits for this host's own single-size timings
+    // (the profiler measures its models); a grouping measurement could not be compared with them yet.
     if (!plan.getPlanned() || plan.getDefaultPlan() || !"split".equals(plan.getPlacement())
-        || plan.getSizes().isEmpty()) {
+        || plan.getSizes().isEmpty() || plan.getPredictedFrom() != null) {
       return out;
     }
     if (!"measured".equals(plan.getBasis())) {

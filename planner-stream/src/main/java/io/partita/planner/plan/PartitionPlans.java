@@ -4,7 +4,6 @@ import static io.partita.planner.plan.Plans.POOLS;
 import static io.partita.planner.plan.Plans.catalogModels;
 import static io.partita.planner.plan.Plans.poolIds;
 import static io.partita.planner.plan.Plans.poolMemory;
-import static io.partita.planner.plan.Plans.profile;
 import static io.partita.planner.plan.Plans.demandOf;
 import static io.partita.planner.plan.Plans.requirementsOf;
 
@@ -12,22 +11,23 @@ import io.partita.avro.ExcludedSize;
 import io.partita.avro.GroupingOption;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
+import io.partita.planner.plan.Plans.Profile;
 import io.partita.planning.AssessedGrouping;
 import io.partita.planning.Grouping;
 import io.partita.planning.GroupingMeasurement;
 import io.partita.planning.GroupingPlan;
+import io.partita.planning.GroupingProblem;
 import io.partita.planning.Interference;
 import io.partita.planning.MeasuredChoice;
 import io.partita.planning.MeasuredGroupings;
-import io.partita.planning.GroupingProblem;
 import io.partita.planning.ModelDemand;
 import io.partita.planning.ModelShare;
 import io.partita.planning.PoolPlacement;
 import io.partita.planning.PoolSharing;
 import io.partita.planning.PoolSplitProblem;
-import io.partita.planner.plan.Plans.Profile;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
@@ -38,8 +38,9 @@ import java.util.TreeMap;
  * model/version/host/pool): every catalog model gets a place ({@link io.partita.planning.PoolSharing}),
  * measured ones grouped by {@link io.partita.planning.GroupingPlanner} and chosen by what was
  * measured in grouping mode ({@link MeasuredGroupings}: measurements where they exist, predictions
- * corrected by the pool's interference elsewhere), unmeasured ones by default
- * ({@link DefaultPlacements}), running sizes kept within the hysteresis margin. Pure.
+ * corrected by the pool's interference elsewhere), ones this host has not measured yet from the
+ * most similar host's timings ({@link PredictedProfiles}, {@code predictedFrom} names it), the rest
+ * by default ({@link DefaultPlacements}), running sizes kept within the hysteresis margin. Pure.
  */
 public final class PartitionPlans {
 
@@ -55,24 +56,45 @@ public final class PartitionPlans {
    */
   public static PoolSplitProblem poolProblem(PlanInputs in, PlanSettings settings, String host, String pool,
       Map<String, String> chosenOnHost, Map<String, Set<String>> kinds) {
+    return poolProblem(in, settings, host, pool, profiles(in, host, pool, chosenOnHost, kinds));
+  }
+
+  /**
+   * model -> the profile it is planned from on one pool of a host (its own timings, or predicted
+   * from a similar host while it has none: {@link PredictedProfiles}), for every catalog model whose
+   * version chosen for the host has one there and which the mapping puts on this kind of pool (or
+   * which no planned mapping covers).
+   */
+  static SortedMap<String, PredictedProfiles.HostProfile> profiles(PlanInputs in, String host, String pool,
+      Map<String, String> chosenOnHost, Map<String, Set<String>> kinds) {
+    SortedMap<String, PredictedProfiles.HostProfile> out = new TreeMap<>();
     HostEnvironment env = in.hosts().get(host);
     if (env == null || poolIds(env, pool).isEmpty()) {
-      return null;
+      return out;
     }
-    List<ModelDemand> demands = new ArrayList<>();
     for (String model : catalogModels(in).keySet()) {
       String version = chosenOnHost.get(model);
       Set<String> allowed = kinds.get(model);
       if (version == null || (allowed != null && !allowed.contains(pool))) {
         continue;
       }
-      Profile profile = profile(in, model, version, host, pool);
-      if (profile == null) {
-        continue;
+      PredictedProfiles.HostProfile profile = PredictedProfiles.of(in, model, version, host, pool);
+      if (profile != null) {
+        out.put(model, profile);
       }
-      demands.add(new ModelDemand(model, demandOf(in, model), profile.batch(), profile.points(),
-          requirementsOf(in, model).latencyObjectiveMs()));
     }
+    return out;
+  }
+
+  private static PoolSplitProblem poolProblem(PlanInputs in, PlanSettings settings, String host, String pool,
+      Map<String, PredictedProfiles.HostProfile> profiles) {
+    HostEnvironment env = in.hosts().get(host);
+    if (env == null || poolIds(env, pool).isEmpty()) {
+      return null;
+    }
+    List<ModelDemand> demands = new ArrayList<>();
+    profiles.forEach((model, hp) -> demands.add(new ModelDemand(model, demandOf(in, model), hp.profile().batch(),
+        hp.profile().points(), requirementsOf(in, model).latencyObjectiveMs())));
     if (demands.isEmpty()) {
       return null;
     }
@@ -84,9 +106,11 @@ public final class PartitionPlans {
    * The partition plans of every pool of one host, key model/version/host/pool. Every catalog
    * model gets a place ({@link PoolSharing}): the measured ones split the pools where they were
    * measured; one the split leaves without a resource shares resources with the others; one with
-   * no measurement on this host at all gets a default single-resource partition
-   * ({@code defaultPlan = true}) on the first pool its default version can run on, so it is served
-   * before the profiler has timed it.
+   * no measurement on this host at all is planned on the CPU pool from the most similar host that
+   * measured it there, scaled by baseline scores ({@link PredictedProfiles}; {@code predictedFrom}
+   * names that host, {@code why} says so), until this host's own timings arrive; one nobody similar
+   * measured either gets a default single-resource partition ({@code defaultPlan = true}) on the
+   * first pool its default version can run on, so it is served before the profiler has timed it.
    */
   public static SortedMap<String, PartitionPlan> partitions(PlanInputs in, PlanSettings settings, String host,
       Map<String, String> chosenOnHost, Map<String, Set<String>> kinds) {
@@ -105,10 +129,16 @@ public final class PartitionPlans {
     if (env == null) {
       return out;
     }
-    Map<String, String> defaults = DefaultPlacements.unmeasured(in, host, chosenOnHost);
+    Map<String, String> defaults = new TreeMap<>(DefaultPlacements.unmeasured(in, host, chosenOnHost));
+    Map<String, SortedMap<String, PredictedProfiles.HostProfile>> profiles = new TreeMap<>();
+    for (String pool : POOLS) {
+      profiles.put(pool, profiles(in, host, pool, chosenOnHost, kinds));
+      // A model planned from a predicted profile needs no default placement.
+      defaults.keySet().removeAll(profiles.get(pool).keySet());
+    }
     Map<String, Interference> interferences = new TreeMap<>();
     for (String pool : POOLS) {
-      PoolSplitProblem problem = poolProblem(in, settings, host, pool, chosenOnHost, kinds);
+      PoolSplitProblem problem = poolProblem(in, settings, host, pool, profiles.get(pool));
       Map<String, String> defaultsHere = new TreeMap<>();
       defaults.forEach((model, version) -> {
         if (pool.equals(DefaultPlacements.pool(in, model, version, env))) {
@@ -132,9 +162,11 @@ public final class PartitionPlans {
           continue;
         }
         String version = chosenOnHost.get(model);
-        Profile profile = profile(in, model, version, host, pool);
-        Map<List<Integer>, GroupingMeasurement> measured = GroupingEvidence.measured(in, model, version, host, pool,
-            profile.batch(), profile.provider());
+        PredictedProfiles.HostProfile hostProfile = profiles.get(pool).get(model);
+        Profile profile = hostProfile.profile();
+        // A predicted profile is compared by its scaled points alone: no grouping of it ran here.
+        Map<List<Integer>, GroupingMeasurement> measured = hostProfile.own()
+            ? GroupingEvidence.measured(in, model, version, host, pool, profile.batch(), profile.provider()) : Map.of();
         Interference interference = interferences.computeIfAbsent(pool, p -> GroupingEvidence.interference(in, host, p));
         MeasuredChoice choice = choose(share, placement, problem, settings,
             running.get(Keys.partition(model, version, host, pool)), profile, measured, interference);
@@ -145,7 +177,7 @@ public final class PartitionPlans {
             .setShareMemoryBytes(share.memoryBytes()).setRequestsPerSecond(share.requestsPerSecond())
             .setPlanned(g.planned()).setUnmetRequestsPerSecond(share.unmetRequestsPerSecond())
             .setNoEligibleReason(g.noEligibleReason()).setMethod(g.method() == null ? "none" : g.method())
-            .setPlacement(placement.kind().name().toLowerCase(java.util.Locale.ROOT)).setDefaultPlan(false);
+            .setPlacement(placement.kind().name().toLowerCase(Locale.ROOT)).setDefaultPlan(false);
         List<GroupingOption> runnersUp = new ArrayList<>();
         for (Grouping r : g.runnersUp()) {
           AssessedGrouping a = MeasuredGroupings.assess(r, measured, interference);
@@ -156,13 +188,17 @@ public final class PartitionPlans {
         List<ExcludedSize> excluded = new ArrayList<>();
         g.excludedSizes().forEach(x -> excluded.add(new ExcludedSize(x.size(), x.reason())));
         b.setRunnersUp(runnersUp).setExcludedSizes(excluded);
+        String predicted = hostProfile.own() ? null
+            : "predicted from " + hostProfile.predicted().describe(Plans.hostOf(env)) + " (no timing of its own yet)";
+        b.setPredictedFrom(hostProfile.own() ? null : hostProfile.predicted().source().hostId()).setWhy(predicted);
         if (g.planned()) {
           AssessedGrouping chosen = choice.choice();
           b.setSizes(g.choice().sizes()).setPredictedThroughput(g.choice().throughputPerSecond())
               .setMeasuredThroughput(chosen.measuredThroughputPerSecond())
               .setMaxLatencyMs(g.choice().maxLatencyMs()).setMemoryBytes(g.choice().memoryBytes())
               .setBasis(basis(chosen)).setExpectedThroughput(chosen.expectedThroughputPerSecond())
-              .setInterferenceFactor(chosen.interferenceFactor()).setWhy(choice.why());
+              .setInterferenceFactor(chosen.interferenceFactor())
+              .setWhy(predicted == null ? choice.why() : predicted + ": " + choice.why());
         } else {
           b.setSizes(List.of()).setPredictedThroughput(0).setMaxLatencyMs(0).setMemoryBytes(0);
         }
@@ -173,7 +209,7 @@ public final class PartitionPlans {
   }
 
   private static String basis(AssessedGrouping a) {
-    return a.basis().name().toLowerCase(java.util.Locale.ROOT);
+    return a.basis().name().toLowerCase(Locale.ROOT);
   }
 
   /**
@@ -196,7 +232,7 @@ public final class PartitionPlans {
         demand.sloMs(), settings.objective());
     MeasuredChoice choice = MeasuredGroupings.choose(grouping, fresh, measured, interference);
     if (running == null || !running.getPlanned() || running.getDefaultPlan()
-        || !running.getPlacement().equals(placement.kind().name().toLowerCase(java.util.Locale.ROOT))
+        || !running.getPlacement().equals(placement.kind().name().toLowerCase(Locale.ROOT))
         || running.getBatch() != profile.batch() || !running.getProvider().equals(profile.provider())) {
       return choice;
     }

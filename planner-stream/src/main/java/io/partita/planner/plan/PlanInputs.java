@@ -11,6 +11,7 @@ import io.partita.planning.VersionRequirements;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedMap;
 
 /**
@@ -106,7 +107,7 @@ public final class PlanInputs {
   }
 
   /** The versions of a model that a host has single-partition timings of. */
-  public java.util.Set<String> measuredVersions(String model, String host) {
+  public Set<String> measuredVersions(String model, String host) {
     return tables.measuredVersions(model, host);
   }
 

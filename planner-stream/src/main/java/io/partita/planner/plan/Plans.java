@@ -5,6 +5,7 @@ import io.partita.avro.ModelVersion;
 import io.partita.avro.TimingEvent;
 import io.partita.planning.HostFacts;
 import io.partita.planning.ProfilePoint;
+import io.partita.planning.VersionObjective;
 import io.partita.planning.VersionRequirements;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -71,6 +72,37 @@ public final class Plans {
     return env.getGpus().stream().mapToLong(g -> g.getMemoryBytes()).sum();
   }
 
+  /**
+   * The time one batch of a timing event takes at the rate its host can keep up: its median, unless
+   * the host runs under a CPU quota (a cgroup's CFS quota, {@code cpuQuotaCores}) smaller than its
+   * usable cores. Under a quota a short run fits inside the slice each period grants and is timed at
+   * full speed, while the throttled rest of the period is lost between runs: a host given a fifth of
+   * a core measures the same median as a whole core and does a fifth of its work. There the time is
+   * the smaller of the median stretched by the quota's share, {@code p50 / (quota / cores)}, and the
+   * time the measured throughput implies, {@code 1000 b / throughput} (never below the median): the
+   * first holds when runs fit the slice, the second when every run was throttled (a long run then
+   * already carries its pauses, and stretching its median again would count them twice). Without a
+   * quota, the median, as before: a neighbour's load slows the mean, not what the host can do.
+   */
+  public static double batchTimeMs(TimingEvent e, HostEnvironment env) {
+    double p50 = e.getP50Ms();
+    double share = quotaShare(env);
+    if (share >= 1) {
+      return p50;
+    }
+    double stretched = p50 / share;
+    double sustained = e.getThroughput() > 0 ? e.getBatch() * 1000.0 / e.getThroughput() : stretched;
+    return Math.min(stretched, Math.max(p50, sustained));
+  }
+
+  /** The share of its usable cores a host may use under its CPU quota: 1 without a quota. */
+  public static double quotaShare(HostEnvironment env) {
+    if (env == null || env.getCpuQuotaCores() == null || !(env.getCpuQuotaCores() > 0) || env.getUsableCores() <= 0) {
+      return 1;
+    }
+    return Math.min(1, env.getCpuQuotaCores() / env.getUsableCores());
+  }
+
   /** The profile a grouping uses: one provider and batch size, its measured sizes. */
   public record Profile(String provider, int batch, List<ProfilePoint> points) {}
 
@@ -95,7 +127,7 @@ public final class Plans {
     }
     List<ProfilePoint> points = new ArrayList<>();
     best.stream().sorted(Comparator.comparingInt(TimingEvent::getSize))
-        .forEach(e -> points.add(new ProfilePoint(e.getSize(), e.getP50Ms(), e.getMemoryBytes())));
+        .forEach(e -> points.add(new ProfilePoint(e.getSize(), batchTimeMs(e, in.hosts().get(host)), e.getMemoryBytes())));
     return new Profile(best.get(0).getProvider(), best.get(0).getBatch(), points);
   }
 
@@ -116,7 +148,11 @@ public final class Plans {
     return in.demandOf(model);
   }
 
-  /** The tightest requirements the service models of a base model place on it. */
+  /**
+   * The tightest requirements the service models of a base model place on it, and the accuracy
+   * objective when any of them asks for it: the version still meets every service model's latency
+   * objective (the lowest is applied), so a service model that wanted the fastest gets one in time.
+   */
   public static VersionRequirements requirementsOf(PlanInputs in, String model) {
     return in.requirementsOf(model);
   }

@@ -11,10 +11,11 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
- * How many partitions each base model's request topic needs under a plan: one per slot the plan
- * gives the base model (over all hosts), at least the configured minimum. It counts slots, not
- * service models: a slot serves every service model of its base model, so a thousand weight files
- * on one slot still need one partition. Pure.
+ * How many partitions each base model's request topic needs under a plan:
+ * {@link RequestTopics#PARTITIONS_PER_SLOT} per slot the plan gives the base model (over all
+ * hosts), at least the configured minimum, so the workers can share them out by capacity. It
+ * counts slots, not service models: a slot serves every service model of its base model, so a
+ * thousand weight files on one slot need no more partitions than one. Pure.
  */
 public final class RequestPartitionCounts {
   private RequestPartitionCounts() {}

@@ -60,12 +60,8 @@ public final class VersionPlans {
   }
 
   private static List<io.partita.planning.ModelVersion> candidates(List<ModelVersion> versions) {
-    List<io.partita.planning.ModelVersion> candidates = new ArrayList<>();
-    for (ModelVersion v : versions) {
-      candidates.add(new io.partita.planning.ModelVersion(v.getVersion(), Set.copyOf(v.getProviders()),
-          v.getPrecision(), v.getMemoryBytes() == null ? 0 : v.getMemoryBytes(), v.getAccuracy()));
-    }
-    return candidates;
+    return versions.stream().map(v -> new io.partita.planning.ModelVersion(v.getVersion(), Set.copyOf(v.getProviders()),
+        v.getPrecision(), v.getMemoryBytes() == null ? 0 : v.getMemoryBytes(), v.getAccuracy())).toList();
   }
 
   /**
@@ -99,9 +95,10 @@ public final class VersionPlans {
         for (TimingEvent e : events.values()) {
           smallest = Math.min(smallest, e.getBatch());
         }
+        HostEnvironment env = in.hosts().get(host);
         for (TimingEvent e : events.values()) {
           if (e.getBatch() == smallest) {
-            out.add(new TimingObservation(e.getVersion(), e.getHost(), e.getP50Ms()));
+            out.add(new TimingObservation(e.getVersion(), e.getHost(), Plans.batchTimeMs(e, env)));
           }
         }
       }
@@ -178,7 +175,7 @@ public final class VersionPlans {
     List<TimingObservation> out = new ArrayList<>();
     for (TimingEvent e : events) {
       if (e.getBatch() == smallestBatch.get(e.getVersion() + Keys.SEP + e.getHost())) {
-        out.add(new TimingObservation(e.getVersion(), e.getHost(), e.getP50Ms()));
+        out.add(new TimingObservation(e.getVersion(), e.getHost(), Plans.batchTimeMs(e, in.hosts().get(e.getHost()))));
       }
     }
     return out;
@@ -192,7 +189,8 @@ public final class VersionPlans {
   /**
    * The version choice for one model on one host, keeping {@code running} (the version chosen by the
    * live plan, or null) unless the fastest qualifying version beats it by more than {@code
-   * hysteresis} ({@link Hysteresis#keepVersion}).
+   * hysteresis} ({@link Hysteresis#keepVersion}). The record names the objective ranked by and the
+   * latency objective every candidate was held against.
    */
   public static VersionChoice versionChoice(PlanInputs in, String model, String host, String running, double hysteresis) {
     return versionChoice(in, model, host, running, hysteresis, observations(in, model));
@@ -223,6 +221,7 @@ public final class VersionPlans {
           .setAccuracy(o.accuracy()).setReason(o.reason()).build());
     }
     return VersionChoice.newBuilder().setModel(model).setHost(host).setChosenVersion(plan.chosenVersionId())
-        .setNoChoiceReason(plan.noChoiceReason()).setCandidates(candidates).build();
+        .setNoChoiceReason(plan.noChoiceReason()).setCandidates(candidates).setObjective(plan.objective().text())
+        .setLatencyObjectiveMs(problem.requirements().latencyObjectiveMs()).build();
   }
 }

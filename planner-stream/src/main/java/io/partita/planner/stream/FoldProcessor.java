@@ -3,23 +3,25 @@ package io.partita.planner.stream;
 import io.partita.avro.DeadLetter;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
+import io.partita.common.kafka.DeadLetters;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
+import io.partita.planner.plan.HostStates;
 import io.partita.planner.plan.InputTables;
 import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.Plans;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import org.apache.kafka.common.header.Header;
+import io.partita.planning.VersionObjective;
+import io.partita.schemas.DecodeException;
+import java.util.Locale;
+import org.apache.avro.AvroRuntimeException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -47,6 +49,7 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
   private final RecordCodec<ServiceModel> services;
   private final RecordCodec<HostEnvironment> environments;
   private final RecordCodec<SlotStatus> statuses;
+  private final RecordCodec<HostLiveness> liveness;
   private final RecordCodec<Demand> demands;
   private final RecordCodec<DeadLetter> deadLetters;
   private final String deadLetterTopic;
@@ -54,7 +57,6 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
   private ProcessorContext<String, Object> context;
   private KeyValueStore<String, byte[]> store;
   private KeyValueStore<String, byte[]> groupings;
-  private KeyValueStore<String, byte[]> catalogModels;
   private KeyValueStore<String, byte[]> catalogServices;
   private KeyValueStore<String, byte[]> dirty;
   private KeyValueStore<String, byte[]> asks;
@@ -70,6 +72,7 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     services = codecs.codec(ServiceModel.class);
     environments = codecs.codec(HostEnvironment.class);
     statuses = codecs.codec(SlotStatus.class);
+    liveness = codecs.codec(HostLiveness.class);
     demands = codecs.codec(Demand.class);
     deadLetters = codecs.codec(DeadLetter.class);
   }
@@ -78,7 +81,6 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
   public void init(ProcessorContext<String, Object> context) {
     this.context = context;
     store = context.getStateStore(kind.store());
-    catalogModels = context.getStateStore(InputKind.CATALOG_MODELS.store());
     catalogServices = context.getStateStore(InputKind.CATALOG_SERVICES.store());
     dirty = context.getStateStore(PlannerTopologyNames.DIRTY_STORE);
     if (kind == InputKind.TIMINGS) {
@@ -97,13 +99,14 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
         case CATALOG_MODELS -> storeModel(record);
         case CATALOG_SERVICES -> storeService(record);
         case HOST_ENVIRONMENTS -> storeEnvironment(record);
+        case HOST_LIVENESS -> storeLiveness(record);
         case SLOT_STATUS -> storeStatus(record);
         case DEMAND -> storeDemand(record);
         default -> throw new IllegalStateException("no fold for " + kind);
       }
-    } catch (Rejected | io.partita.schemas.DecodeException e) {
+    } catch (Rejected | DecodeException e) {
       deadLetter(record, e);
-    } catch (org.apache.avro.AvroRuntimeException e) {
+    } catch (AvroRuntimeException e) {
       deadLetter(record, e);
     }
   }
@@ -144,10 +147,10 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
         throw new Rejected("grouping: every partition size must be > 0, got " + e.getGrouping());
       }
     }
-    String modelVersion = Keys.modelVersion(e.getModel(), e.getVersion());
-    if (catalogModels.get(modelVersion) == null) {
-      throw new Rejected("model: unknown model version " + modelVersion + " (not in the catalog of models)");
-    }
+    // A timing of a model version the catalog does not name (yet) is kept, not refused: a profiler
+    // that starts beside the planner measures before the planner's catalog record lands (seen on a
+    // cluster of processes), and a refused timing was never measured again. The planner plans only
+    // what the catalog names, so such a timing waits in the store until its model version arrives.
     if (!e.getGrouping().isEmpty()) {
       answer(e);
     }
@@ -255,6 +258,10 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     if (sm.getWeightFile() != null && sm.getWeightFile().getSizeBytes() < 0) {
       throw new Rejected("weightFile.sizeBytes: must be >= 0, was " + sm.getWeightFile().getSizeBytes());
     }
+    if (VersionObjective.parse(sm.getVersionObjective()).isEmpty()) {
+      throw new Rejected("versionObjective: '" + sm.getVersionObjective() + "' is not one of "
+          + VersionObjective.choices());
+    }
     store.put(key, record.value());
     changed(InputTables.Table.SERVICE_MODELS, key, sm, record.timestamp());
     touchServiceModel(key, sm.getBaseModel());
@@ -290,6 +297,30 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     store.put(key, record.value());
     changed(InputTables.Table.HOSTS, key, env, record.timestamp());
     touchHost(key);
+  }
+
+  private void storeLiveness(Record<String, byte[]> record) {
+    String key = requireKey(record);
+    if (record.value() == null) {
+      if (store.get(key) != null) {
+        store.delete(key);
+        changed(InputTables.Table.LIVENESS, key, null, record.timestamp());
+        touchHost(key);
+      }
+      return;
+    }
+    HostLiveness l = liveness.decode(topic, record.value());
+    checkId("host", l.getHost());
+    expectKey(key, l.getHost());
+    if (!HostStates.KNOWN.contains(l.getState())) {
+      throw new Rejected("state: '" + l.getState() + "' is not one of " + HostStates.KNOWN);
+    }
+    byte[] old = store.get(key);
+    store.put(key, record.value());
+    changed(InputTables.Table.LIVENESS, key, l, record.timestamp());
+    if (old == null || !liveness.decode(topic, old).getState().equals(l.getState())) {
+      touchHost(key);
+    }
   }
 
   private void touchHost(String host) {
@@ -382,24 +413,11 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
   }
 
   private void deadLetter(Record<String, byte[]> record, Exception error) {
-    metrics.deadLetter(kind.name().toLowerCase(java.util.Locale.ROOT));
-    Map<String, String> headers = new LinkedHashMap<>();
-    for (Header h : record.headers()) {
-      headers.put(h.key(), h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8));
-    }
+    metrics.deadLetter(kind.name().toLowerCase(Locale.ROOT));
     RecordMetadata meta = context.recordMetadata().orElse(null);
-    DeadLetter letter = DeadLetter.newBuilder()
-        .setTopic(topic)
-        .setPartition(meta == null ? -1 : meta.partition())
-        .setOffset(meta == null ? -1 : meta.offset())
-        .setKey(record.key() == null ? null : ByteBuffer.wrap(record.key().getBytes(StandardCharsets.UTF_8)))
-        .setValue(record.value() == null ? null : ByteBuffer.wrap(record.value()))
-        .setHeaders(headers)
-        .setError(String.valueOf(error.getMessage()))
-        .setErrorClass(error.getClass().getSimpleName())
-        .setComponent(COMPONENT)
-        .setTimestamp(record.timestamp())
-        .build();
+    DeadLetters.Source source = new DeadLetters.Source(topic, meta == null ? -1 : meta.partition(),
+        meta == null ? -1 : meta.offset(), record.key(), record.value(), record.headers());
+    DeadLetter letter = DeadLetters.of(source, error, COMPONENT, record.timestamp());
     context.forward(new Record<>(record.key(), deadLetters.encode(deadLetterTopic, letter), record.timestamp()),
         PlannerTopologyNames.DEAD_LETTER_SINK);
   }

@@ -9,6 +9,7 @@ public enum InputKind {
   CATALOG_MODELS("read-catalog-models", "store-catalog-models", Topics::catalogModels, "catalog-models-store"),
   CATALOG_SERVICES("read-catalog-services", "store-catalog-services", Topics::catalogServices, "catalog-services-store"),
   HOST_ENVIRONMENTS("read-host-environments", "store-host-environments", Topics::hostEnvironments, "host-environments-store"),
+  HOST_LIVENESS("read-host-liveness", "store-host-liveness", Topics::hostLiveness, "host-liveness-store"),
   SLOT_STATUS("read-slot-status", "store-slot-status", Topics::workerStatus, "slot-status-store"),
   DEMAND("read-demand", "store-demand", Topics::demand, "demand-store");
 

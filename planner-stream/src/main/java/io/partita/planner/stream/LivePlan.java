@@ -1,6 +1,7 @@
 package io.partita.planner.stream;
 
 import io.partita.avro.AssignedServiceModel;
+import io.partita.avro.PartitionPlan;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.VersionChoice;
 import io.partita.common.Topic;
@@ -12,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.SortedSet;
@@ -43,6 +45,8 @@ final class LivePlan {
   /** host -> model -> chosen version (non-null only). */
   private final Map<String, TreeMap<String, String>> chosenByHost = new HashMap<>();
   private final Map<String, TreeSet<String>> partitionsByHost = new TreeMap<>();
+  /** host -> its partition keys whose plan is predicted from another host ({@code predictedFrom}). */
+  private final Map<String, TreeSet<String>> predictedByHost = new TreeMap<>();
   private final Map<String, TreeSet<String>> slotsByHost = new TreeMap<>();
   private final Map<String, TreeSet<String>> slotsByModel = new HashMap<>();
   private final Map<String, TreeSet<String>> slotsByServiceModel = new HashMap<>();
@@ -63,6 +67,7 @@ final class LivePlan {
     versionsByModel.clear();
     chosenByHost.clear();
     partitionsByHost.clear();
+    predictedByHost.clear();
     slotsByHost.clear();
     slotsByModel.clear();
     slotsByServiceModel.clear();
@@ -127,7 +132,7 @@ final class LivePlan {
     if (table == PlanTable.VERSIONS && old != null && value != null) {
       // The same key with new figures: the index changes only if the chosen version did.
       VersionChoice v = (VersionChoice) value;
-      if (java.util.Objects.equals(chosen(v.getModel(), v.getHost()), v.getChosenVersion())) {
+      if (Objects.equals(chosen(v.getModel(), v.getHost()), v.getChosenVersion())) {
         store.put(table.storeKey(key), bytes);
         return;
       }
@@ -152,7 +157,12 @@ final class LivePlan {
           chosenByHost.computeIfAbsent(v.getHost(), h -> new TreeMap<>()).put(v.getModel(), v.getChosenVersion());
         }
       }
-      case PARTITIONS -> partitionsByHost.computeIfAbsent(partitionHost(key), h -> new TreeSet<>()).add(key);
+      case PARTITIONS -> {
+        partitionsByHost.computeIfAbsent(partitionHost(key), h -> new TreeSet<>()).add(key);
+        if (((PartitionPlan) value).getPredictedFrom() != null) {
+          predictedByHost.computeIfAbsent(partitionHost(key), h -> new TreeSet<>()).add(key);
+        }
+      }
       case ASSIGNMENTS -> {
         SlotAssignment a = (SlotAssignment) value;
         slotsByHost.computeIfAbsent(a.getHost(), h -> new TreeSet<>()).add(key);
@@ -178,7 +188,10 @@ final class LivePlan {
         removeFrom(versionsByModel, model, host);
         removeFrom(chosenByHost, host, model);
       }
-      case PARTITIONS -> removeFrom(partitionsByHost, partitionHost(key), key);
+      case PARTITIONS -> {
+        removeFrom(partitionsByHost, partitionHost(key), key);
+        removeFrom(predictedByHost, partitionHost(key), key);
+      }
       case ASSIGNMENTS -> {
         SlotAssignment a = (SlotAssignment) old;
         removeFrom(slotsByHost, a.getHost(), key);
@@ -259,6 +272,12 @@ final class LivePlan {
     index();
     TreeSet<String> keys = partitionsByHost.get(host);
     return keys == null ? Collections.emptySortedSet() : Collections.unmodifiableSortedSet(keys);
+  }
+
+  /** Hosts with at least one live partition plan predicted from another host's timings. */
+  Set<String> predictedHosts() {
+    index();
+    return Collections.unmodifiableSet(predictedByHost.keySet());
   }
 
   /** Hosts with at least one live partition plan. */

@@ -3,6 +3,7 @@ package io.partita.planner.stream;
 import io.partita.avro.AssignedServiceModel;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.ServiceMapping;
@@ -170,6 +171,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
           ServiceModel.class);
       load(InputKind.HOST_ENVIRONMENTS, inputs.get(InputKind.HOST_ENVIRONMENTS), InputTables.Table.HOSTS,
           HostEnvironment.class);
+      load(InputKind.HOST_LIVENESS, inputs.get(InputKind.HOST_LIVENESS), InputTables.Table.LIVENESS, HostLiveness.class);
       load(InputKind.SLOT_STATUS, inputs.get(InputKind.SLOT_STATUS), InputTables.Table.SLOTS, SlotStatus.class);
       load(InputKind.DEMAND, inputs.get(InputKind.DEMAND), InputTables.Table.DEMAND, Demand.class);
       load(InputKind.TIMINGS, inputs.get(InputKind.TIMINGS), InputTables.Table.TIMINGS, TimingEvent.class);
@@ -389,6 +391,10 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         cells = MappingMatrix.full(in, settings, live::chosenVersion);
       } else {
         versionsAt.forEach((model, hosts) -> matrixHosts.computeIfAbsent(model, m -> new TreeSet<>()).addAll(hosts));
+        // A host's environment scales its times (its CPU quota, Plans.batchTimeMs): its cells of every model.
+        for (String model : versionHosts.isEmpty() ? Set.<String>of() : in.catalogModels().keySet()) {
+          matrixHosts.computeIfAbsent(model, m -> new TreeSet<>()).addAll(versionHosts);
+        }
         Set<String> models = allVersions ? in.catalogModels().keySet() : versionModels;
         cells = matrix.update(in, settings, live::chosenVersion, matrixHosts, models);
       }
@@ -414,6 +420,10 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
       if (partitionHosts.isEmpty()) {
         return;
       }
+      // A plan predicted from another host follows that host's timings, and a more similar host
+      // that measures: its hosts are re-planned with every pass that re-plans partitions (they are
+      // few, and only until their own timings arrive).
+      partitionHosts.addAll(live.predictedHosts());
       SortedMap<String, Set<String>> kinds = MappingPlans.kinds(live.all(PlanTable.MAPPINGS, ServiceMapping.class).values());
       for (String host : partitionHosts) {
         SortedMap<String, PartitionPlan> running = new TreeMap<>();

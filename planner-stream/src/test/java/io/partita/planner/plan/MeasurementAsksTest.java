@@ -33,6 +33,14 @@ class MeasurementAsksTest {
   }
 
   @Test
+  void shouldWantNothingOfAPlanPredictedFromAnotherHostsTimings() {
+    PartitionPlan fromOther = PartitionPlan.newBuilder(plan("a", List.of(1, 1), "predicted", 200, List.of(2), "predicted",
+        160)).setPredictedFrom("lab").build();
+
+    assertThat(MeasurementAsks.wanted(fromOther, 0.25)).isEmpty();
+  }
+
+  @Test
   void shouldAskOnceThenWaitForTheAnswerThenForTheIntervalBeforeAskingAboutAnotherModel() {
     List<PartitionPlan> plans = List.of(plan("a", List.of(1, 1), "predicted", 200, List.of(2), "predicted", 100),
         plan("b", List.of(2), "predicted", 50, List.of(1, 1), "predicted", 10));

@@ -22,7 +22,7 @@ class RequestPartitionCountsTest {
   }
 
   @Test
-  void shouldGiveEachBaseModelOnePartitionPerPlannedSlotAtLeastTheMinimum() {
+  void shouldGiveEachBaseModelFourPartitionsPerPlannedSlotAtLeastTheMinimum() {
     List<SlotAssignment> plan = new ArrayList<>();
     for (int h = 0; h < 3; h++) {
       for (int s = 0; s < 2; s++) {
@@ -31,7 +31,7 @@ class RequestPartitionCountsTest {
     }
     plan.add(slot("host-0", "cpu-9", "small", 1));
     assertThat(RequestPartitionCounts.of(plan, topics, 4))
-        .containsEntry("p.requests.big", 6).containsEntry("p.requests.small", 4).hasSize(2);
+        .containsEntry("p.requests.big", 24).containsEntry("p.requests.small", 4).hasSize(2);
   }
 
   @Test
@@ -39,6 +39,6 @@ class RequestPartitionCountsTest {
     List<SlotAssignment> few = List.of(slot("h", "cpu-0", "base", 1), slot("h", "cpu-1", "base", 1));
     List<SlotAssignment> thousands = List.of(slot("h", "cpu-0", "base", 5_000), slot("h", "cpu-1", "base", 5_000));
     assertThat(RequestPartitionCounts.of(thousands, topics, 1)).isEqualTo(RequestPartitionCounts.of(few, topics, 1))
-        .containsExactlyEntriesOf(java.util.Map.of("p.requests.base", 2));
+        .containsExactlyEntriesOf(java.util.Map.of("p.requests.base", 8));
   }
 }

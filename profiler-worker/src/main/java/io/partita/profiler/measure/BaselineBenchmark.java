@@ -6,15 +6,19 @@ import io.partita.profiler.search.GridPoint;
 import io.partita.profiler.search.HillClimbSearch;
 import io.partita.profiler.search.Measured;
 import io.partita.profiler.stats.LatencySummary;
+import io.partita.profiler.stats.Sampler;
 import io.partita.runtime.SlotConfig;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * The host's baseline benchmark: {@link HillClimbSearch} over (intra-op threads, batch size) on the
  * fixed reference model ({@link TinyModels#referenceMlp()}), measured with {@link Measurer}'s
- * sampler. The score is the best throughput found, from 10th-percentile latencies.
+ * sampler. The score is the best throughput found, from 10th-percentile latencies, held to what a
+ * CPU quota lets the host sustain (see {@link #score}).
  *
  * <p>Grid: threads 1 to twice the usable cores (a thread count up to the cores is pinned one thread
  * per core with spinning; above it, threads are unpinned and do not spin, which is what
@@ -47,7 +51,7 @@ public final class BaselineBenchmark {
     /** The grid's best point, when the grid was measured. */
     public Optional<Measured> gridBest() {
       return grid.flatMap(all -> all.stream().filter(m -> !m.failed())
-          .max(java.util.Comparator.comparingDouble(Measured::throughput)));
+          .max(Comparator.comparingDouble(Measured::throughput)));
     }
   }
 
@@ -123,8 +127,26 @@ public final class BaselineBenchmark {
     if (run.error() != null) {
       return Double.NaN;
     }
-    long[] sorted = run.slots().get(0).outcome().samplesNanos().clone();
-    java.util.Arrays.sort(sorted);
-    return p.batch() * 1e9 / LatencySummary.percentile(sorted, SCORE_PERCENTILE);
+    Sampler.Outcome outcome = run.slots().get(0).outcome();
+    long[] sorted = outcome.samplesNanos().clone();
+    Arrays.sort(sorted);
+    return score(p.batch() * 1e9 / LatencySummary.percentile(sorted, SCORE_PERCENTILE), outcome.throughput(p.batch()),
+        measurer.host().cpuQuotaCores(), p.threads());
+  }
+
+  /**
+   * A grid point's score: its fast-tail throughput ({@code batch / p10}), unless a CPU quota (a
+   * cgroup's CFS quota) holds the host below the cores the point's threads use. Under a quota a
+   * short run fits the slice each period grants and is timed at full speed, the throttled rest of
+   * the period falling between runs: a host given a fifth of a core would score as a whole core. So
+   * the fast-tail figure is scaled by {@code quota / threads}; when runs were long enough to be
+   * throttled themselves, their p10 already carries the pauses, and the sustained throughput (items
+   * over the run's wall time) is the larger and the right figure. Without a quota, as before.
+   */
+  static double score(double fastTail, double sustained, Double quotaCores, int threads) {
+    if (quotaCores == null || !(quotaCores > 0) || quotaCores >= threads) {
+      return fastTail;
+    }
+    return Math.max(fastTail * quotaCores / threads, Math.min(fastTail, sustained));
   }
 }

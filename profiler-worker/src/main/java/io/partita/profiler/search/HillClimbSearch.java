@@ -24,7 +24,7 @@ import java.util.Optional;
  * <p>It guarantees termination (every move strictly improves, the grid is finite) and that the
  * reported best is the best of the points it measured. It does not guarantee the global optimum: a
  * surface with several separated peaks can trap it, which is why the grid's axes are chosen so that
- * throughput is roughly unimodal along each (see the module's docs/profiler.md).
+ * throughput is roughly unimodal along each (see docs/internals/profiler.md).
  *
  * <p>Use: {@code while ((p = search.next()).isPresent()) search.record(p.get(), measure(p.get()));}.
  * Not thread-safe.

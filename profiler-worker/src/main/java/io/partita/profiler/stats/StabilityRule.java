@@ -17,7 +17,7 @@ package io.partita.profiler.stats;
  */
 public record StabilityRule(double relativeHalfWidth, int minSamples) {
 
-  /** The rule: the median's 95% interval within +-5%, from 10 samples on. */
+  /** The stability rule (docs/internals/profiler.md): the median's 95% interval within +-5%, from 10 samples on. */
   public static final StabilityRule DEFAULT = new StabilityRule(0.05, 10);
 
   static final double Z_95 = 1.959964;

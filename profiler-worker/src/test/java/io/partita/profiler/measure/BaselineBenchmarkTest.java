@@ -37,4 +37,18 @@ class BaselineBenchmarkTest {
     assertThat(report.grid()).isEmpty();
     assertThat(host.withBaseline(report.score()).baseline()).isEqualTo(report.score());
   }
+
+  @Test
+  void shouldHoldTheScoreToWhatACpuQuotaLetsTheHostSustain() {
+    // no quota, or one above the threads used: the fast tail, as before
+    assertThat(BaselineBenchmark.score(1000, 400, null, 1)).isEqualTo(1000);
+    assertThat(BaselineBenchmark.score(1000, 400, 2.0, 1)).isEqualTo(1000);
+    // a fifth of a core, runs that fit its slice: the fast tail scaled, or the sustained rate if larger
+    assertThat(BaselineBenchmark.score(1000, 190, 0.2, 1)).isEqualTo(200);
+    assertThat(BaselineBenchmark.score(1000, 210, 0.2, 1)).isEqualTo(210);
+    // runs long enough to be throttled themselves: their p10 carries the pauses; the sustained rate
+    assertThat(BaselineBenchmark.score(250, 200, 0.2, 1)).isEqualTo(200);
+    // two threads on a one-core quota
+    assertThat(BaselineBenchmark.score(1000, 100, 1.0, 2)).isEqualTo(500);
+  }
 }

@@ -140,7 +140,7 @@ class MeasurerTest {
 
   @Test
   void shouldMeasureTheWholeCoresAsOnePartitionAndAsOnePartitionPerCore() {
-    // the example: on 2 cores, {2} and {1,1}
+    // the grouping-mode example: on 2 cores, {2} and {1,1}
     GroupingResult whole = measurer.measureGrouping(MATMUL, Provider.CPU, List.of(2), 8);
     GroupingResult split = measurer.measureGrouping(MATMUL, Provider.CPU, List.of(1, 1), 8);
     if (host.usableCores() < 2) {

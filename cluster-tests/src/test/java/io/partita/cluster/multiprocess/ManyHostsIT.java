@@ -1,0 +1,173 @@
+package io.partita.cluster.multiprocess;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.partita.avro.HostEnvironment;
+import io.partita.avro.TimingEvent;
+import io.partita.avro.VersionChoice;
+import io.partita.launcher.bench.Calls;
+import io.partita.launcher.bench.ManyHosts;
+import io.partita.launcher.bench.ManyHosts.Snapshot;
+import io.partita.launcher.bench.OpenLoad;
+import io.partita.launcher.cluster.Cluster;
+import io.partita.launcher.cluster.ClusterNames;
+import io.partita.models.demo.DemoHeavy;
+import io.partita.models.demo.DemoMlp;
+import io.partita.planner.plan.Plans;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Many hosts for real, started once for the class through the code of {@code partita cluster up}
+ * ({@link ManyHosts}): two worker hosts at 60 % and 20 % of a core. Checked from outside: every
+ * process of the cluster, plans on both hosts from their own measurements with the slow host
+ * measured slower, the version each host runs, each host's share of the answers under open-loop
+ * load against its share of the planned capacity, a third host joining under load and leaving with
+ * SIGTERM with nothing lost. Needs root (CI runs as root); skips, saying why, elsewhere.
+ */
+@Tag("cluster")
+@Tag("slow")
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ManyHostsIT {
+  private static final List<String> MODELS = List.of(DemoMlp.MODEL_NAME, DemoHeavy.MODEL_NAME);
+  private static Path dir;
+  private static ManyHosts cluster;
+  private static List<String> hosts;
+  private static Snapshot plan;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    ClusterMachine.assumeNamespacesAndCgroups();
+    dir = ClusterMachine.freshDir("many-hosts-it");
+    ClusterMachine.down(dir);
+    cluster = ManyHosts.up(dir, List.of(0.6, 0.2), null, System.err);
+    hosts = cluster.hosts();
+    plan = cluster.awaitMeasuredPlans(hosts, MODELS, Duration.ofMinutes(8));
+  }
+
+  @AfterAll
+  static void down() throws Exception {
+    if (cluster != null) {
+      ClusterNames names = ClusterNames.of(dir);
+      cluster.close();
+      assertThat(ClusterMachine.leftovers(names)).as("what the cluster left").isEmpty();
+    }
+  }
+
+  @Test
+  @Order(1)
+  void shouldRunEveryProcessOfTheCluster() throws Exception {
+    Map<String, Long> running = Cluster.status(dir).stream().filter(s -> s.state().equals("running"))
+        .collect(Collectors.groupingBy(s -> s.role().toString(), Collectors.counting()));
+    assertThat(running).containsEntry("broker", 3L).containsEntry("planner", 2L).containsEntry("gateway", 2L)
+        .containsEntry("worker", 2L).containsEntry("profiler", 2L);
+    assertThat(hosts).containsExactly("host-1", "host-2");
+  }
+
+  @Test
+  @Order(2)
+  void shouldPlanBothHostsFromTheirOwnMeasurementsWithTheSlowHostSlower() {
+    for (String host : hosts) {
+      for (String model : MODELS) {
+        assertThat(plan.measured(model, host)).as("%s on %s rests on its own timings", model, host).isTrue();
+      }
+    }
+    HostEnvironment slow = plan.hosts().get("host-2");
+    assertThat(slow.getCpuQuotaCores()).as("host-2's quota, as its profiler found it").isCloseTo(0.2, within(1e-9));
+    assertThat(plan.hosts().get("host-1").getCpuQuotaCores()).isCloseTo(0.6, within(1e-9));
+    // demo-heavy version 2 runs on both hosts (version 1 at least where it fits): compare like with like
+    TimingEvent fast = plan.timings().get(String.join("/", DemoHeavy.MODEL_NAME, "2", "host-1", "1", "1", "CPU"));
+    TimingEvent slowEvent = plan.timings().get(String.join("/", DemoHeavy.MODEL_NAME, "2", "host-2", "1", "1", "CPU"));
+    assertThat(fast).isNotNull();
+    assertThat(slowEvent).isNotNull();
+    assertThat(Plans.batchTimeMs(slowEvent, slow)).as("the time host-2 is planned by, against host-1's")
+        .isGreaterThan(Plans.batchTimeMs(fast, plan.hosts().get("host-1")));
+    assertThat(plan.capacity("host-2", DemoHeavy.MODEL_NAME)).isLessThan(plan.capacity("host-1", DemoHeavy.MODEL_NAME));
+  }
+
+  @Test
+  @Order(3)
+  void shouldRunTheAccurateVersionOnlyWhereItMeetsTheLatencyObjective() {
+    // demo-heavy asks for the most accurate version within its latency objective. Which host meets it
+    // with version 1 is a matter of measurement (a host measured while its own worker was starting
+    // can miss it), so each host's choice is checked against its own planned time: version 1 where
+    // that is within the objective, version 2 elsewhere; and the host at a fifth of a core never is.
+    for (String host : hosts) {
+      VersionChoice choice = plan.version(DemoHeavy.MODEL_NAME, host);
+      TimingEvent v1 = plan.timings().get(String.join("/", DemoHeavy.MODEL_NAME, DemoHeavy.VERSION_WIDE, host, "1", "1", "CPU"));
+      assertThat(v1).as("version 1 measured on %s", host).isNotNull();
+      double planned = Plans.batchTimeMs(v1, plan.hosts().get(host));
+      assertThat(choice.getChosenVersion()).as("%s: version 1 planned at %.2f ms against %s ms; candidates %s", host, planned,
+          choice.getLatencyObjectiveMs(), choice.getCandidates())
+          .isEqualTo(planned <= choice.getLatencyObjectiveMs() ? DemoHeavy.VERSION_WIDE : DemoHeavy.VERSION_PRUNED);
+    }
+    assertThat(plan.version(DemoHeavy.MODEL_NAME, "host-2").getChosenVersion()).isEqualTo(DemoHeavy.VERSION_PRUNED);
+    assertThat(plan.version(DemoHeavy.MODEL_NAME, "host-2").getCandidates())
+        .anySatisfy(c -> assertThat(c.getReason()).contains("exceeds the objective"));
+  }
+
+  @Test
+  @Order(4)
+  void shouldShareTheAnswersByCapacityUnderOpenLoopLoad() throws Exception {
+    double capacity = cluster.measureCapacity(64, Duration.ofSeconds(10), Duration.ofSeconds(10));
+    Calls calls = OpenLoad.run(cluster.demoCallers(), 0.8 * capacity, Duration.ofSeconds(30), Duration.ofSeconds(30), null);
+
+    assertThat(calls.lost()).as("calls never answered").isZero();
+    assertThat(calls.errors()).as("error answers").isEmpty();
+    for (String host : hosts) {
+      double expected = plan.capacityShare(host, ManyHosts.LOAD_MODEL, hosts);
+      assertThat(calls.share(host)).as("%s's share of the answers (capacity share %.2f; by host %s)", host, expected,
+          calls.okByHost()).isCloseTo(expected, within(0.15));
+    }
+  }
+
+  @Test
+  @Order(5)
+  void shouldTakeAJoiningHostIntoThePlanAndServeFromIt() throws Exception {
+    cluster.fault(Cluster.Fault.START, "host-3", 0.2);
+    cluster.await("host-3 in the plan with a ready slot of " + ManyHosts.LOAD_MODEL, Duration.ofMinutes(4),
+        s -> s.assignments().values().stream().anyMatch(a -> a.getHost().equals("host-3") && a.getModel().equals(ManyHosts.LOAD_MODEL)));
+    Calls calls = OpenLoad.run(cluster.demoCallers(), 100, Duration.ofSeconds(20), Duration.ofSeconds(30), null);
+    long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+    while (calls.okByHost().getOrDefault("host-3", 0L) == 0 && System.nanoTime() < deadline) {
+      calls = OpenLoad.run(cluster.demoCallers(), 100, Duration.ofSeconds(20), Duration.ofSeconds(30), null);
+    }
+    assertThat(calls.okByHost()).as("answers by host once host-3 joined").containsKey("host-3");
+    assertThat(calls.lost()).isZero();
+  }
+
+  @Test
+  @Order(6)
+  void shouldLoseNothingWhenAHostLeavesWithSigterm() throws Exception {
+    CompletableFuture<String> stopped = new CompletableFuture<>();
+    Calls calls = OpenLoad.run(cluster.demoCallers(), 100, Duration.ofSeconds(30), Duration.ofSeconds(30), second -> {
+      if (second == 10) {
+        CompletableFuture.runAsync(() -> {
+          try {
+            stopped.complete(cluster.fault(Cluster.Fault.STOP, "host-3", null));
+          } catch (Exception e) {
+            stopped.completeExceptionally(e);
+          }
+        });
+      }
+    });
+    stopped.get();
+
+    assertThat(calls.lost()).as("calls never answered while host-3 left").isZero();
+    assertThat(calls.errors()).as("error answers while host-3 left").isEmpty();
+    cluster.await("host-3's slots withdrawn from the plan", Duration.ofMinutes(2),
+        s -> s.assignments().values().stream().noneMatch(a -> a.getHost().equals("host-3")));
+  }
+}

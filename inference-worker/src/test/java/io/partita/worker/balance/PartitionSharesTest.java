@@ -1,0 +1,161 @@
+package io.partita.worker.balance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+class PartitionSharesTest {
+
+  private static TopicCapacity known(double capacity) {
+    return new TopicCapacity(capacity, 1, 0);
+  }
+
+  @Test
+  void shouldGiveAHostPartitionsInProportionToItsPlannedCapacity() {
+    Map<String, TopicCapacity> offers = Map.of("fast", known(300), "slow", known(100));
+
+    SortedMap<String, List<Integer>> shares = PartitionShares.share(8, offers, Map.of());
+
+    assertThat(shares.get("fast")).hasSize(6);
+    assertThat(shares.get("slow")).hasSize(2);
+  }
+
+  @Test
+  void shouldWeighBySlotCountWhileAnyWorkerRunsAnUnsizedSlot() {
+    // one host measured, the other on a default placement: capacities are not comparable yet
+    Map<String, TopicCapacity> offers = Map.of("a", new TopicCapacity(900, 2, 0), "b", new TopicCapacity(0, 1, 1));
+
+    assertThat(PartitionShares.weights(offers)).containsEntry("a", 2.0).containsEntry("b", 1.0);
+  }
+
+  @Test
+  void shouldGiveNoPartitionToAWorkerWithoutASlotOfTheBaseModel() {
+    Map<String, TopicCapacity> offers = Map.of("a", known(50), "b", TopicCapacity.NONE);
+
+    SortedMap<String, List<Integer>> shares = PartitionShares.share(4, offers, Map.of());
+
+    assertThat(shares.get("a")).containsExactly(0, 1, 2, 3);
+    assertThat(shares.get("b")).isEmpty();
+  }
+
+  @Test
+  void shouldShareEvenlyWhenNoWorkerHasASlotYet() {
+    Map<String, TopicCapacity> offers = Map.of("a", TopicCapacity.NONE, "b", TopicCapacity.NONE);
+
+    assertThat(PartitionShares.share(4, offers, Map.of()).values()).allSatisfy(l -> assertThat(l).hasSize(2));
+  }
+
+  @Test
+  void shouldKeepOwnedPartitionsSoAReshareMovesAsFewAsItMust() {
+    Map<String, List<Integer>> owned = Map.of("fast", List.of(0, 2, 4, 6), "slow", List.of(1, 3, 5, 7));
+
+    SortedMap<String, List<Integer>> shares = PartitionShares.share(8,
+        Map.of("fast", known(300), "slow", known(100)), owned);
+
+    assertThat(shares.get("fast")).containsAll(List.of(0, 2, 4, 6)).hasSize(6);
+    assertThat(shares.get("slow")).hasSize(2).isSubsetOf(1, 3, 5, 7);
+  }
+
+  @Test
+  void shouldCountWithinOnePartitionOfTheExactShareAndCoverEveryPartitionOnce() {
+    Random random = new Random();
+    long seed = random.nextLong();
+    random.setSeed(seed);
+    for (int trial = 0; trial < 2_000; trial++) {
+      final int partitions = 1 + random.nextInt(64);
+      final int t = trial;
+      int members = 1 + random.nextInt(6);
+      Map<String, TopicCapacity> offers = new HashMap<>();
+      Map<String, List<Integer>> owned = new HashMap<>();
+      for (int m = 0; m < members; m++) {
+        int slots = random.nextInt(3);
+        int unknown = slots == 0 ? 0 : random.nextInt(4) == 0 ? 1 : 0;
+        offers.put("m" + m, new TopicCapacity(slots == 0 ? 0 : random.nextDouble() * 1000, slots, unknown));
+        List<Integer> mine = new ArrayList<>();
+        for (int p = 0; p < partitions + 2; p++) {
+          if (random.nextInt(members) == 0) {
+            mine.add(p); // may claim partitions others claim too, or that do not exist
+          }
+        }
+        owned.put("m" + m, mine);
+      }
+      SortedMap<String, Double> weights = PartitionShares.weights(offers);
+      double total = weights.values().stream().mapToDouble(Double::doubleValue).sum();
+
+      SortedMap<String, List<Integer>> shares = PartitionShares.share(partitions, offers, owned);
+
+      List<Integer> all = new ArrayList<>();
+      shares.values().forEach(all::addAll);
+      assertThat(all).as("seed %d trial %d", seed, t).doesNotHaveDuplicates().hasSize(partitions)
+          .allSatisfy(p -> assertThat(p).isBetween(0, partitions - 1));
+      shares.forEach((member, list) -> assertThat((double) list.size())
+          .as("seed %d trial %d member %s", seed, t, member)
+          .isCloseTo(partitions * weights.get(member) / total, org.assertj.core.api.Assertions.within(1.0 - 1e-9)));
+    }
+  }
+
+  @Test
+  void shouldWithholdAPartitionThatMovesUntilItsOldOwnerGaveItUp() {
+    Map<String, List<Integer>> owned = Map.of("fast", List.of(0, 1, 2, 3), "slow", List.of(4, 5, 6, 7));
+    SortedMap<String, List<Integer>> target = PartitionShares.share(8,
+        Map.of("fast", known(300), "slow", known(100)), owned);
+
+    SortedMap<String, List<Integer>> first = PartitionShares.withholdMoving(target, owned);
+
+    assertThat(first.get("fast")).containsExactly(0, 1, 2, 3);
+    assertThat(first.get("slow")).hasSize(2);
+    // the slow worker gave up what it lost; the next round hands those over
+    SortedMap<String, List<Integer>> second = PartitionShares.withholdMoving(
+        PartitionShares.share(8, Map.of("fast", known(300), "slow", known(100)), first), first);
+    assertThat(second.get("fast")).hasSize(6);
+    assertThat(second.get("slow")).isEqualTo(first.get("slow"));
+  }
+
+  @Test
+  void shouldIgnoreOwnershipClaimedByAMemberThatLeft() {
+    Map<String, List<Integer>> owned = Map.of("gone", List.of(0, 1));
+
+    SortedMap<String, List<Integer>> first = PartitionShares.withholdMoving(
+        PartitionShares.share(2, Map.of("a", known(1)), owned), owned);
+
+    assertThat(first.get("a")).containsExactly(0, 1);
+  }
+
+  @Test
+  void shouldRoundTripWhatAWorkerOffersThroughItsSubscription() {
+    Map<String, TopicCapacity> offers = new TreeMap<>(Map.of("p.requests.demo", new TopicCapacity(1234.5, 2, 1),
+        "p.requests.heavy-mlp", new TopicCapacity(0, 0, 0)));
+
+    assertThat(PartitionShares.decode(PartitionShares.encode(offers))).isEqualTo(offers);
+  }
+
+  @Test
+  void shouldRefuseCapacityDataCutShortAndIgnoreDataOfAnotherVersion() {
+    ByteBuffer full = PartitionShares.encode(Map.of("t", known(5)));
+    ByteBuffer cut = ByteBuffer.wrap(full.array(), 0, full.remaining() - 3);
+
+    assertThatThrownBy(() -> PartitionShares.decode(cut)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("capacity data");
+    assertThat(PartitionShares.decode(ByteBuffer.wrap(new byte[] {0, 9, 0, 0, 0, 0}))).isEmpty();
+    assertThat(PartitionShares.decode(null)).isEmpty();
+  }
+
+  @Test
+  void shouldNoticeOnlyChangesLargerThanTheTolerance() {
+    TopicCapacity base = new TopicCapacity(100, 1, 0);
+
+    assertThat(base.differs(new TopicCapacity(110, 1, 0), 0.2)).isFalse();
+    assertThat(base.differs(new TopicCapacity(130, 1, 0), 0.2)).isTrue();
+    assertThat(base.differs(new TopicCapacity(100, 2, 0), 0.2)).isTrue();
+    assertThat(base.differs(new TopicCapacity(0, 1, 1), 0.2)).isTrue();
+  }
+}
