@@ -41,22 +41,46 @@ public final class RoutePlans {
    */
   public static SortedMap<String, Route> routes(PlanInputs in, PlanSettings settings,
       Collection<SlotAssignment> assignments) {
-    Map<String, List<RouteInstance>> instances = new TreeMap<>();
-    List<SlotAssignment> ordered = new ArrayList<>(assignments);
+    Map<String, List<SlotAssignment>> holding = new TreeMap<>();
+    for (SlotAssignment a : assignments) {
+      for (AssignedServiceModel asm : a.getServiceModels()) {
+        List<SlotAssignment> list = holding.computeIfAbsent(asm.getServiceModel(), k -> new ArrayList<>());
+        if (list.isEmpty() || list.get(list.size() - 1) != a) {
+          list.add(a);
+        }
+      }
+    }
+    SortedMap<String, Route> out = new TreeMap<>();
+    for (ServiceModel sm : in.serviceModels().values()) {
+      out.put(sm.getName(), route(in, settings, sm, holding.getOrDefault(sm.getName(), List.of())));
+    }
+    return out;
+  }
+
+  /**
+   * The route of one service model, from the assignments that hold its instances ({@code holding};
+   * others are ignored) and the slot status of their hosts: what {@link #routes} gives for it.
+   */
+  public static Route route(PlanInputs in, PlanSettings settings, ServiceModel sm, Collection<SlotAssignment> holding) {
+    List<SlotAssignment> ordered = new ArrayList<>(holding);
     ordered.sort(Comparator.comparing((SlotAssignment a) -> a.getHost()).thenComparing(SlotAssignment::getSlot));
+    List<RouteInstance> list = new ArrayList<>();
     for (SlotAssignment a : ordered) {
       SlotStatus assigned = in.slots().get(Keys.hostSlot(a.getHost(), a.getSlot()));
       for (AssignedServiceModel asm : a.getServiceModels()) {
+        if (!asm.getServiceModel().equals(sm.getName())) {
+          continue;
+        }
         String reason = notReady(a, asm, assigned);
         SlotStatus status = assigned;
         if (reason != null) {
-          SlotStatus elsewhere = servingElsewhere(in.slots().values(), a, asm.getInstanceId());
+          SlotStatus elsewhere = servingElsewhere(statusesOf(in, a.getHost()), a, asm.getInstanceId());
           if (elsewhere != null) {
             reason = null;
             status = elsewhere;
           }
         }
-        instances.computeIfAbsent(asm.getServiceModel(), k -> new ArrayList<>()).add(RouteInstance.newBuilder()
+        list.add(RouteInstance.newBuilder()
             .setInstanceId(asm.getInstanceId()).setHost(a.getHost()).setSlot(a.getSlot())
             .setReady(reason == null).setReason(reason)
             .setPartitions(requestPartitions(status, settings.topics().requests(a.getModel()))) // one topic per base model
@@ -64,17 +88,17 @@ public final class RoutePlans {
             .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).build());
       }
     }
-    SortedMap<String, Route> out = new TreeMap<>();
-    for (ServiceModel sm : in.serviceModels().values()) {
-      List<RouteInstance> list = instances.getOrDefault(sm.getName(), List.of());
-      list = new ArrayList<>(list);
-      list.sort(Comparator.comparing(RouteInstance::getInstanceId));
-      int ready = (int) list.stream().filter(RouteInstance::getReady).count();
-      out.put(sm.getName(), Route.newBuilder().setServiceModel(sm.getName())
-          .setRequestTopic(settings.topics().requests(sm.getBaseModel())).setReadyInstances(ready)
-          .setInstances(list).build());
-    }
-    return out;
+    list.sort(Comparator.comparing(RouteInstance::getInstanceId));
+    int ready = (int) list.stream().filter(RouteInstance::getReady).count();
+    return Route.newBuilder().setServiceModel(sm.getName())
+        .setRequestTopic(settings.topics().requests(sm.getBaseModel())).setReadyInstances(ready)
+        .setInstances(list).build();
+  }
+
+  /** The slot statuses of one host (keys host/slot), in key order. */
+  private static Collection<SlotStatus> statusesOf(PlanInputs in, String host) {
+    String prefix = host + Keys.SEP;
+    return in.slots().subMap(prefix, prefix + Character.MAX_VALUE).values();
   }
 
   /**
