@@ -39,6 +39,47 @@ public final class CoreLayout {
   }
 
   /**
+   * As {@link #place(int, List)}, keeping the running layout: {@code running} gives the first
+   * position of each block in the layout that runs now (the same blocks in the same order, or
+   * null). It stays when its exclusive blocks are where they would go and the fresh layout does not
+   * lower the load of the busiest position, with today's weights, by more than {@code margin}
+   * ({@link Hysteresis#replacesLower}): weights follow measured times, and a few percent of noise
+   * in them would otherwise move shared partitions from core to core on every re-plan.
+   */
+  public static List<Integer> place(int poolSize, List<Block> blocks, List<Integer> running, double margin) {
+    List<Integer> fresh = place(poolSize, blocks);
+    if (running == null || running.size() != blocks.size() || running.equals(fresh)) {
+      return fresh;
+    }
+    for (int i = 0; i < blocks.size(); i++) {
+      Integer at = running.get(i);
+      Block b = blocks.get(i);
+      if (at == null || at < 0 || at + Math.min(b.size(), poolSize) > poolSize
+          || (b.exclusive() && !at.equals(fresh.get(i)))) {
+        return fresh;
+      }
+    }
+    if (Hysteresis.replacesLower(busiest(poolSize, blocks, running), busiest(poolSize, blocks, fresh), margin)) {
+      return fresh;
+    }
+    return List.copyOf(running);
+  }
+
+  /** The load of the busiest position when the blocks start at {@code firsts}. */
+  static double busiest(int poolSize, List<Block> blocks, List<Integer> firsts) {
+    double[] load = new double[poolSize];
+    boolean[] used = new boolean[poolSize];
+    for (int i = 0; i < blocks.size(); i++) {
+      mark(load, used, firsts.get(i), blocks.get(i));
+    }
+    double max = 0;
+    for (double l : load) {
+      max = Math.max(max, l);
+    }
+    return max;
+  }
+
+  /**
    * The first position of each block, in the order given; a block larger than the pool is clamped
    * to start at 0.
    */

@@ -70,7 +70,7 @@ final class ExactMappingSearch {
   double bestLatency = Double.POSITIVE_INFINITY;
   long nodes;
   boolean stopped;
-  /** {@code twin[r]}: the first resource whose column of times equals r's (interchangeable). */
+  /** {@code twin[r]}: the first resource whose column of times and capacity equal r's (interchangeable). */
   private final int[] twin;
 
   private ExactMappingSearch(List<Item> items, int rc) {
@@ -83,7 +83,7 @@ final class ExactMappingSearch {
       for (int o = 0; o < r; o++) {
         boolean same = true;
         for (Item it : items) {
-          if (Double.compare(it.time()[o], it.time()[r]) != 0) {
+          if (Double.compare(it.time()[o], it.time()[r]) != 0 || it.capacity()[o] != it.capacity()[r]) {
             same = false;
             break;
           }

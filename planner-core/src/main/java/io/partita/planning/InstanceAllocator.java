@@ -37,22 +37,40 @@ public final class InstanceAllocator {
 
   private InstanceAllocator() {}
 
+  private static final EvictionPlan NOTHING_TO_UNMOUNT = new EvictionPlan(List.of(), 0, true, List.of());
+
   private static final class Slot {
     final SlotState spec;
     final List<MountedWeight> mounted;
     long memoryLeft;
     int load;
     final Set<String> serviceModels = new LinkedHashSet<>();
+    /** sha256 -> how many of {@link #mounted} carry it: {@link #holds} is asked for every slot of every instance. */
+    final Map<String, Integer> mountedShas = new HashMap<>();
 
     Slot(SlotState spec) {
       this.spec = spec;
       this.mounted = new ArrayList<>(spec.mounted());
       this.memoryLeft = spec.memoryLeftBytes();
       this.load = spec.instances();
+      mounted.forEach(m -> mountedShas.merge(m.file().sha256(), 1, Integer::sum));
     }
 
     boolean holds(WeightFile file) {
-      return mounted.stream().anyMatch(m -> m.file().sha256().equals(file.sha256()));
+      return mountedShas.containsKey(file.sha256());
+    }
+
+    void mount(MountedWeight m) {
+      mounted.add(m);
+      mountedShas.merge(m.file().sha256(), 1, Integer::sum);
+    }
+
+    void unmountAll(String sha256) {
+      int before = mounted.size();
+      mounted.removeIf(m -> m.file().sha256().equals(sha256));
+      if (mounted.size() != before) {
+        mountedShas.remove(sha256);
+      }
     }
   }
 
@@ -73,8 +91,10 @@ public final class InstanceAllocator {
           String why = ineligible(sm, slot);
           EvictionPlan eviction = null;
           if (why == null && sm.weightFile() != null && !slot.holds(sm.weightFile())) {
-            eviction = WeightFileEvictor.chooseUnmounts(slot.mounted, slot.memoryLeft,
-                sm.weightFile().sizeBytes());
+            // Enough memory left: nothing to unmount (what chooseUnmounts says, without sorting
+            // the slot's files for every slot of every instance).
+            eviction = slot.memoryLeft >= sm.weightFile().sizeBytes() ? NOTHING_TO_UNMOUNT
+                : WeightFileEvictor.chooseUnmounts(slot.mounted, slot.memoryLeft, sm.weightFile().sizeBytes());
             if (!eviction.sufficient()) {
               why = "not enough memory to mount the weight file: " + slot.memoryLeft
                   + " B left, " + eviction.freedBytes() + " B could be freed, "
@@ -159,11 +179,11 @@ public final class InstanceAllocator {
     }
     if (eviction != null) {
       for (WeightFile gone : eviction.unmount()) {
-        slot.mounted.removeIf(m -> m.file().sha256().equals(gone.sha256()));
+        slot.unmountAll(gone.sha256());
         slot.memoryLeft += gone.sizeBytes();
       }
       slot.memoryLeft -= sm.weightFile().sizeBytes();
-      slot.mounted.add(new MountedWeight(sm.weightFile(), Long.MAX_VALUE, true));
+      slot.mount(new MountedWeight(sm.weightFile(), Long.MAX_VALUE, true));
     } else {
       for (int i = 0; i < slot.mounted.size(); i++) {
         MountedWeight m = slot.mounted.get(i);

@@ -13,15 +13,36 @@ import java.util.Map;
  */
 record PreparedMapping(List<ResourceSpec> resources, List<Service> services, List<String> errors) {
 
-  /** One (service, model) to place; {@code time[r]} is NaN where it cannot run. */
+  /**
+   * One (service, model) to place; {@code time[r]} is NaN where it cannot run; {@code capacity[r]}
+   * the units of resource {@code r} (shared by all items).
+   */
   record Item(String serviceId, String modelId, double rate, double[] time, double minTime,
-      double secondTime) {
+      double secondTime, double[] capacity, double[] work) {
+    Item(String serviceId, String modelId, double rate, double[] time, double minTime, double secondTime,
+        double[] capacity) {
+      this(serviceId, modelId, rate, time, minTime, secondTime, capacity, works(rate, time, capacity));
+    }
+
+    /**
+     * Each resource's {@code rate * T / capacity}, computed once: the improvement pass asks for it
+     * hundreds of millions of times on large problems (the same value each time).
+     */
+    private static double[] works(double rate, double[] time, double[] capacity) {
+      double[] w = new double[time.length];
+      for (int r = 0; r < time.length; r++) {
+        w[r] = capacity[r] == 1 ? rate * time[r] : rate * time[r] / capacity[r];
+      }
+      return w;
+    }
+
     boolean runs(int r) {
       return !Double.isNaN(time[r]);
     }
 
+    /** Busy ms per second of each unit of {@code r}: {@code rate * T / capacity}. */
     double work(int r) {
-      return rate * time[r];
+      return work[r];
     }
 
     double weight() {
@@ -44,6 +65,10 @@ record PreparedMapping(List<ResourceSpec> resources, List<Service> services, Lis
   static PreparedMapping of(MappingProblem problem) {
     List<ResourceSpec> resources = problem.resources();
     int rc = resources.size();
+    double[] capacity = new double[rc];
+    for (int r = 0; r < rc; r++) {
+      capacity[r] = resources.get(r).capacity();
+    }
     List<String> errors = new ArrayList<>();
     List<Service> services = new ArrayList<>();
     for (ServiceSpec spec : problem.services()) {
@@ -71,7 +96,7 @@ record PreparedMapping(List<ResourceSpec> resources, List<Service> services, Lis
               + " can run on no resource: the timing matrix has no entry for it");
           continue;
         }
-        items.add(new Item(spec.id(), stage.modelId(), stage.requestsPerSecond(), time, best, second));
+        items.add(new Item(spec.id(), stage.modelId(), stage.requestsPerSecond(), time, best, second, capacity));
         demand += stage.requestsPerSecond() * best;
       }
       services.add(new Service(spec.id(), items, demand));

@@ -122,4 +122,45 @@ class InstanceAllocatorTest {
       }
     }
   }
+
+  /**
+   * An instance only ever goes to a slot of its base model, so the problem splits by base model:
+   * the planner allocates one base model at a time (the one whose slots or service models
+   * changed), and that must place every instance where allocating all of them at once does.
+   */
+  @Test
+  void shouldPlaceEachBaseModelsInstancesAsIfItWereAlone() {
+    Random random = new Random(7);
+    String[] bases = {"chat", "vision", "ocr"};
+    WeightFile[] files = {null, LEGAL, MEDICAL, OLD};
+    for (int problem = 0; problem < 500; problem++) {
+      List<SlotState> slots = new ArrayList<>();
+      int slotCount = random.nextInt(9);
+      for (int i = 0; i < slotCount; i++) {
+        List<MountedWeight> mounted = new ArrayList<>();
+        if (random.nextInt(3) == 0) {
+          mounted.add(new MountedWeight(files[1 + random.nextInt(3)], random.nextInt(10), random.nextBoolean()));
+        }
+        slots.add(new SlotState("s" + random.nextInt(20), "h" + random.nextInt(4), bases[random.nextInt(3)],
+            random.nextInt(4) * 100L, random.nextInt(6) > 0, random.nextInt(3), mounted));
+      }
+      slots = slots.stream().collect(java.util.stream.Collectors.toMap(SlotState::slotId, s -> s, (a, b) -> a))
+          .values().stream().toList();
+      List<ServiceModelSpec> specs = new ArrayList<>();
+      int specCount = random.nextInt(7);
+      for (int i = 0; i < specCount; i++) {
+        specs.add(new ServiceModelSpec("sm" + i, bases[random.nextInt(3)], files[random.nextInt(4)], random.nextInt(4)));
+      }
+      List<InstancePlacement> apart = new ArrayList<>();
+      for (String base : bases) {
+        List<ServiceModelSpec> of = specs.stream().filter(s -> s.baseModel().equals(base)).toList();
+        List<SlotState> on = slots.stream().filter(s -> s.baseModel().equals(base)).toList();
+        apart.addAll(InstanceAllocator.allocate(of, on).placements());
+      }
+      apart.sort(java.util.Comparator.comparing(InstancePlacement::serviceModelId)
+          .thenComparingInt(InstancePlacement::instance));
+      assertThat(apart).as("problem %d: %s on %s", problem, specs, slots)
+          .isEqualTo(InstanceAllocator.allocate(specs, slots).placements());
+    }
+  }
 }

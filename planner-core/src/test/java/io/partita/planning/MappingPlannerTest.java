@@ -148,4 +148,19 @@ class MappingPlannerTest {
       assertThat(exact.nodesExplored()).isLessThan(oracle.assignments() * 8);
     }
   }
+
+  /**
+   * The improvement pass's candidate budget binds only on large problems: below it the plan is the
+   * one of an unbounded pass (the benchmark problem, 200 placements on 32 resources, included).
+   */
+  @Test
+  void shouldPlanAsWithoutTheCandidateBudgetWhereItDoesNotBind() {
+    for (long seed = 1; seed <= 12; seed++) {
+      MappingProblem problem = io.partita.planning.bench.Problems.mapping(20 + (int) (seed * 7), 4 + (int) (seed % 5) * 3,
+          4, seed, 0);
+      assertThat(MappingPlanner.plan(problem)).as("seed %d", seed).isEqualTo(MappingPlanner.plan(problem, Long.MAX_VALUE));
+    }
+    MappingProblem bench = io.partita.planning.bench.Problems.mapping(200, 32, 20, 1, 10);
+    assertThat(MappingPlanner.plan(bench).improvement().improvementSteps()).isEqualTo(129);
+  }
 }

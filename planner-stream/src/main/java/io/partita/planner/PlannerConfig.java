@@ -93,7 +93,8 @@ public record PlannerConfig(
               settings.longValue("planner.measure.retry.ms",
                   MeasureSettings.DEFAULTS.retryMs(), 0, Long.MAX_VALUE),
               settings.longValue("planner.measure.budget.ms",
-                  MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)));
+                  MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)),
+          settings.integer("planner.mapping.max-pools", PlanSettings.DEFAULT_MAPPING_POOL_LIMIT, 0, 1_000_000));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());
     }

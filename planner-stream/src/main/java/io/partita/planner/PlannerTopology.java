@@ -68,6 +68,16 @@ public final class PlannerTopology {
    */
   public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics,
       boolean durable) {
+    return build(settings, codecs, debounce, metrics, durable, false);
+  }
+
+  /**
+   * As above; {@code exhaustive = true} re-plans every key of every plan table in each pass (the
+   * whole-problem way) instead of what the changes touched. Both give the same plan; the tests
+   * compare them, and a suspected re-planning bug can be checked by replaying with it.
+   */
+  public static Topology build(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics,
+      boolean durable, boolean exhaustive) {
     Topics topics = settings.topics();
     Topology topology = new Topology();
     List<String> folds = new ArrayList<>();
@@ -77,7 +87,8 @@ public final class PlannerTopology {
       folds.add(kind.processor());
     }
     String[] foldNames = folds.toArray(String[]::new);
-    topology.addProcessor(PlannerTopologyNames.PLAN_PROCESSOR, Processors.plan(settings, codecs, debounce, metrics), foldNames);
+    topology.addProcessor(PlannerTopologyNames.PLAN_PROCESSOR, Processors.plan(settings, codecs, debounce, metrics, exhaustive),
+        foldNames);
     topology.addSink(PlannerTopologyNames.DEAD_LETTER_SINK, topics.deadLetter(), new StringSerializer(),
         new ByteArraySerializer(), foldNames);
     topology.addSink(PlannerTopologyNames.PROFILE_REQUEST_SINK, topics.profileRequests(), new StringSerializer(),

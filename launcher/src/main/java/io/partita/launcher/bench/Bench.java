@@ -42,8 +42,10 @@ public final class Bench {
   private final boolean ocr;
   private final String model;
   private final Report report = new Report();
-  private final String self;
+  private String self;
   private final String only;
+  private List<ScaleBench.Cell> scaleCells;
+  private ScaleBench.Cell churnCell;
 
   public Bench(boolean quick, Path out, Path workDir, boolean ocr) {
     this(quick, out, workDir, ocr, null);
@@ -64,6 +66,17 @@ public final class Bench {
     this.ocr = ocr;
     this.self = "./partita bench" + (quick ? " --quick" : "") + (only != null ? " --only " + only : "")
         + (model != null ? " --model " + model : "");
+  }
+
+  /**
+   * The cells of the scale part ({@code HOSTSxMODELSxSERVICE_MODELS}) and the cell of its churn run
+   * ("none" for no churn run); null keeps the defaults.
+   */
+  public Bench withScale(List<String> cells, String churn) {
+    scaleCells = cells == null ? null : cells.stream().map(ScaleBench.Cell::parse).toList();
+    churnCell = churn == null ? null : churn.equals("none") ? ScaleBench.Cell.NONE : ScaleBench.Cell.parse(churn);
+    self += (cells == null ? "" : " --scale-cells " + String.join(",", cells)) + (churn == null ? "" : " --scale-churn " + churn);
+    return this;
   }
 
   private Duration warmup() {
@@ -139,6 +152,7 @@ public final class Bench {
       } else {
         new ManyHostsBench(report, workDir, false, self).run();
       }
+      scale();
       span = "the whole run";
     } else {
       span = switch (only) {
@@ -177,6 +191,10 @@ public final class Bench {
         case "soak" -> {
           new FaultBench(report, workDir, quick, self).soak();
           yield "the soak alone";
+        }
+        case "scale" -> {
+          scale();
+          yield "the scale part alone";
         }
         default -> throw new IllegalArgumentException("only: no bench part '" + only + "'");
       };
@@ -911,6 +929,14 @@ public final class Bench {
             + " events as the debounced live planner would.",
         List.of("timing events", "plans", "seconds", "events/s", "plan records at the end"),
         List.of(row(replay.events(), replay.plans(), replay.seconds(), replay.eventsPerSecond(), replay.planRecords())), self));
+  }
+
+  // 8. Planning at scale: the planner topology on a synthetic fleet.
+  private void scale() throws Exception {
+    List<ScaleBench.Cell> cells = scaleCells != null ? scaleCells : quick ? ScalePart.QUICK : ScalePart.FULL;
+    ScaleBench.Cell churn = churnCell != null ? churnCell
+        : quick ? new ScaleBench.Cell(8, 5, 2) : new ScaleBench.Cell(1000, 500, 10);
+    new ScalePart(report, self, quick).run(cells, churn == ScaleBench.Cell.NONE ? null : churn, scratch);
   }
 
   // 5. The Kafka ceiling: an empty model, so only the pipeline's own overhead remains.

@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -149,9 +150,18 @@ final class ManyHostsBench {
             chosen == null ? String.valueOf(v.getNoChoiceReason()) : String.valueOf(chosen.getReason())));
       }
     }
+    Map<String, String> heavy = new TreeMap<>();
+    for (String host : hosts) {
+      VersionChoice v = s.version(DemoHeavy.MODEL_NAME, host);
+      heavy.put(host, v == null ? "none" : String.valueOf(v.getChosenVersion()));
+    }
+    String outcome = new HashSet<>(heavy.values()).size() > 1
+        ? "In this run the hosts differ: " + heavy + "."
+        : "In this run every host runs the same version of demo-heavy (" + heavy + "): see the reasons.";
     report.add(new Report.Table("6c. Many hosts: the version each host runs",
-        "demo-heavy asks for the most accurate version within its latency objective (objective accuracy): the slower"
-            + " host cannot hold version 1 within it and runs version 2. demo-mlp keeps the default objective (fastest).",
+        "demo-heavy asks for the most accurate version within its latency objective (objective accuracy), so a host"
+            + " that cannot hold version 1 within it runs version 2. " + outcome
+            + " demo-mlp keeps the default objective (fastest).",
         List.of("model", "host", "chosen", "objective", "latency objective", "why"), rows, self));
   }
 

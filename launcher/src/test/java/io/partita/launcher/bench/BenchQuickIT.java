@@ -31,7 +31,8 @@ class BenchQuickIT {
         "5. Kafka ceiling", "2b. The loop, per model", "1e. Batch jobs", "1f. CPU split (batch jobs)",
         "1g. Where a batch job's time goes", "1h. Where the time goes (gateway paths of table 1)",
         "1b. Share of the engine", "1c. Where the time goes",
-        "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)")) {
+        "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)",
+        "8. Planning at scale", "8b. Where a pass's time goes", "8c. How the cost grows", "8d. Churn")) {
       assertThat(report).contains("### " + section);
     }
     assertThat(report).contains("Machine: ").contains("Reproduce: `./partita bench --quick`");

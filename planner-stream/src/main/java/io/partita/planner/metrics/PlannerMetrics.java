@@ -18,6 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@value #PLAN_RECORDS} (counter, tag {@code table}): plan records written; its rate is plans
  *       per second;
  *   <li>{@value #PASS} (timer): time per planning pass;
+ *   <li>{@value #STAGE} (timer, tag {@code stage}): time per stage of a pass ({@code inputs},
+ *       {@code versions}, {@code mappings}, {@code partitions}, {@code assignments}, {@code routes},
+ *       {@code asks}), to see which method dominates;
  *   <li>{@value #DEAD_LETTERS} (counter, tag {@code input}): input records dead-lettered;
  *   <li>{@value #CHOICES} (counter, tag {@code basis}): partition plans written, by what their choice
  *       rests on ({@code measured}, {@code predicted});
@@ -34,6 +37,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class PlannerMetrics {
   public static final String PLAN_RECORDS = "partita.planner.plan.records";
   public static final String PASS = "partita.planner.pass";
+  public static final String STAGE = "partita.planner.stage";
+  /** The stages of a pass, in order, as {@value #STAGE}'s {@code stage} tag spells them. */
+  public static final List<String> STAGES =
+      List.of("inputs", "versions", "mappings", "partitions", "assignments", "routes", "asks");
   public static final String DEAD_LETTERS = "partita.planner.dead.letters";
   public static final String CHOICES = "partita.planner.choices";
   public static final String MEASURED_OVER_PREDICTED = "partita.planner.choice.measured.over.predicted";
@@ -48,6 +55,7 @@ public final class PlannerMetrics {
   private final AtomicInteger outstanding = new AtomicInteger();
   private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Ratio> ratios = new ConcurrentHashMap<>();
+  private final Map<String, Timer> stages = new ConcurrentHashMap<>();
 
   public PlannerMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -69,6 +77,12 @@ public final class PlannerMetrics {
 
   public Timer pass() {
     return pass;
+  }
+
+  /** The timer of one stage of a pass (one of {@link #STAGES}). */
+  public Timer stage(String stage) {
+    return stages.computeIfAbsent(stage, s -> Timer.builder(STAGE).description("Time per stage of a planning pass")
+        .tag("stage", s).register(registry));
   }
 
   public void planRecord(String table) {

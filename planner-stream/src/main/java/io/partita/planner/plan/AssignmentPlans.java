@@ -21,9 +21,10 @@ import io.partita.planning.WeightFile;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -43,30 +44,80 @@ public final class AssignmentPlans {
    * of the pool, GPU partitions consecutive GPU indices (the slot records the first, the
    * assignment record has one GPU field). Instances of the catalog's service models are placed on
    * these slots by {@link io.partita.planning.InstanceAllocator}; key host/slot.
+   *
+   * <p>The same as {@link #slots} of each host with the {@link #instances} of each base model: a
+   * slot's layout depends on its host's partitions only, and an instance goes only to a slot of
+   * its base model, so the allocator's problem splits by base model exactly (the planner re-plans
+   * those parts one by one; {@code AssignmentPlansTest} checks they add up to this).
    */
   public static SortedMap<String, SlotAssignment> assignments(PlanInputs in, PlanSettings settings,
       Collection<PartitionPlan> partitions) {
+    return assignments(in, settings, partitions, Map.of());
+  }
+
+  /** As above, keeping running layouts within the hysteresis margin ({@link #slots(PlanInputs, PlanSettings, Collection, Map)}). */
+  public static SortedMap<String, SlotAssignment> assignments(PlanInputs in, PlanSettings settings,
+      Collection<PartitionPlan> partitions, Map<String, SlotAssignment> running) {
+    SortedMap<String, SlotAssignment> slots = slots(in, settings, partitions, running);
+    Map<String, List<SlotAssignment>> byModel = new TreeMap<>();
+    slots.values().forEach(a -> byModel.computeIfAbsent(a.getModel(), m -> new ArrayList<>()).add(a));
+    Map<String, List<AssignedServiceModel>> bySlot = new TreeMap<>();
+    byModel.forEach((model, list) -> bySlot.putAll(instances(in, model, list)));
+    SortedMap<String, SlotAssignment> out = new TreeMap<>();
+    slots.forEach((key, a) -> out.put(key, withInstances(a, bySlot.getOrDefault(key, List.of()))));
+    return out;
+  }
+
+  /** The slot with these instances. */
+  public static SlotAssignment withInstances(SlotAssignment slot, List<AssignedServiceModel> instances) {
+    return SlotAssignment.newBuilder(slot).setServiceModels(instances).build();
+  }
+
+  /**
+   * The slots of the planned partitions, laid out as {@link #assignments} says, without instances
+   * ({@code serviceModels} empty); key host/slot. The slots of one host depend only on that host's
+   * partitions and environment (and, with {@code running}, its running slots).
+   */
+  public static SortedMap<String, SlotAssignment> slots(PlanInputs in, PlanSettings settings,
+      Collection<PartitionPlan> partitions) {
+    return slots(in, settings, partitions, Map.of());
+  }
+
+  /**
+   * As above, keeping the running layout of a pool ({@code running}: the live slots, key host/slot)
+   * while its slots are the same partitions in the same order and the fresh layout does not lower
+   * the busiest resource's load by more than {@code planner.hysteresis} ({@link CoreLayout#place(int,
+   * List, List, double)}): a shared partition's layout weight is its demand times its measured time,
+   * so timing noise alone moved shared slots between cores. A slot also keeps its running capacity
+   * while the fresh one is within that margin ({@link #keepCapacities}).
+   */
+  public static SortedMap<String, SlotAssignment> slots(PlanInputs in, PlanSettings settings,
+      Collection<PartitionPlan> partitions, Map<String, SlotAssignment> running) {
     List<PartitionPlan> ordered = new ArrayList<>(partitions);
     ordered.sort(Comparator.comparing((PartitionPlan p) -> p.getHost()).thenComparing(PartitionPlan::getPool)
         .thenComparing(PartitionPlan::getModel).thenComparing(PartitionPlan::getVersion));
-    Map<String, SlotAssignment.Builder> slots = new LinkedHashMap<>();
     Map<String, List<CoreLayout.Block>> blocks = new TreeMap<>();
+    Map<String, List<PartitionPlan>> owners = new TreeMap<>();
     for (PartitionPlan p : ordered) {
       if (p.getPlanned() && in.hosts().containsKey(p.getHost())) {
         for (int size : p.getSizes()) {
-          blocks.computeIfAbsent(p.getHost() + Keys.SEP + p.getPool(), k -> new ArrayList<>())
+          String poolKey = p.getHost() + Keys.SEP + p.getPool();
+          blocks.computeIfAbsent(poolKey, k -> new ArrayList<>())
               .add(new CoreLayout.Block(size, layoutWeight(p, settings), p.getPlacement().equals("split")));
+          owners.computeIfAbsent(poolKey, k -> new ArrayList<>()).add(p);
         }
       }
     }
     Map<String, List<Integer>> firsts = new TreeMap<>();
     blocks.forEach((poolKey, list) -> {
       String[] hostPool = poolKey.split(Keys.SEP);
-      int poolSize = Math.max(1, poolIds(in.hosts().get(hostPool[0]), hostPool[1]).size());
-      firsts.put(poolKey, CoreLayout.place(poolSize, list));
+      List<Integer> ids = poolIds(in.hosts().get(hostPool[0]), hostPool[1]);
+      int poolSize = Math.max(1, ids.size());
+      List<Integer> before = runningFirsts(hostPool[0], hostPool[1], list, owners.get(poolKey), ids, running);
+      firsts.put(poolKey, CoreLayout.place(poolSize, list, before, settings.hysteresis()));
     });
     Map<String, Integer> nextSlot = new TreeMap<>();
-    List<SlotState> states = new ArrayList<>();
+    SortedMap<String, SlotAssignment> out = new TreeMap<>();
     for (PartitionPlan p : ordered) {
       HostEnvironment env = in.hosts().get(p.getHost());
       if (!p.getPlanned() || env == null) {
@@ -89,22 +140,76 @@ public final class AssignmentPlans {
         }
         String slot = p.getPool() + "-" + n;
         String key = Keys.hostSlot(p.getHost(), slot);
-        slots.put(key, SlotAssignment.newBuilder().setHost(p.getHost()).setSlot(slot).setModel(p.getModel())
-            .setVersion(p.getVersion()).setPool(p.getPool()).setCpus(cpus).setGpu(gpu).setProvider(p.getProvider())
-            .setThreads(p.getPool().equals(CPU) ? size : 0).setMaxBatch(p.getBatch()).setMemoryBudgetBytes(0)
-            .setCapacity(capacity(p, size, total)).setPlanId(null).setTimestamp(0));
-        states.add(new SlotState(key, p.getHost(), p.getModel(), Long.MAX_VALUE / 4, true, 0, List.of()));
+        SlotAssignment fresh = SlotAssignment.newBuilder().setHost(p.getHost()).setSlot(slot)
+            .setModel(p.getModel()).setVersion(p.getVersion()).setPool(p.getPool()).setCpus(cpus).setGpu(gpu)
+            .setProvider(p.getProvider()).setThreads(p.getPool().equals(CPU) ? size : 0).setMaxBatch(p.getBatch())
+            .setMemoryBudgetBytes(0).setCapacity(capacity(p, size, total)).setPlanId(null).setTimestamp(0)
+            .setServiceModels(List.of()).build();
+        out.put(key, keepCapacity(fresh, running.get(key), settings.hysteresis()));
       }
     }
+    return out;
+  }
+
+  /**
+   * Where each block of a pool starts in the running layout (positions in the pool's ids), or null
+   * when the running slots are not the same partitions in the same order: slot {@code <pool>-<n>}
+   * must run block {@code n}'s model version (CPU: with as many threads as the block's size).
+   */
+  private static List<Integer> runningFirsts(String host, String pool, List<CoreLayout.Block> blocks,
+      List<PartitionPlan> owners, List<Integer> ids, Map<String, SlotAssignment> running) {
+    if (running.isEmpty() || running.containsKey(Keys.hostSlot(host, pool + "-" + blocks.size()))) {
+      return null;
+    }
+    List<Integer> out = new ArrayList<>();
+    for (int n = 0; n < blocks.size(); n++) {
+      SlotAssignment r = running.get(Keys.hostSlot(host, pool + "-" + n));
+      PartitionPlan p = owners.get(n);
+      if (r == null || !r.getModel().equals(p.getModel()) || !r.getVersion().equals(p.getVersion())
+          || (pool.equals(CPU) && (r.getThreads() != blocks.get(n).size() || r.getCpus().isEmpty()))) {
+        return null;
+      }
+      int at = pool.equals(CPU) ? ids.indexOf(r.getCpus().get(0)) : ids.indexOf(r.getGpu());
+      if (at < 0) {
+        return null;
+      }
+      out.add(at);
+    }
+    return out;
+  }
+
+  /**
+   * The instances of one base model's service models on its slots ({@link
+   * io.partita.planning.InstanceAllocator}), by slot key; {@code slots} are all the slots running
+   * {@code baseModel}, on every host.
+   */
+  public static Map<String, List<AssignedServiceModel>> instances(PlanInputs in, String baseModel,
+      Collection<SlotAssignment> slots) {
+    List<String> keys = new ArrayList<>();
+    slots.forEach(a -> keys.add(Keys.hostSlot(a.getHost(), a.getSlot())));
+    return instancesOn(in, baseModel, keys);
+  }
+
+  /** As {@link #instances}, from the keys ({@code host/slot}) of the slots running {@code baseModel}. */
+  public static Map<String, List<AssignedServiceModel>> instancesOn(PlanInputs in, String baseModel,
+      Collection<String> slotKeys) {
+    List<SlotState> states = new ArrayList<>();
+    for (String key : slotKeys) {
+      states.add(new SlotState(key, key.substring(0, key.indexOf(Keys.SEP)), baseModel, Long.MAX_VALUE / 4, true, 0,
+          List.of()));
+    }
     List<ServiceModelSpec> specs = new ArrayList<>();
-    for (ServiceModel sm : in.serviceModels().values()) {
+    for (ServiceModel sm : in.serviceModelsOf(baseModel).values()) {
       WeightFile file = sm.getWeightFile() == null ? null
           : new WeightFile(sm.getWeightFile().getUri(), sm.getWeightFile().getSha256(),
               sm.getWeightFile().getSizeBytes());
       specs.add(new ServiceModelSpec(sm.getName(), sm.getBaseModel(), file, Math.max(0, sm.getInstances())));
     }
-    AllocationPlan allocation = InstanceAllocator.allocate(specs, states);
     Map<String, List<AssignedServiceModel>> bySlot = new TreeMap<>();
+    if (states.isEmpty() || specs.isEmpty()) {
+      return bySlot;
+    }
+    AllocationPlan allocation = InstanceAllocator.allocate(specs, states);
     for (InstancePlacement placement : allocation.placements()) {
       ServiceModel sm = in.serviceModels().get(placement.serviceModelId());
       AssignedWeightFile file = sm.getWeightFile() == null ? null
@@ -113,9 +218,66 @@ public final class AssignmentPlans {
           .setServiceModel(sm.getName()).setInstanceId(instanceId(sm.getName(), placement.instance()))
           .setWeightFile(file).build());
     }
-    SortedMap<String, SlotAssignment> out = new TreeMap<>();
-    slots.forEach((key, b) -> out.put(key, b.setServiceModels(bySlot.getOrDefault(key, List.of())).build()));
-    return out;
+    return bySlot;
+  }
+
+  /**
+   * Whether the instances of a base model stay where they are when slots are added to its slots
+   * and others removed, so that they need not be allocated again: a host joining adds a slot to
+   * every base model, and allocating all of them again cost half a second a pass at 1,000 hosts
+   * and 500 models. The allocator ({@link #instancesOn}: healthy slots, nothing mounted, no memory
+   * limit, no load) takes for each instance, in turn, the slot with the fewest instances of that
+   * service model on its host, then holding its weight file, then the least load, then the
+   * smallest id. So a removed slot that held no instance was never taken and changes nothing; and
+   * an added slot (empty, on a host without instances) would have been taken only over a slot
+   * with instances of the same service model on its host, or with load, or with a larger id. When
+   * no slot holds more than one instance, no service model has two instances on one host, every
+   * instance wanted was placed, and every added slot's id is above every occupied slot's, none of
+   * that happened ({@code AssignmentPlansTest} allocates again and compares).
+   *
+   * @param instancesBySlot the base model's slots now, with the instance ids each holds
+   * @param wanted the instances its service models want in all
+   */
+  public static boolean allocationUnchanged(Map<String, List<String>> instancesBySlot, Collection<String> added,
+      Collection<String> removed, int wanted) {
+    for (String slot : removed) {
+      if (!instancesBySlot.getOrDefault(slot, List.of()).isEmpty()) {
+        return false;
+      }
+    }
+    if (added.isEmpty()) {
+      return true;
+    }
+    int placed = 0;
+    String highest = null;
+    Set<String> serviceModelHosts = new HashSet<>();
+    for (Map.Entry<String, List<String>> slot : instancesBySlot.entrySet()) {
+      List<String> ids = slot.getValue();
+      if (ids.isEmpty()) {
+        continue;
+      }
+      if (ids.size() > 1) {
+        return false;
+      }
+      String host = slot.getKey().substring(0, slot.getKey().indexOf(Keys.SEP));
+      String id = ids.get(0);
+      if (!serviceModelHosts.add(id.substring(0, id.lastIndexOf('#')) + "\u0000" + host)) {
+        return false;
+      }
+      placed++;
+      if (highest == null || slot.getKey().compareTo(highest) > 0) {
+        highest = slot.getKey();
+      }
+    }
+    if (placed < wanted) {
+      return false;
+    }
+    for (String slot : added) {
+      if (highest != null && slot.compareTo(highest) < 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -143,14 +305,17 @@ public final class AssignmentPlans {
   public static SortedMap<String, SlotAssignment> keepCapacities(SortedMap<String, SlotAssignment> planned,
       Map<String, SlotAssignment> live, double margin) {
     SortedMap<String, SlotAssignment> out = new TreeMap<>();
-    planned.forEach((key, fresh) -> {
-      SlotAssignment old = live.get(key);
-      double was = old == null ? 0 : old.getCapacity();
-      double now = fresh.getCapacity();
-      boolean keep = was > 0 && now > 0 && !Hysteresis.replacesHigher(was, now, margin) && !Hysteresis.replacesLower(was, now, margin);
-      out.put(key, keep ? SlotAssignment.newBuilder(fresh).setCapacity(was).build() : fresh);
-    });
+    planned.forEach((key, fresh) -> out.put(key, keepCapacity(fresh, live.get(key), margin)));
     return out;
+  }
+
+  /** One slot of {@link #keepCapacities}: {@code live} is its running record, or null. */
+  static SlotAssignment keepCapacity(SlotAssignment fresh, SlotAssignment live, double margin) {
+    double was = live == null ? 0 : live.getCapacity();
+    double now = fresh.getCapacity();
+    boolean keep = was > 0 && now > 0 && was != now && !Hysteresis.replacesHigher(was, now, margin)
+        && !Hysteresis.replacesLower(was, now, margin);
+    return keep ? SlotAssignment.newBuilder(fresh).setCapacity(was).build() : fresh;
   }
 
   /**

@@ -37,8 +37,8 @@ public final class GroupingEvidence {
    */
   public static List<InterferenceSample> samples(PlanInputs in, String host, String pool) {
     List<InterferenceSample> out = new ArrayList<>();
-    for (TimingEvent e : in.groupings().values()) {
-      if (!e.getHost().equals(host) || !e.getPool().equals(pool) || !(e.getThroughput() > 0)) {
+    for (TimingEvent e : in.groupingsOn(host, pool).values()) {
+      if (!(e.getThroughput() > 0)) {
         continue;
       }
       Double predicted = predicted(in, e);

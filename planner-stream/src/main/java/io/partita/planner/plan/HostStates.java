@@ -27,11 +27,15 @@ public final class HostStates {
       Map<String, HostLiveness> liveness) {
     SortedMap<String, HostEnvironment> out = new TreeMap<>();
     hosts.forEach((host, env) -> {
-      HostLiveness l = liveness.get(host);
-      if (l == null || !LEFT.equals(l.getState())) {
+      if (planned(liveness.get(host))) {
         out.put(host, env);
       }
     });
     return out;
+  }
+
+  /** Whether a host with this last liveness record (null: none) is planned. */
+  public static boolean planned(HostLiveness liveness) {
+    return liveness == null || !LEFT.equals(liveness.getState());
   }
 }

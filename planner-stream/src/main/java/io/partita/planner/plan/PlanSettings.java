@@ -15,6 +15,9 @@ import io.partita.planning.GroupingObjective;
  * @param hysteresis how much better (relative) a new grouping or version must be than the running
  *     one to replace it ({@code planner.hysteresis}, default 0.10): measurement noise never flips a plan
  * @param measure how the planner asks for grouping-mode measurements ({@code planner.measure.*})
+ * @param mappingPoolLimit above this many pools the mapping works on classes of alike pools
+ *     ({@code planner.mapping.max-pools}, default {@value #DEFAULT_MAPPING_POOL_LIMIT}; {@link
+ *     MappingPlans#mappingProblem(PlanInputs, PlanSettings, MappingPlans.ChosenVersions)})
  */
 public record PlanSettings(
     Topics topics,
@@ -23,10 +26,21 @@ public record PlanSettings(
     long bufferThresholdBytes,
     double defaultRequestsPerSecond,
     double hysteresis,
-    MeasureSettings measure) {
+    MeasureSettings measure,
+    int mappingPoolLimit) {
 
   /** The default of {@code planner.hysteresis}: 10 %, beyond the few percent timings move by between runs. */
   public static final double DEFAULT_HYSTERESIS = 0.10;
+
+  /** The default of {@code planner.mapping.max-pools}. */
+  public static final int DEFAULT_MAPPING_POOL_LIMIT = 64;
+
+  /** Settings with the default pool limit of the mapping. */
+  public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
+      long bufferThresholdBytes, double defaultRequestsPerSecond, double hysteresis, MeasureSettings measure) {
+    this(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond, hysteresis, measure,
+        DEFAULT_MAPPING_POOL_LIMIT);
+  }
 
   /** Settings with the default {@link MeasureSettings}. */
   public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
@@ -49,6 +63,9 @@ public record PlanSettings(
       throw new IllegalArgumentException("planner.default.rate: must be a finite number > 0, was "
           + defaultRequestsPerSecond);
     }
+    if (mappingPoolLimit < 0) {
+      throw new IllegalArgumentException("planner.mapping.max-pools: must be >= 0, was " + mappingPoolLimit);
+    }
     if (!(hysteresis >= 0 && hysteresis < 1)) {
       throw new IllegalArgumentException("planner.hysteresis: must be a number from 0 (always take the newest plan) "
           + "up to but excluding 1, was " + hysteresis);
@@ -62,6 +79,12 @@ public record PlanSettings(
   /** The same settings with other measuring settings. */
   public PlanSettings withMeasure(MeasureSettings other) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, other);
+        hysteresis, other, mappingPoolLimit);
+  }
+
+  /** The same settings with another pool limit of the mapping. */
+  public PlanSettings withMappingPoolLimit(int pools) {
+    return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
+        hysteresis, measure, pools);
   }
 }

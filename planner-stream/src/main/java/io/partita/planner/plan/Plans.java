@@ -1,9 +1,7 @@
 package io.partita.planner.plan;
 
-import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.ModelVersion;
-import io.partita.avro.ServiceModel;
 import io.partita.avro.TimingEvent;
 import io.partita.planning.HostFacts;
 import io.partita.planning.ProfilePoint;
@@ -37,9 +35,7 @@ public final class Plans {
 
   /** The models that have at least one version in the catalog, sorted. */
   public static SortedMap<String, List<ModelVersion>> catalogModels(PlanInputs in) {
-    SortedMap<String, List<ModelVersion>> out = new TreeMap<>();
-    in.versions().values().forEach(v -> out.computeIfAbsent(v.getModel(), m -> new ArrayList<>()).add(v));
-    return out;
+    return in.catalogModels();
   }
 
   /** The single-partition measurements of one model version on one pool of one host. */
@@ -149,14 +145,7 @@ public final class Plans {
 
   /** Requests per second for a base model: the sum of its service models' Demand (0 when none). */
   public static double demandOf(PlanInputs in, String model) {
-    double sum = 0;
-    for (ServiceModel sm : in.serviceModels().values()) {
-      Demand d = in.demand().get(sm.getName());
-      if (sm.getBaseModel().equals(model) && d != null) {
-        sum += d.getRequestsPerSecond();
-      }
-    }
-    return sum;
+    return in.demandOf(model);
   }
 
   /**
@@ -165,28 +154,7 @@ public final class Plans {
    * objective (the lowest is applied), so a service model that wanted the fastest gets one in time.
    */
   public static VersionRequirements requirementsOf(PlanInputs in, String model) {
-    Double latency = null;
-    Double accuracy = null;
-    Long memory = null;
-    VersionObjective objective = VersionObjective.LATENCY;
-    for (ServiceModel sm : in.serviceModels().values()) {
-      if (!sm.getBaseModel().equals(model)) {
-        continue;
-      }
-      if (VersionObjective.parse(sm.getVersionObjective()).orElse(VersionObjective.LATENCY) == VersionObjective.ACCURACY) {
-        objective = VersionObjective.ACCURACY;
-      }
-      if (sm.getLatencyObjectiveMs() != null) {
-        latency = latency == null ? sm.getLatencyObjectiveMs() : Math.min(latency, sm.getLatencyObjectiveMs());
-      }
-      if (sm.getMinAccuracy() != null) {
-        accuracy = accuracy == null ? sm.getMinAccuracy() : Math.max(accuracy, sm.getMinAccuracy());
-      }
-      if (sm.getMemoryCapBytes() != null) {
-        memory = memory == null ? sm.getMemoryCapBytes() : Math.min(memory, sm.getMemoryCapBytes());
-      }
-    }
-    return new VersionRequirements(latency, accuracy, memory, objective);
+    return in.requirementsOf(model);
   }
 
   public static HostFacts hostOf(HostEnvironment env) {

@@ -1,7 +1,5 @@
 package io.partita.planner.plan;
 
-
-
 import io.partita.avro.AssignedServiceModel;
 import io.partita.avro.MountStatus;
 import io.partita.avro.Route;
@@ -32,6 +30,10 @@ import java.util.TreeSet;
  */
 public final class RoutePlans {
 
+  /** Host, then slot: the order of a route's on-demand entries. */
+  private static final Comparator<SlotAssignment> BY_SLOT =
+      Comparator.comparing((SlotAssignment a) -> a.getHost()).thenComparing(SlotAssignment::getSlot);
+
   private RoutePlans() {}
 
   /**
@@ -48,22 +50,51 @@ public final class RoutePlans {
    */
   public static SortedMap<String, Route> routes(PlanInputs in, PlanSettings settings,
       Collection<SlotAssignment> assignments) {
-    Map<String, List<RouteInstance>> instances = new TreeMap<>();
-    List<SlotAssignment> ordered = new ArrayList<>(assignments);
-    ordered.sort(Comparator.comparing((SlotAssignment a) -> a.getHost()).thenComparing(SlotAssignment::getSlot));
+    Map<String, List<SlotAssignment>> holding = new TreeMap<>();
+    Map<String, List<SlotAssignment>> ofModel = new TreeMap<>();
+    for (SlotAssignment a : assignments) {
+      ofModel.computeIfAbsent(a.getModel(), k -> new ArrayList<>()).add(a);
+      for (AssignedServiceModel asm : a.getServiceModels()) {
+        List<SlotAssignment> list = holding.computeIfAbsent(asm.getServiceModel(), k -> new ArrayList<>());
+        if (list.isEmpty() || list.get(list.size() - 1) != a) {
+          list.add(a);
+        }
+      }
+    }
+    SortedMap<String, Route> out = new TreeMap<>();
+    for (ServiceModel sm : in.serviceModels().values()) {
+      out.put(sm.getName(), route(in, settings, sm, holding.getOrDefault(sm.getName(), List.of()),
+          ofModel.getOrDefault(sm.getBaseModel(), List.of())));
+    }
+    return out;
+  }
+
+  /**
+   * The route of one service model, from the assignments that hold its instances ({@code holding};
+   * others are ignored), the assignments of its base model ({@code baseSlots}: every slot running
+   * it; others are ignored) and the slot status of their hosts: what {@link #routes} gives for it.
+   */
+  public static Route route(PlanInputs in, PlanSettings settings, ServiceModel sm, Collection<SlotAssignment> holding,
+      Collection<SlotAssignment> baseSlots) {
+    List<SlotAssignment> ordered = new ArrayList<>(holding);
+    ordered.sort(BY_SLOT);
+    List<RouteInstance> list = new ArrayList<>();
     for (SlotAssignment a : ordered) {
       SlotStatus assigned = in.slots().get(Keys.hostSlot(a.getHost(), a.getSlot()));
       for (AssignedServiceModel asm : a.getServiceModels()) {
+        if (!asm.getServiceModel().equals(sm.getName())) {
+          continue;
+        }
         String reason = notReady(a, asm, assigned);
         SlotStatus status = assigned;
         if (reason != null) {
-          SlotStatus elsewhere = servingElsewhere(in.slots().values(), a, asm.getInstanceId());
+          SlotStatus elsewhere = servingElsewhere(statusesOf(in, a.getHost()), a, asm.getInstanceId());
           if (elsewhere != null) {
             reason = null;
             status = elsewhere;
           }
         }
-        instances.computeIfAbsent(asm.getServiceModel(), k -> new ArrayList<>()).add(RouteInstance.newBuilder()
+        list.add(RouteInstance.newBuilder()
             .setInstanceId(asm.getInstanceId()).setHost(a.getHost()).setSlot(a.getSlot())
             .setReady(reason == null).setReason(reason)
             .setPartitions(requestPartitions(status, settings.topics().requests(a.getModel()))) // one topic per base model
@@ -71,18 +102,18 @@ public final class RoutePlans {
             .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).build());
       }
     }
-    SortedMap<String, Route> out = new TreeMap<>();
-    for (ServiceModel sm : in.serviceModels().values()) {
-      List<RouteInstance> list = instances.getOrDefault(sm.getName(), List.of());
-      list = new ArrayList<>(list);
-      list.sort(Comparator.comparing(RouteInstance::getInstanceId));
-      list.addAll(onDemand(in, settings, ordered, sm));
-      int ready = (int) list.stream().filter(RouteInstance::getReady).count();
-      out.put(sm.getName(), Route.newBuilder().setServiceModel(sm.getName())
-          .setRequestTopic(settings.topics().requests(sm.getBaseModel())).setReadyInstances(ready)
-          .setInstances(list).build());
-    }
-    return out;
+    list.sort(Comparator.comparing(RouteInstance::getInstanceId));
+    list.addAll(onDemand(in, settings, baseSlots, sm));
+    int ready = (int) list.stream().filter(RouteInstance::getReady).count();
+    return Route.newBuilder().setServiceModel(sm.getName())
+        .setRequestTopic(settings.topics().requests(sm.getBaseModel())).setReadyInstances(ready)
+        .setInstances(list).build();
+  }
+
+  /** The slot statuses of one host (keys host/slot), in key order. */
+  private static Collection<SlotStatus> statusesOf(PlanInputs in, String host) {
+    String prefix = host + Keys.SEP;
+    return in.slots().subMap(prefix, prefix + Character.MAX_VALUE).values();
   }
 
   /**
@@ -90,8 +121,10 @@ public final class RoutePlans {
    * instance of it, in host/slot order: ready when the slot runs the assigned model version and is
    * healthy, unless its worker reports the service model's on-demand mount there NOT_READY.
    */
-  private static List<RouteInstance> onDemand(PlanInputs in, PlanSettings settings, List<SlotAssignment> ordered,
+  private static List<RouteInstance> onDemand(PlanInputs in, PlanSettings settings, Collection<SlotAssignment> baseSlots,
       ServiceModel sm) {
+    List<SlotAssignment> ordered = new ArrayList<>(baseSlots);
+    ordered.sort(BY_SLOT);
     List<RouteInstance> out = new ArrayList<>();
     for (SlotAssignment a : ordered) {
       if (!a.getModel().equals(sm.getBaseModel())

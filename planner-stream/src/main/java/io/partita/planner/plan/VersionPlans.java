@@ -2,7 +2,6 @@ package io.partita.planner.plan;
 
 import static io.partita.planner.plan.Plans.catalogModels;
 import static io.partita.planner.plan.Plans.requirementsOf;
-import static io.partita.planner.plan.Plans.hostOf;
 
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.ModelVersion;
@@ -20,7 +19,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Method 4, version choice, for the plan table {@code <p>.plan.versions} (key model/host): builds
@@ -53,14 +54,113 @@ public final class VersionPlans {
     if (versions == null || env == null) {
       return null;
     }
-    List<io.partita.planning.ModelVersion> candidates = new ArrayList<>();
-    for (ModelVersion v : versions) {
-      candidates.add(new io.partita.planning.ModelVersion(v.getVersion(), Set.copyOf(v.getProviders()),
-          v.getPrecision(), v.getMemoryBytes() == null ? 0 : v.getMemoryBytes(), v.getAccuracy()));
-    }
     List<HostFacts> others = new ArrayList<>();
-    in.hosts().values().stream().filter(h -> !h.getHostId().equals(host)).forEach(h -> others.add(hostOf(h)));
-    return new VersionProblem(hostOf(env), others, candidates, observations, requirementsOf(in, model));
+    in.hosts().keySet().stream().filter(h -> !h.equals(host)).forEach(h -> others.add(in.factsOf(h)));
+    return new VersionProblem(in.factsOf(host), others, candidates(versions), observations, requirementsOf(in, model));
+  }
+
+  private static List<io.partita.planning.ModelVersion> candidates(List<ModelVersion> versions) {
+    return versions.stream().map(v -> new io.partita.planning.ModelVersion(v.getVersion(), Set.copyOf(v.getProviders()),
+        v.getPrecision(), v.getMemoryBytes() == null ? 0 : v.getMemoryBytes(), v.getAccuracy())).toList();
+  }
+
+  /**
+   * A model's observations as a pass needs them: a host's own ones, looked up by key, and all of
+   * them ({@link #observations}), gathered only once and only if a host predicts.
+   */
+  public static final class Evidence {
+    private final PlanInputs in;
+    private final String model;
+    private List<TimingObservation> all;
+
+    private Evidence(PlanInputs in, String model) {
+      this.in = in;
+      this.model = model;
+    }
+
+    List<TimingObservation> all() {
+      if (all == null) {
+        all = List.copyOf(observations(in, model));
+      }
+      return all;
+    }
+
+    /** The host's own observations: per version, its timings at the smallest batch it measured. */
+    List<TimingObservation> own(String host, List<ModelVersion> versions) {
+      List<TimingObservation> out = new ArrayList<>();
+      for (ModelVersion v : versions) {
+        String prefix = Keys.modelVersion(model, v.getVersion()) + Keys.SEP + host + Keys.SEP;
+        SortedMap<String, TimingEvent> events = in.timings().subMap(prefix, prefix + Character.MAX_VALUE);
+        int smallest = Integer.MAX_VALUE;
+        for (TimingEvent e : events.values()) {
+          smallest = Math.min(smallest, e.getBatch());
+        }
+        HostEnvironment env = in.hosts().get(host);
+        for (TimingEvent e : events.values()) {
+          if (e.getBatch() == smallest) {
+            out.add(new TimingObservation(e.getVersion(), e.getHost(), Plans.batchTimeMs(e, env)));
+          }
+        }
+      }
+      return out;
+    }
+
+    /** Whether {@code host} measured every one of these versions itself. */
+    boolean measuredAll(String host, List<ModelVersion> versions) {
+      Set<String> own = in.measuredVersions(model, host);
+      for (ModelVersion v : versions) {
+        if (!own.contains(v.getVersion())) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  /** The evidence of one model for one pass. */
+  public static Evidence evidence(PlanInputs in, String model) {
+    return new Evidence(in, model);
+  }
+
+  /**
+   * The version problem of one model on one host as a pass solves it: when the host measured every
+   * candidate version itself, only its own observations and no other host, because {@link
+   * VersionSelector} takes a version's own median whenever the host has one and looks at other
+   * hosts only to predict a version the host never measured ({@code VersionPlansTest} checks that
+   * the choice equals the full problem's). Otherwise the full problem. At 1,000 hosts the full
+   * problem of every host holds every host's observations: choosing for all of them was
+   * quadratic in hosts.
+   */
+  public static VersionProblem reducedProblem(PlanInputs in, String model, String host, Evidence evidence) {
+    List<ModelVersion> versions = catalogModels(in).get(model);
+    HostEnvironment env = in.hosts().get(host);
+    if (versions == null || env == null) {
+      return null;
+    }
+    if (!evidence.measuredAll(host, versions)) {
+      return versionProblem(in, model, host, evidence.all());
+    }
+    return new VersionProblem(in.factsOf(host), List.of(), candidates(versions), evidence.own(host, versions),
+        requirementsOf(in, model));
+  }
+
+  /**
+   * The hosts whose choice for {@code model} may depend on other hosts: those that did not
+   * measure every catalog version of it themselves (their choice may be a prediction from another
+   * host). A change on one host re-plans that host and these, not every host.
+   */
+  public static Set<String> predictingHosts(PlanInputs in, String model, Evidence evidence) {
+    Set<String> out = new TreeSet<>();
+    List<ModelVersion> versions = catalogModels(in).get(model);
+    if (versions == null) {
+      return out;
+    }
+    for (String host : in.hosts().keySet()) {
+      if (!evidence.measuredAll(host, versions)) {
+        out.add(host);
+      }
+    }
+    return out;
   }
 
   /** The observations of a model's versions on every host (see {@link #versionProblem(PlanInputs, String, String)}). */
@@ -99,7 +199,17 @@ public final class VersionPlans {
   /** As above, with the model's {@link #observations} already made. */
   public static VersionChoice versionChoice(PlanInputs in, String model, String host, String running, double hysteresis,
                                             List<TimingObservation> observations) {
-    VersionProblem problem = versionProblem(in, model, host, observations);
+    return choice(versionProblem(in, model, host, observations), model, host, running, hysteresis);
+  }
+
+  /** As above, from the model's {@link Evidence} of this pass ({@link #reducedProblem}). */
+  public static VersionChoice versionChoice(PlanInputs in, String model, String host, String running, double hysteresis,
+                                            Evidence evidence) {
+    return choice(reducedProblem(in, model, host, evidence), model, host, running, hysteresis);
+  }
+
+  private static VersionChoice choice(VersionProblem problem, String model, String host, String running,
+                                      double hysteresis) {
     if (problem == null) {
       return null;
     }

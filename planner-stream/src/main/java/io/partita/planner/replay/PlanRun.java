@@ -7,6 +7,7 @@ import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.stream.InputKind;
 import io.partita.planner.stream.PlanTable;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,6 +27,8 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The planner topology ({@link PlannerTopology#build}, the same builder the live planner uses) run
@@ -55,6 +58,15 @@ public final class PlanRun implements AutoCloseable {
   /** As above, recording the planner's metrics into {@code metrics}. */
   public PlanRun(PlanSettings settings, Codecs codecs, Path stateDir,
       PlannerMetrics metrics) {
+    this(settings, codecs, stateDir, metrics, false);
+  }
+
+  /**
+   * As above; {@code exhaustive} re-plans every key in every pass ({@link PlannerTopology#build(PlanSettings,
+   * Codecs, Duration, PlannerMetrics, boolean, boolean)}).
+   */
+  public PlanRun(PlanSettings settings, Codecs codecs, Path stateDir,
+      PlannerMetrics metrics, boolean exhaustive) {
     this.topics = settings.topics();
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, topics.prefix() + "-replay");
@@ -68,7 +80,7 @@ public final class PlanRun implements AutoCloseable {
     props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, Long.toString(StreamsConfig.MAX_TASK_IDLE_MS_DISABLED));
     // The simulated wall clock starts at the epoch, so what the planner asks (request ids, rate
     // limits) is the same on every run.
-    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE, metrics, false), props, Instant.EPOCH);
+    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE, metrics, false, exhaustive), props, Instant.EPOCH);
     for (InputKind kind : InputKind.values()) {
       String topic = kind.topic(topics);
       inputs.put(topic, driver.createInputTopic(topic, new StringSerializer(), new ByteArraySerializer()));
@@ -141,6 +153,26 @@ public final class PlanRun implements AutoCloseable {
   public void advanceWallClock(Duration by) {
     driver.advanceWallClockTime(by);
     collect();
+  }
+
+  /**
+   * Bytes held per state store of the run (UTF-8 keys plus values), by store name: what the live
+   * planner keeps in RocksDB and its changelogs, without their own overhead.
+   */
+  public SortedMap<String, Long> storeBytes() {
+    SortedMap<String, Long> out = new TreeMap<>();
+    for (String name : driver.getAllStateStores().keySet()) {
+      KeyValueStore<String, byte[]> store = driver.getKeyValueStore(name);
+      long bytes = 0;
+      try (KeyValueIterator<String, byte[]> it = store.all()) {
+        while (it.hasNext()) {
+          KeyValue<String, byte[]> kv = it.next();
+          bytes += kv.key.getBytes(StandardCharsets.UTF_8).length + (kv.value == null ? 0 : kv.value.length);
+        }
+      }
+      out.put(name, bytes);
+    }
+    return out;
   }
 
   public List<KeyValue<String, byte[]>> deadLetters() {

@@ -14,6 +14,7 @@ import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
 import io.partita.planner.plan.HostStates;
+import io.partita.planner.plan.InputTables;
 import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.Plans;
@@ -32,9 +33,10 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * store and marks what they make stale in {@code dirty-keys-store}. A record that cannot be
  * decoded or makes no sense (negative time, unknown model, ...) goes to the dead letters with the
  * reason and where it came from; the planner keeps running. Table inputs take a null value as a
- * deletion of the key.
+ * deletion of the key. Every store write is also forwarded, decoded, to the planning processor,
+ * which keeps the tables decoded and indexed ({@link io.partita.planner.plan.InputTables}).
  */
-final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
+final class FoldProcessor implements Processor<String, byte[], String, Object> {
   /** {@code TimingEvent.condition} of a measurement made while serving slots stayed busy (the profiler's MeasuringCondition). */
   static final String BUSY_AFTER_WAIT = "BUSY_AFTER_WAIT";
 
@@ -52,7 +54,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   private final RecordCodec<DeadLetter> deadLetters;
   private final String deadLetterTopic;
   private final PlannerMetrics metrics;
-  private ProcessorContext<String, byte[]> context;
+  private ProcessorContext<String, Object> context;
   private KeyValueStore<String, byte[]> store;
   private KeyValueStore<String, byte[]> groupings;
   private KeyValueStore<String, byte[]> catalogServices;
@@ -76,7 +78,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   }
 
   @Override
-  public void init(ProcessorContext<String, byte[]> context) {
+  public void init(ProcessorContext<String, Object> context) {
     this.context = context;
     store = context.getStateStore(kind.store());
     catalogServices = context.getStateStore(InputKind.CATALOG_SERVICES.store());
@@ -173,12 +175,13 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
       return; // an older measurement arriving late does not replace a newer one
     }
     target.put(key, record.value());
+    changed(grouping ? InputTables.Table.GROUPINGS : InputTables.Table.TIMINGS, key, e, record.timestamp());
     if (grouping) {
       asked.delete(key); // measured: the planner never needs to ask for it again
     }
     mark(Scopes.PARTITIONS_HOST + e.getHost());
     if (!grouping) {
-      mark(Scopes.VERSIONS_MODEL + e.getModel());
+      mark(Scopes.VERSIONS_AT + Keys.modelHost(e.getModel(), e.getHost()));
       mark(Scopes.MAPPING);
     }
   }
@@ -211,6 +214,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     if (record.value() == null) {
       if (old != null) {
         store.delete(key);
+        changed(InputTables.Table.VERSIONS, key, null, record.timestamp());
         touchModel(models.decode(topic, old).getModel());
       }
       return;
@@ -220,6 +224,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     checkId("version", v.getVersion());
     expectKey(key, Keys.modelVersion(v.getModel(), v.getVersion()));
     store.put(key, record.value());
+    changed(InputTables.Table.VERSIONS, key, v, record.timestamp());
     touchModel(v.getModel());
   }
 
@@ -233,10 +238,11 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     String key = requireKey(record);
     byte[] old = store.get(key);
     if (old != null) {
-      touchServiceModel(services.decode(topic, old).getBaseModel());
+      touchServiceModel(key, services.decode(topic, old).getBaseModel());
     }
     if (record.value() == null) {
       store.delete(key);
+      changed(InputTables.Table.SERVICE_MODELS, key, null, record.timestamp());
       return;
     }
     ServiceModel sm = services.decode(topic, record.value());
@@ -257,15 +263,16 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
           + VersionObjective.choices());
     }
     store.put(key, record.value());
-    touchServiceModel(sm.getBaseModel());
+    changed(InputTables.Table.SERVICE_MODELS, key, sm, record.timestamp());
+    touchServiceModel(key, sm.getBaseModel());
   }
 
-  private void touchServiceModel(String baseModel) {
+  private void touchServiceModel(String name, String baseModel) {
     mark(Scopes.VERSIONS_MODEL + baseModel);
     mark(Scopes.PARTITIONS_MODEL + baseModel);
     mark(Scopes.MAPPING);
-    mark(Scopes.ASSIGNMENTS);
-    mark(Scopes.ROUTES);
+    mark(Scopes.ASSIGNMENTS_MODEL + baseModel);
+    mark(Scopes.ROUTES_SERVICE + name);
   }
 
   private void storeEnvironment(Record<String, byte[]> record) {
@@ -273,6 +280,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     if (record.value() == null) {
       if (store.get(key) != null) {
         store.delete(key);
+        changed(InputTables.Table.HOSTS, key, null, record.timestamp());
         touchHost(key);
       }
       return;
@@ -287,6 +295,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
       throw new Rejected("memoryBytes: must be >= 0, was " + env.getMemoryBytes());
     }
     store.put(key, record.value());
+    changed(InputTables.Table.HOSTS, key, env, record.timestamp());
     touchHost(key);
   }
 
@@ -295,6 +304,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     if (record.value() == null) {
       if (store.get(key) != null) {
         store.delete(key);
+        changed(InputTables.Table.LIVENESS, key, null, record.timestamp());
         touchHost(key);
       }
       return;
@@ -307,23 +317,28 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     }
     byte[] old = store.get(key);
     store.put(key, record.value());
+    changed(InputTables.Table.LIVENESS, key, l, record.timestamp());
     if (old == null || !liveness.decode(topic, old).getState().equals(l.getState())) {
       touchHost(key);
     }
   }
 
   private void touchHost(String host) {
-    mark(Scopes.VERSIONS_ALL);
+    mark(Scopes.VERSIONS_HOST + host);
     mark(Scopes.PARTITIONS_HOST + host);
     mark(Scopes.MAPPING);
-    mark(Scopes.ASSIGNMENTS);
+    mark(Scopes.ASSIGNMENTS_HOST + host);
   }
 
   private void storeStatus(Record<String, byte[]> record) {
     String key = requireKey(record);
     if (record.value() == null) {
+      byte[] old = store.get(key);
       store.delete(key);
-      mark(Scopes.ROUTES);
+      changed(InputTables.Table.SLOTS, key, null, record.timestamp());
+      if (old != null) {
+        mark(Scopes.ROUTES_HOST + statuses.decode(topic, old).getHost());
+      }
       return;
     }
     SlotStatus status = statuses.decode(topic, record.value());
@@ -331,7 +346,8 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     checkId("slot", status.getSlot());
     expectKey(key, Keys.hostSlot(status.getHost(), status.getSlot()));
     store.put(key, record.value());
-    mark(Scopes.ROUTES);
+    changed(InputTables.Table.SLOTS, key, status, record.timestamp());
+    mark(Scopes.ROUTES_HOST + status.getHost());
   }
 
   private void storeDemand(Record<String, byte[]> record) {
@@ -339,6 +355,7 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     byte[] sm = catalogServices.get(key);
     if (record.value() == null) {
       store.delete(key);
+      changed(InputTables.Table.DEMAND, key, null, record.timestamp());
     } else {
       Demand d = demands.decode(topic, record.value());
       checkId("serviceModel", d.getServiceModel());
@@ -347,11 +364,17 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
         throw new Rejected("requestsPerSecond: must be a finite number >= 0, was " + d.getRequestsPerSecond());
       }
       store.put(key, record.value());
+      changed(InputTables.Table.DEMAND, key, d, record.timestamp());
     }
     if (sm != null) {
       mark(Scopes.PARTITIONS_MODEL + services.decode(topic, sm).getBaseModel());
     }
     mark(Scopes.MAPPING);
+  }
+
+  /** Hands a store write, decoded, to the planning processor's tables. */
+  private void changed(InputTables.Table table, String key, Object value, long timestamp) {
+    context.forward(new Record<>(key, new InputChange(table, key, value), timestamp), PlannerTopologyNames.PLAN_PROCESSOR);
   }
 
   private void mark(String scope) {

@@ -1,5 +1,6 @@
 package io.partita.planner.stream;
 
+import io.partita.avro.AssignedServiceModel;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.HostLiveness;
@@ -17,8 +18,9 @@ import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
 import io.partita.planner.plan.AssignmentPlans;
-import io.partita.planner.plan.HostStates;
+import io.partita.planner.plan.InputTables;
 import io.partita.planner.plan.Keys;
+import io.partita.planner.plan.MappingMatrix;
 import io.partita.planner.plan.MappingPlans;
 import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.PartitionPlans;
@@ -27,7 +29,6 @@ import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.plan.Plans;
 import io.partita.planner.plan.RoutePlans;
 import io.partita.planner.plan.VersionPlans;
-import io.partita.planning.TimingObservation;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,9 +41,8 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Function;
 import org.apache.avro.specific.SpecificRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -54,53 +54,83 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Re-plans what the fold processors marked stale, at most once per debounce interval (a wall-clock
- * punctuation, so a burst of timing events costs one planning pass), by calling the plan-table classes ({@link VersionPlans}, {@link MappingPlans}, {@link PartitionPlans}, {@link AssignmentPlans}, {@link RoutePlans}).
- * Each plan record is compared byte for byte with the last one emitted for its key (kept in
- * {@code plans-store}) and forwarded only when it differs; a key that no longer has a plan gets a
- * tombstone. Order of a pass: versions, mappings, partitions, assignments, routes; each stage
- * re-plans only the keys its inputs or the earlier stages changed.
+ * punctuation, so a burst of timing events costs one planning pass), by calling the plan-table
+ * classes ({@link VersionPlans}, {@link MappingPlans}, {@link PartitionPlans}, {@link
+ * AssignmentPlans}, {@link RoutePlans}). Each plan record is compared byte for byte with the last
+ * one emitted for its key (kept in {@code plans-store}) and forwarded only when it differs; a key
+ * that no longer has a plan gets a tombstone. Order of a pass: versions, mappings, partitions,
+ * assignments, routes; each stage re-plans only the keys its inputs or the earlier stages changed.
+ *
+ * <p><b>What a pass touches.</b> The input tables are kept decoded and indexed ({@link
+ * InputTables}: the fold processors hand over each store write), and the live plan is read
+ * through {@link LivePlan}'s indexes, so a pass reads what it re-plans and not whole tables.
+ * Versions: the changed model/host pairs, and the hosts of the model that predict a version from
+ * other hosts ({@link VersionPlans#predictingHosts}). Partitions: per host. Assignments: the slots
+ * of each host whose partitions changed, and the instances of each base model whose slots or
+ * service models changed (the allocator's problem splits by base model). Routes: the service
+ * models whose instances' slots, slot status or catalog record changed, and, since every slot of
+ * a base model serves all its service models (a route lists them all), every service model of a
+ * base model one of whose slots opened, closed, changed version or reported a new status. The
+ * routes of one base model decode its slots once. The mapping is one
+ * problem over the cluster and re-planned as a whole when touched. With {@code exhaustive}, every
+ * key of every table is re-planned in each pass through the whole-problem functions instead:
+ * the tests check that both give the same plan.
  */
-final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
+final class PlanProcessor implements Processor<String, Object, String, byte[]> {
   private static final Logger log = LoggerFactory.getLogger(PlanProcessor.class);
-  private static final StringSerializer KEYS = new StringSerializer();
 
   private final PlanSettings settings;
   private final Duration debounce;
   private final Codecs codecs;
   private final PlannerMetrics metrics;
+  private final boolean exhaustive;
   private final Map<Class<?>, RecordCodec<?>> codecCache = new HashMap<>();
+  private final InputTables tables = new InputTables();
+  /** The mapping's matrix between passes (rebuilt when the task starts). */
+  private MappingMatrix matrix = new MappingMatrix();
+  /** Whether {@link #tables} holds the stores (false until the first pass after the task starts). */
+  private boolean loaded;
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> dirty;
-  private KeyValueStore<String, byte[]> plans;
+  private LivePlan live;
   private final Map<InputKind, KeyValueStore<String, byte[]>> inputs = new TreeMap<>();
   private KeyValueStore<String, byte[]> groupings;
   private KeyValueStore<String, byte[]> asks;
   private KeyValueStore<String, byte[]> asked;
 
-  PlanProcessor(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics) {
+  PlanProcessor(PlanSettings settings, Codecs codecs, Duration debounce, PlannerMetrics metrics, boolean exhaustive) {
     this.settings = settings;
     this.metrics = metrics;
     this.codecs = codecs;
     this.debounce = debounce;
+    this.exhaustive = exhaustive;
   }
 
   @Override
   public void init(ProcessorContext<String, byte[]> context) {
     this.context = context;
     dirty = context.getStateStore(PlannerTopologyNames.DIRTY_STORE);
-    plans = context.getStateStore(PlannerTopologyNames.PLANS_STORE);
+    live = new LivePlan(context.getStateStore(PlannerTopologyNames.PLANS_STORE), settings.topics(), codecs);
     for (InputKind kind : InputKind.values()) {
       inputs.put(kind, context.getStateStore(kind.store()));
     }
     groupings = context.getStateStore(InputKind.GROUPING_TIMINGS_STORE);
     asks = context.getStateStore(PlannerTopologyNames.ASKS_STORE);
     asked = context.getStateStore(PlannerTopologyNames.ASKED_STORE);
+    // A task started (again): the stores may have been restored, so the decoded tables and the
+    // plan's indexes are rebuilt from them at the first pass.
+    tables.clear();
+    matrix = new MappingMatrix();
+    loaded = false;
     context.schedule(debounce, PunctuationType.WALL_CLOCK_TIME, this::planStale);
   }
 
+  /** A store write of a fold processor ({@link InputChange}): the decoded tables follow it. */
   @Override
-  public void process(Record<String, byte[]> record) {
-    // Nothing is forwarded here: the fold processors only mark scopes in dirty-keys-store.
+  public void process(Record<String, Object> record) {
+    if (loaded && record.value() instanceof InputChange change) {
+      tables.put(change.table(), change.key(), change.value());
+    }
   }
 
   /**
@@ -121,17 +151,53 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
     }
     if (!stale.isEmpty()) {
       stale.forEach(dirty::delete);
-      PlanInputs in = loadInputs();
-      Pass pass = new Pass(in, stale);
-      metrics.pass().record(pass::run);
+      Pass pass = metrics.pass().record(() -> {
+        Pass p = new Pass(metrics.stage("inputs").record(this::inputs), stale);
+        p.run();
+        return p;
+      });
       log.debug("Planned {} stale scopes: {} plan records changed", stale.size(), pass.changed);
       if (settings.measure().enabled()) {
         askHosts.addAll(pass.partitionHosts);
       }
     }
     if (!askHosts.isEmpty()) {
-      ask(askHosts, now);
+      metrics.stage("asks").record(() -> ask(askHosts, now));
     }
+  }
+
+  /** The decoded input tables, loaded from the stores once after the task starts. */
+  private PlanInputs inputs() {
+    if (!loaded) {
+      tables.clear();
+      load(InputKind.CATALOG_MODELS, inputs.get(InputKind.CATALOG_MODELS), InputTables.Table.VERSIONS, ModelVersion.class);
+      load(InputKind.CATALOG_SERVICES, inputs.get(InputKind.CATALOG_SERVICES), InputTables.Table.SERVICE_MODELS,
+          ServiceModel.class);
+      load(InputKind.HOST_ENVIRONMENTS, inputs.get(InputKind.HOST_ENVIRONMENTS), InputTables.Table.HOSTS,
+          HostEnvironment.class);
+      load(InputKind.HOST_LIVENESS, inputs.get(InputKind.HOST_LIVENESS), InputTables.Table.LIVENESS, HostLiveness.class);
+      load(InputKind.SLOT_STATUS, inputs.get(InputKind.SLOT_STATUS), InputTables.Table.SLOTS, SlotStatus.class);
+      load(InputKind.DEMAND, inputs.get(InputKind.DEMAND), InputTables.Table.DEMAND, Demand.class);
+      load(InputKind.TIMINGS, inputs.get(InputKind.TIMINGS), InputTables.Table.TIMINGS, TimingEvent.class);
+      load(InputKind.TIMINGS, groupings, InputTables.Table.GROUPINGS, TimingEvent.class);
+      loaded = true;
+    }
+    return tables.view();
+  }
+
+  /** A store of input records, decoded as records of the topic they were read from, into the tables. */
+  private <T extends SpecificRecord> void load(InputKind kind, KeyValueStore<String, byte[]> store,
+      InputTables.Table table, Class<T> type) {
+    String topic = kind.topic(settings.topics());
+    RecordCodec<T> codec = codec(type);
+    try (KeyValueIterator<String, byte[]> it = store.all()) {
+      it.forEachRemaining(kv -> tables.put(table, kv.key, codec.decode(topic, kv.value)));
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private <T extends SpecificRecord> RecordCodec<T> codec(Class<T> type) {
+    return (RecordCodec<T>) codecCache.computeIfAbsent(type, t -> codecs.codec(type));
   }
 
   /** Hosts where a wanted measurement could not be asked for before and may be now. */
@@ -155,12 +221,15 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
 
   /** Asks the profilers of these hosts for grouping-mode measurements of the live partition plans. */
   private void ask(Set<String> hosts, long now) {
-    SortedMap<String, PartitionPlan> live = current(PlanTable.PARTITIONS, PartitionPlan.class);
     for (String host : hosts) {
+      List<PartitionPlan> onHost = new ArrayList<>();
+      for (String key : live.partitionKeys(host)) {
+        onHost.add(live.get(PlanTable.PARTITIONS, key, PartitionPlan.class));
+      }
       for (String pool : Plans.POOLS) {
         List<PartitionPlan> plans = new ArrayList<>();
-        live.values().forEach(p -> {
-          if (p.getHost().equals(host) && p.getPool().equals(pool)) {
+        onHost.forEach(p -> {
+          if (p.getPool().equals(pool)) {
             plans.add(p);
           }
         });
@@ -211,54 +280,28 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
         && now - Long.parseLong(new String(at, StandardCharsets.UTF_8)) < settings.measure().retryMs();
   }
 
-  private PlanInputs loadInputs() {
-    return new PlanInputs(
-        load(InputKind.CATALOG_MODELS, inputs.get(InputKind.CATALOG_MODELS), ModelVersion.class),
-        load(InputKind.CATALOG_SERVICES, inputs.get(InputKind.CATALOG_SERVICES), ServiceModel.class),
-        HostStates.planned(load(InputKind.HOST_ENVIRONMENTS, inputs.get(InputKind.HOST_ENVIRONMENTS), HostEnvironment.class),
-            load(InputKind.HOST_LIVENESS, inputs.get(InputKind.HOST_LIVENESS), HostLiveness.class)),
-        load(InputKind.SLOT_STATUS, inputs.get(InputKind.SLOT_STATUS), SlotStatus.class),
-        load(InputKind.DEMAND, inputs.get(InputKind.DEMAND), Demand.class),
-        load(InputKind.TIMINGS, inputs.get(InputKind.TIMINGS), TimingEvent.class),
-        load(InputKind.TIMINGS, groupings, TimingEvent.class));
-  }
-
-  /** A store of input records, decoded as records of the topic they were read from. */
-  private <T extends SpecificRecord> SortedMap<String, T> load(InputKind kind, KeyValueStore<String, byte[]> store,
-      Class<T> type) {
-    String topic = kind.topic(settings.topics());
-    RecordCodec<T> codec = codec(type);
-    SortedMap<String, T> out = new TreeMap<>();
-    try (KeyValueIterator<String, byte[]> it = store.all()) {
-      it.forEachRemaining(kv -> out.put(kv.key, codec.decode(topic, kv.value)));
-    }
-    return out;
-  }
-
-  @SuppressWarnings("unchecked")
-  private <T extends SpecificRecord> RecordCodec<T> codec(Class<T> type) {
-    return (RecordCodec<T>) codecCache.computeIfAbsent(type, t -> codecs.codec(type));
-  }
-
-  /** The live plan records of one table, decoded, by key. */
-  private <T extends SpecificRecord> SortedMap<String, T> current(PlanTable table, Class<T> type) {
-    Topic<T> topic = table.topic(settings.topics(), codecs, type);
-    SortedMap<String, T> out = new TreeMap<>();
-    try (KeyValueIterator<String, byte[]> it = plans.prefixScan(table.storePrefix(), KEYS)) {
-      it.forEachRemaining(kv -> out.put(kv.key.substring(table.storePrefix().length()), topic.decode(kv.value)));
-    }
-    return out;
-  }
-
   private final class Pass {
     private final PlanInputs in;
+    private boolean allVersions;
+    /** Models whose version is re-planned on every host. */
     private final Set<String> versionModels = new TreeSet<>();
+    /** model -> hosts whose timings of it changed. */
+    private final Map<String, Set<String>> versionsAt = new TreeMap<>();
+    /** Hosts whose environment changed: every model's version there. */
+    private final Set<String> versionHosts = new TreeSet<>();
     private final Set<String> partitionHosts = new TreeSet<>();
     private final Set<String> partitionModels = new TreeSet<>();
-    private boolean allVersions;
     private boolean mapping;
-    private boolean assignments;
-    private boolean routes;
+    private boolean allAssignments;
+    private final Set<String> assignmentHosts = new TreeSet<>();
+    private final Set<String> assignmentModels = new TreeSet<>();
+    private boolean allRoutes;
+    private final Set<String> routeHosts = new TreeSet<>();
+    private final Set<String> routeServices = new TreeSet<>();
+    /** Base models whose every service model is re-routed: a slot of theirs opened, closed or changed version. */
+    private final Set<String> routeModels = new TreeSet<>();
+    /** model -> hosts whose timings of it or chosen version changed: cells of the mapping's matrix. */
+    private final Map<String, Set<String>> matrixHosts = new TreeMap<>();
     int changed;
 
     Pass(PlanInputs in, Set<String> stale) {
@@ -268,6 +311,12 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
           allVersions = true;
         } else if (scope.startsWith(Scopes.VERSIONS_MODEL)) {
           versionModels.add(scope.substring(Scopes.VERSIONS_MODEL.length()));
+        } else if (scope.startsWith(Scopes.VERSIONS_AT)) {
+          String modelHost = scope.substring(Scopes.VERSIONS_AT.length());
+          int cut = modelHost.indexOf(Keys.SEP);
+          versionsAt.computeIfAbsent(modelHost.substring(0, cut), m -> new TreeSet<>()).add(modelHost.substring(cut + 1));
+        } else if (scope.startsWith(Scopes.VERSIONS_HOST)) {
+          versionHosts.add(scope.substring(Scopes.VERSIONS_HOST.length()));
         } else if (scope.startsWith(Scopes.PARTITIONS_HOST)) {
           partitionHosts.add(scope.substring(Scopes.PARTITIONS_HOST.length()));
         } else if (scope.startsWith(Scopes.PARTITIONS_MODEL)) {
@@ -275,65 +324,88 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
         } else if (scope.equals(Scopes.MAPPING)) {
           mapping = true;
         } else if (scope.equals(Scopes.ASSIGNMENTS)) {
-          assignments = true;
+          allAssignments = true;
+        } else if (scope.startsWith(Scopes.ASSIGNMENTS_HOST)) {
+          assignmentHosts.add(scope.substring(Scopes.ASSIGNMENTS_HOST.length()));
+        } else if (scope.startsWith(Scopes.ASSIGNMENTS_MODEL)) {
+          assignmentModels.add(scope.substring(Scopes.ASSIGNMENTS_MODEL.length()));
         } else if (scope.equals(Scopes.ROUTES)) {
-          routes = true;
+          allRoutes = true;
+        } else if (scope.startsWith(Scopes.ROUTES_HOST)) {
+          routeHosts.add(scope.substring(Scopes.ROUTES_HOST.length()));
+        } else if (scope.startsWith(Scopes.ROUTES_SERVICE)) {
+          routeServices.add(scope.substring(Scopes.ROUTES_SERVICE.length()));
         }
+      }
+      if (exhaustive) {
+        allVersions = true;
+        mapping = true;
+        partitionHosts.addAll(in.hosts().keySet());
+        partitionHosts.addAll(live.partitionHosts());
+        allAssignments = true;
+        allRoutes = true;
       }
     }
 
     void run() {
-      planVersions();
-      Map<String, String> chosen = chosenVersions();
+      metrics.stage("versions").record(this::planVersions);
       if (mapping) {
-        planMappings(chosen);
+        metrics.stage("mappings").record(this::planMappings);
       }
-      planPartitions(chosen);
-      if (assignments) {
-        planAssignments();
-      }
-      if (routes) {
-        emitAll(PlanTable.ROUTES, RoutePlans.routes(in, settings, current(PlanTable.ASSIGNMENTS, SlotAssignment.class).values()));
-      }
+      metrics.stage("partitions").record(this::planPartitions);
+      metrics.stage("assignments").record(this::planAssignments);
+      metrics.stage("routes").record(this::planRoutes);
     }
 
     private void planVersions() {
-      SortedMap<String, VersionChoice> live = current(PlanTable.VERSIONS, VersionChoice.class);
       Set<String> models = new TreeSet<>(versionModels);
-      if (allVersions) {
-        models.addAll(Plans.catalogModels(in).keySet());
-        live.values().forEach(v -> models.add(v.getModel()));
+      models.addAll(versionsAt.keySet());
+      if (allVersions || !versionHosts.isEmpty()) {
+        models.addAll(in.catalogModels().keySet());
+        models.addAll(live.versionModels());
       }
       for (String model : models) {
-        List<TimingObservation> observations = VersionPlans.observations(in, model);
-        Set<String> hosts = new TreeSet<>(in.hosts().keySet());
-        live.values().stream().filter(v -> v.getModel().equals(model)).forEach(v -> hosts.add(v.getHost()));
+        VersionPlans.Evidence evidence = VersionPlans.evidence(in, model);
+        Set<String> hosts = new TreeSet<>();
+        if (allVersions || versionModels.contains(model)) {
+          hosts.addAll(in.hosts().keySet());
+          hosts.addAll(live.versionHosts(model));
+        } else {
+          hosts.addAll(versionsAt.getOrDefault(model, Set.of()));
+          hosts.addAll(versionHosts);
+          hosts.addAll(VersionPlans.predictingHosts(in, model, evidence));
+        }
         for (String host : hosts) {
-          VersionChoice running = live.get(Keys.modelHost(model, host));
-          if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), VersionPlans.versionChoice(in, model, host,
-              running == null ? null : running.getChosenVersion(), settings.hysteresis(), observations))) {
+          String running = live.chosen(model, host);
+          VersionChoice choice = VersionPlans.versionChoice(in, model, host, running, settings.hysteresis(), evidence);
+          if (emit(PlanTable.VERSIONS, Keys.modelHost(model, host), choice)) {
             partitionHosts.add(host);
             mapping = true;
+            if (!Objects.equals(running, choice == null ? null : choice.getChosenVersion())) {
+              matrixHosts.computeIfAbsent(model, m -> new TreeSet<>()).add(host);
+            }
           }
         }
       }
     }
 
-    /** model/host -> the chosen version, from the live version table. */
-    private Map<String, String> chosenVersions() {
-      Map<String, String> chosen = new TreeMap<>();
-      current(PlanTable.VERSIONS, VersionChoice.class).forEach((key, v) -> {
-        if (v.getChosenVersion() != null) {
-          chosen.put(key, v.getChosenVersion());
+    private void planMappings() {
+      SortedMap<String, ServiceMapping> running = live.all(PlanTable.MAPPINGS, ServiceMapping.class);
+      SortedMap<String, Set<String>> before = MappingPlans.kinds(running.values());
+      MappingPlans.Matrix cells;
+      if (exhaustive) {
+        cells = MappingMatrix.full(in, settings, live::chosenVersion);
+      } else {
+        versionsAt.forEach((model, hosts) -> matrixHosts.computeIfAbsent(model, m -> new TreeSet<>()).addAll(hosts));
+        // A host's environment scales its times (its CPU quota, Plans.batchTimeMs): its cells of every model.
+        for (String model : versionHosts.isEmpty() ? Set.<String>of() : in.catalogModels().keySet()) {
+          matrixHosts.computeIfAbsent(model, m -> new TreeSet<>()).addAll(versionHosts);
         }
-      });
-      return chosen;
-    }
-
-    private void planMappings(Map<String, String> chosen) {
-      SortedMap<String, Set<String>> before = MappingPlans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
-      emitAll(PlanTable.MAPPINGS, MappingPlans.mappings(in, settings, chosen));
-      SortedMap<String, Set<String>> after = MappingPlans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
+        Set<String> models = allVersions ? in.catalogModels().keySet() : versionModels;
+        cells = matrix.update(in, settings, live::chosenVersion, matrixHosts, models);
+      }
+      emitAll(PlanTable.MAPPINGS, MappingPlans.mappings(in, settings, cells, live::chosenVersion, running.values()));
+      SortedMap<String, Set<String>> after = MappingPlans.kinds(live.all(PlanTable.MAPPINGS, ServiceMapping.class).values());
       Set<String> models = new TreeSet<>(before.keySet());
       models.addAll(after.keySet());
       for (String model : models) {
@@ -343,16 +415,13 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       }
     }
 
-    private void planPartitions(Map<String, String> chosen) {
-      SortedMap<String, PartitionPlan> live = current(PlanTable.PARTITIONS, PartitionPlan.class);
+    private void planPartitions() {
       if (!partitionModels.isEmpty()) {
-        // A model nobody measured yet gets a default partition on every host (PartitionPlans.partitions).
+        // A model's catalog, demand or mapped kind changed: every host's pools are split again (a
+        // model nobody measured yet gets a default partition on every host), and hosts that have
+        // partitions without an environment any more lose them.
         partitionHosts.addAll(in.hosts().keySet());
-      }
-      for (String model : partitionModels) {
-        String prefix = model + Keys.SEP;
-        in.timings().subMap(prefix, prefix + Character.MAX_VALUE).values().forEach(e -> partitionHosts.add(e.getHost()));
-        live.values().stream().filter(p -> p.getModel().equals(model)).forEach(p -> partitionHosts.add(p.getHost()));
+        partitionHosts.addAll(live.partitionHosts());
       }
       if (partitionHosts.isEmpty()) {
         return;
@@ -360,51 +429,198 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       // A plan predicted from another host follows that host's timings, and a more similar host
       // that measures: its hosts are re-planned with every pass that re-plans partitions (they are
       // few, and only until their own timings arrive).
-      live.values().stream().filter(p -> p.getPredictedFrom() != null).forEach(p -> partitionHosts.add(p.getHost()));
-      SortedMap<String, Set<String>> kinds = MappingPlans.kinds(current(PlanTable.MAPPINGS, ServiceMapping.class).values());
+      partitionHosts.addAll(live.predictedHosts());
+      SortedMap<String, Set<String>> kinds = MappingPlans.kinds(live.all(PlanTable.MAPPINGS, ServiceMapping.class).values());
       for (String host : partitionHosts) {
-        Map<String, String> chosenOnHost = new TreeMap<>();
-        chosen.forEach((key, version) -> {
-          int cut = key.indexOf(Keys.SEP);
-          if (key.substring(cut + 1).equals(host)) {
-            chosenOnHost.put(key.substring(0, cut), version);
-          }
-        });
-        SortedMap<String, PartitionPlan> planned = PartitionPlans.partitions(in, settings, host, chosenOnHost, kinds, live);
-        List<String> gone = new ArrayList<>();
-        live.forEach((key, p) -> {
-          if (p.getHost().equals(host) && !planned.containsKey(key)) {
-            gone.add(key);
-          }
-        });
-        for (Map.Entry<String, PartitionPlan> e : planned.entrySet()) {
-          assignments |= emit(PlanTable.PARTITIONS, e.getKey(), e.getValue());
+        SortedMap<String, PartitionPlan> running = new TreeMap<>();
+        for (String key : live.partitionKeys(host)) {
+          running.put(key, live.get(PlanTable.PARTITIONS, key, PartitionPlan.class));
         }
-        for (String key : gone) {
-          assignments |= emit(PlanTable.PARTITIONS, key, null);
+        SortedMap<String, PartitionPlan> planned = PartitionPlans.partitions(in, settings, host, live.chosenOn(host),
+            kinds, running);
+        boolean any = false;
+        for (Map.Entry<String, PartitionPlan> e : planned.entrySet()) {
+          any |= emit(PlanTable.PARTITIONS, e.getKey(), e.getValue());
+        }
+        for (String key : running.keySet()) {
+          if (!planned.containsKey(key)) {
+            any |= emit(PlanTable.PARTITIONS, key, null);
+          }
+        }
+        if (any) {
+          assignmentHosts.add(host);
         }
       }
     }
 
     private void planAssignments() {
-      SortedMap<String, SlotAssignment> planned =
-          AssignmentPlans.assignments(in, settings, current(PlanTable.PARTITIONS, PartitionPlan.class).values());
-      planned = AssignmentPlans.keepCapacities(planned, current(PlanTable.ASSIGNMENTS, SlotAssignment.class),
-          settings.hysteresis());
-      routes |= emitAll(PlanTable.ASSIGNMENTS, planned);
+      if (allAssignments) {
+        List<PartitionPlan> partitions = new ArrayList<>();
+        for (String host : live.partitionHosts()) {
+          for (String key : live.partitionKeys(host)) {
+            partitions.add(live.get(PlanTable.PARTITIONS, key, PartitionPlan.class));
+          }
+        }
+        Map<String, SlotAssignment> running = new HashMap<>();
+        for (String host : live.slotHosts()) {
+          live.slotsOfHost(host).forEach(key -> running.put(key, live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class)));
+        }
+        emitAll(PlanTable.ASSIGNMENTS, AssignmentPlans.assignments(in, settings, partitions, running));
+        return;
+      }
+      if (assignmentHosts.isEmpty() && assignmentModels.isEmpty()) {
+        return;
+      }
+      // The slots of each host whose partitions changed, laid out again; base models whose set of
+      // slots changed get their instances allocated again, over all their slots.
+      Map<String, SortedMap<String, SlotAssignment>> laidOut = new TreeMap<>();
+      Map<String, Map<String, SlotAssignment>> runningOf = new HashMap<>();
+      Set<String> reallocate = new TreeSet<>(assignmentModels);
+      Map<String, List<String>> added = new HashMap<>();
+      Map<String, List<String>> removed = new HashMap<>();
+      for (String host : assignmentHosts) {
+        List<PartitionPlan> partitions = new ArrayList<>();
+        for (String key : live.partitionKeys(host)) {
+          partitions.add(live.get(PlanTable.PARTITIONS, key, PartitionPlan.class));
+        }
+        Map<String, SlotAssignment> running = new HashMap<>();
+        live.slotsOfHost(host).forEach(key -> running.put(key, live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class)));
+        SortedMap<String, SlotAssignment> slots = AssignmentPlans.slots(in, settings, partitions, running);
+        runningOf.put(host, running);
+        for (String key : live.slotsOfHost(host)) {
+          SlotAssignment now = slots.get(key);
+          String before = live.slotModel(key);
+          if (now == null || !now.getModel().equals(before)) {
+            removed.computeIfAbsent(before, m -> new ArrayList<>()).add(key);
+          }
+        }
+        for (Map.Entry<String, SlotAssignment> e : slots.entrySet()) {
+          if (!e.getValue().getModel().equals(live.slotModel(e.getKey()))) {
+            added.computeIfAbsent(e.getValue().getModel(), m -> new ArrayList<>()).add(e.getKey());
+          }
+        }
+        laidOut.put(host, slots);
+      }
+      // A base model whose slots changed is allocated again unless the change provably leaves its
+      // instances where they are (a host joining adds a slot to every base model).
+      Set<String> slotChanges = new TreeSet<>(added.keySet());
+      slotChanges.addAll(removed.keySet());
+      for (String model : slotChanges) {
+        if (reallocate.contains(model)) {
+          continue;
+        }
+        Map<String, List<String>> held = new HashMap<>();
+        live.slotsOfModel(model).forEach(key -> held.put(key, live.slotInstances(key)));
+        int wanted = 0;
+        for (ServiceModel sm : in.serviceModelsOf(model).values()) {
+          wanted += Math.max(0, sm.getInstances());
+        }
+        if (!AssignmentPlans.allocationUnchanged(held, added.getOrDefault(model, List.of()),
+            removed.getOrDefault(model, List.of()), wanted)) {
+          reallocate.add(model);
+        }
+      }
+      Map<String, List<String>> laidOutByModel = new HashMap<>();
+      laidOut.values().forEach(slots -> slots.forEach((key, a) ->
+          laidOutByModel.computeIfAbsent(a.getModel(), m -> new ArrayList<>()).add(key)));
+      Map<String, List<AssignedServiceModel>> instances = new HashMap<>();
+      List<String> elsewhere = new ArrayList<>();
+      for (String model : reallocate) {
+        List<String> slotsOfModel = new ArrayList<>(laidOutByModel.getOrDefault(model, List.of()));
+        for (String key : live.slotsOfModel(model)) {
+          if (!laidOut.containsKey(key.substring(0, key.indexOf(Keys.SEP)))) {
+            slotsOfModel.add(key);
+            elsewhere.add(key);
+          }
+        }
+        instances.putAll(AssignmentPlans.instancesOn(in, model, slotsOfModel));
+      }
+      for (Map.Entry<String, SortedMap<String, SlotAssignment>> host : laidOut.entrySet()) {
+        Set<String> gone = new TreeSet<>(live.slotsOfHost(host.getKey()));
+        for (Map.Entry<String, SlotAssignment> e : host.getValue().entrySet()) {
+          SlotAssignment slot = e.getValue();
+          List<AssignedServiceModel> of;
+          if (reallocate.contains(slot.getModel())) {
+            of = instances.getOrDefault(e.getKey(), List.of());
+          } else {
+            // The base model's instances stay where they are: an existing slot keeps its own, a new one has none.
+            SlotAssignment before = runningOf.get(host.getKey()).get(e.getKey());
+            of = before == null || !before.getModel().equals(slot.getModel()) ? List.of() : before.getServiceModels();
+          }
+          emit(PlanTable.ASSIGNMENTS, e.getKey(), AssignmentPlans.withInstances(slot, of));
+          gone.remove(e.getKey());
+        }
+        for (String key : gone) {
+          emit(PlanTable.ASSIGNMENTS, key, null);
+        }
+      }
+      for (String key : elsewhere) {
+        // The slot stays; its instances may move. Its record is decoded and written again only if
+        // they did, or if its base model's service models changed (a weight file): a host joining
+        // re-allocates every base model, and encoding all their slots cost seconds at 1,000 hosts.
+        List<AssignedServiceModel> now = instances.getOrDefault(key, List.of());
+        List<String> ids = new ArrayList<>();
+        now.forEach(asm -> ids.add(asm.getInstanceId()));
+        if (ids.equals(live.slotInstances(key)) && !assignmentModels.contains(live.slotModel(key))) {
+          continue;
+        }
+        SlotAssignment a = live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class);
+        emit(PlanTable.ASSIGNMENTS, key, AssignmentPlans.withInstances(a, now));
+      }
+    }
+
+    private void planRoutes() {
+      if (allRoutes) {
+        List<SlotAssignment> all = new ArrayList<>();
+        for (String host : live.slotHosts()) {
+          for (String key : live.slotsOfHost(host)) {
+            all.add(live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class));
+          }
+        }
+        emitAll(PlanTable.ROUTES, RoutePlans.routes(in, settings, all));
+        return;
+      }
+      // Slots decoded once in this stage: the routes of one base model's service models share them.
+      Map<String, SlotAssignment> decoded = new HashMap<>();
+      Function<String, SlotAssignment> slot = key -> decoded.computeIfAbsent(key,
+          k -> live.get(PlanTable.ASSIGNMENTS, k, SlotAssignment.class));
+      Set<String> services = new TreeSet<>(routeServices);
+      Set<String> models = new TreeSet<>(routeModels);
+      for (String host : routeHosts) {
+        for (String key : live.slotsOfHost(host)) {
+          slot.apply(key).getServiceModels().forEach(asm -> services.add(asm.getServiceModel()));
+          // This slot's status is in the route of every service model of its base model, instance or not.
+          models.add(live.slotModel(key));
+        }
+      }
+      for (String model : models) {
+        services.addAll(in.serviceModelsOf(model).keySet());
+      }
+      for (String name : services) {
+        ServiceModel sm = in.serviceModels().get(name);
+        if (sm == null) {
+          emit(PlanTable.ROUTES, name, null);
+          continue;
+        }
+        List<SlotAssignment> holding = new ArrayList<>();
+        for (String key : live.slotsOfServiceModel(name)) {
+          holding.add(slot.apply(key));
+        }
+        List<SlotAssignment> baseSlots = new ArrayList<>();
+        for (String key : live.slotsOfModel(sm.getBaseModel())) {
+          baseSlots.add(slot.apply(key));
+        }
+        emit(PlanTable.ROUTES, name, RoutePlans.route(in, settings, sm, holding, baseSlots));
+      }
     }
 
     /** Emits every planned record and a tombstone for every live key of the table not planned now. */
     private <T extends SpecificRecord> boolean emitAll(PlanTable table, SortedMap<String, T> planned) {
       boolean any = false;
       List<String> gone = new ArrayList<>();
-      try (KeyValueIterator<String, byte[]> it = plans.prefixScan(table.storePrefix(), KEYS)) {
-        while (it.hasNext()) {
-          KeyValue<String, byte[]> kv = it.next();
-          String key = kv.key.substring(table.storePrefix().length());
-          if (!planned.containsKey(key)) {
-            gone.add(key);
-          }
+      for (String key : live.keys(table)) {
+        if (!planned.containsKey(key)) {
+          gone.add(key);
         }
       }
       for (Map.Entry<String, T> e : planned.entrySet()) {
@@ -419,17 +635,34 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
     /** Forwards the record (or a tombstone for null) when its bytes differ from the live ones. */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private boolean emit(PlanTable table, String key, SpecificRecord value) {
-      String storeKey = table.storeKey(key);
-      byte[] old = plans.get(storeKey);
+      byte[] old = live.bytes(table, key);
       byte[] bytes = value == null ? null : ((Topic) table.topic(settings.topics(), codecs)).encode(value);
       if (bytes == null ? old == null : old != null && Arrays.equals(old, bytes)) {
         return false;
       }
-      if (bytes == null) {
-        plans.delete(storeKey);
-      } else {
-        plans.put(storeKey, bytes);
+      if (table == PlanTable.ASSIGNMENTS) {
+        // The routes of the service models whose instances this slot held or holds now.
+        SlotAssignment before = old == null ? null : live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class);
+        SlotAssignment after = (SlotAssignment) value;
+        if (before != null) {
+          before.getServiceModels().forEach(asm -> routeServices.add(asm.getServiceModel()));
+        }
+        if (after != null) {
+          after.getServiceModels().forEach(asm -> routeServices.add(asm.getServiceModel()));
+        }
+        // Every slot of a base model is in the route of each of its service models: a slot opening,
+        // closing or changing model version changes all of them (its instances alone only theirs).
+        if (before == null || after == null || !before.getModel().equals(after.getModel())
+            || !Objects.equals(before.getVersion(), after.getVersion())) {
+          if (before != null) {
+            routeModels.add(before.getModel());
+          }
+          if (after != null) {
+            routeModels.add(after.getModel());
+          }
+        }
       }
+      live.put(table, key, value, bytes, old);
       context.forward(new Record<>(key, bytes, Math.max(0, context.currentStreamTimeMs())), table.sink());
       changed++;
       metrics.planRecord(table.id());
@@ -439,5 +672,4 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       return true;
     }
   }
-
 }

@@ -10,13 +10,22 @@ import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 public final class Processors {
   private Processors() {}
 
-  public static ProcessorSupplier<String, byte[], String, byte[]> fold(InputKind kind, Codecs codecs, String deadLetterTopic,
+  public static ProcessorSupplier<String, byte[], String, Object> fold(InputKind kind, Codecs codecs, String deadLetterTopic,
       PlannerMetrics metrics) {
     return () -> new FoldProcessor(kind, codecs, deadLetterTopic, metrics);
   }
 
-  public static ProcessorSupplier<String, byte[], String, byte[]> plan(PlanSettings settings, Codecs codecs, Duration debounce,
+  public static ProcessorSupplier<String, Object, String, byte[]> plan(PlanSettings settings, Codecs codecs, Duration debounce,
       PlannerMetrics metrics) {
-    return () -> new PlanProcessor(settings, codecs, debounce, metrics);
+    return plan(settings, codecs, debounce, metrics, false);
+  }
+
+  /**
+   * @param exhaustive re-plan every key of every table in each pass instead of only what changed
+   *     (the tests compare the two; the plans must be the same)
+   */
+  public static ProcessorSupplier<String, Object, String, byte[]> plan(PlanSettings settings, Codecs codecs, Duration debounce,
+      PlannerMetrics metrics, boolean exhaustive) {
+    return () -> new PlanProcessor(settings, codecs, debounce, metrics, exhaustive);
   }
 }
