@@ -170,7 +170,7 @@ public final class InferenceWorker implements Service {
     if (!served.isEmpty()) {
       loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, slots, topics, config.codecs(),
           new RequestLoop.Settings(List.copyOf(requestTopics), config.batching().maxOpen(),
-              config.operation().drainTimeoutMs(), advertised::changed),
+              config.operation().drainTimeoutMs(), advertised::changed, advertised::move),
           metrics, System::currentTimeMillis, this::ownershipChanged, loop("worker-requests", metrics));
       thread = new Thread(loop, "partita-worker");
       thread.start();

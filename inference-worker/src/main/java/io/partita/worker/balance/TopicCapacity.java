@@ -35,4 +35,22 @@ public record TopicCapacity(double capacity, int slots, int unknown) {
     double larger = Math.max(capacity, other.capacity);
     return larger > 0 && Math.abs(capacity - other.capacity) > tolerance * larger;
   }
+
+  /**
+   * How far this worker's weight in the group's share ({@link PartitionShares#weights}) moves from
+   * {@code before} to this, relative to the larger, from 0 to 1, while the other members stay: by
+   * capacity when both are known, by ready slots otherwise; 1 when slots came from or went to none,
+   * or a capacity became known or unknown (the group may weigh every member otherwise then).
+   */
+  public double move(TopicCapacity before) {
+    if (slots == 0 && before.slots == 0) {
+      return 0;
+    }
+    if (slots == 0 || before.slots == 0 || known() != before.known()) {
+      return 1;
+    }
+    double now = known() ? capacity : slots;
+    double then = known() ? before.capacity : before.slots;
+    return Math.abs(now - then) / Math.max(now, then);
+  }
 }

@@ -84,6 +84,21 @@ public final class CapacityAssignor implements ConsumerPartitionAssignor, Config
       return false;
     }
 
+    /**
+     * How far this worker's share of a request topic would move, at most over the topics last told
+     * to the group, if the group shared them out again now ({@link TopicCapacity#move}); 0 before
+     * the first join.
+     */
+    public double move() {
+      Map<String, TopicCapacity> last = sent;
+      Map<String, TopicCapacity> current = last.isEmpty() ? Map.of() : now.get();
+      double most = 0;
+      for (Map.Entry<String, TopicCapacity> e : last.entrySet()) {
+        most = Math.max(most, current.getOrDefault(e.getKey(), TopicCapacity.NONE).move(e.getValue()));
+      }
+      return most;
+    }
+
     /** What was last told to the group, per topic. */
     public Map<String, TopicCapacity> sent() {
       return sent;

@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -109,10 +110,13 @@ public final class RequestLoop implements Runnable {
    * @param drainTimeoutMs how long giving up partitions waits for their open records
    * @param reshare whether this worker's capacity changed enough for the group to share the
    *     partitions out again (checked about once a second; see {@link CapacityAssignor})
+   * @param shareMove how far this worker's share of the partitions would move then, relative
+   *     (0 to 1; {@link CapacityAssignor.Advertised#move}): only a large move is logged at INFO
    */
-  public record Settings(List<String> topics, int maxOpen, long drainTimeoutMs, BooleanSupplier reshare) {
+  public record Settings(List<String> topics, int maxOpen, long drainTimeoutMs, BooleanSupplier reshare,
+      DoubleSupplier shareMove) {
     public Settings(List<String> topics, int maxOpen, long drainTimeoutMs) {
-      this(topics, maxOpen, drainTimeoutMs, () -> false);
+      this(topics, maxOpen, drainTimeoutMs, () -> false, () -> 0);
     }
   }
 
@@ -144,6 +148,7 @@ public final class RequestLoop implements Runnable {
   private long nextReshareCheck;
   private Map<String, List<Integer>> lastOwned = Map.of();
   private long lastReshare = Long.MIN_VALUE / 2;
+  private final ReshareLog reshareLog = new ReshareLog();
   /** The group gave this member its partitions at least once (possibly none). */
   private volatile boolean joined;
   private final Loop health;
@@ -297,7 +302,8 @@ public final class RequestLoop implements Runnable {
 
   /**
    * Asks the group for a new round when this worker's capacity moved (slots opened, closed or were
-   * re-planned), so the partitions follow it; at most once per {@link #RESHARE_MIN_GAP_MS}.
+   * re-planned), so the partitions follow it; at most once per {@link #RESHARE_MIN_GAP_MS}. Logged
+   * at INFO only as {@link ReshareLog} says.
    */
   private void reshareIfCapacityChanged() {
     long now = System.currentTimeMillis();
@@ -307,7 +313,16 @@ public final class RequestLoop implements Runnable {
     nextReshareCheck = now + RESHARE_CHECK_MS;
     if (joined && now - lastReshare >= RESHARE_MIN_GAP_MS && settings.reshare().getAsBoolean()) {
       lastReshare = now;
-      log.info("This worker's capacity changed; asking the group to share the request partitions out again");
+      double move = settings.shareMove().getAsDouble();
+      ReshareLog.Notice notice = reshareLog.next(now, move);
+      if (notice.info()) {
+        log.info("This worker's capacity changed (its share moves by {} %); asking the group to share the request partitions out"
+            + " again{}", Math.round(move * 100), notice.quietBefore() == 0 ? ""
+            : " (" + notice.quietBefore() + " smaller or closer re-shares since the last such line, at DEBUG)");
+      } else {
+        log.debug("This worker's capacity changed (its share moves by {} %); asking the group to share the request partitions"
+            + " out again", Math.round(move * 100));
+      }
       consumer.enforceRebalance("the worker's capacity changed");
     }
   }

@@ -2,6 +2,7 @@ package io.partita.worker.balance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -17,6 +18,21 @@ class PartitionSharesTest {
 
   private static TopicCapacity known(double capacity) {
     return new TopicCapacity(capacity, 1, 0);
+  }
+
+  @Test
+  void shouldMeasureHowFarAWorkersShareMovesByWhatTheGroupWeighsItBy() {
+    // known capacity on both sides: by capacity, relative to the larger
+    assertThat(new TopicCapacity(90, 2, 0).move(new TopicCapacity(100, 2, 0))).isCloseTo(0.10, within(1e-9));
+    assertThat(new TopicCapacity(300, 2, 0).move(new TopicCapacity(100, 1, 0))).isCloseTo(2.0 / 3, within(1e-9));
+    // a slot without planned capacity: the group weighs by slots, so a capacity move alone is none
+    assertThat(new TopicCapacity(50, 2, 1).move(new TopicCapacity(10, 2, 1))).isZero();
+    assertThat(new TopicCapacity(0, 3, 3).move(new TopicCapacity(0, 2, 2))).isCloseTo(1.0 / 3, within(1e-9));
+    // slots from or to none, or the capacity becoming known: the whole share
+    assertThat(new TopicCapacity(100, 1, 0).move(TopicCapacity.NONE)).isEqualTo(1.0);
+    assertThat(TopicCapacity.NONE.move(new TopicCapacity(100, 1, 0))).isEqualTo(1.0);
+    assertThat(new TopicCapacity(100, 2, 0).move(new TopicCapacity(0, 2, 2))).isEqualTo(1.0);
+    assertThat(TopicCapacity.NONE.move(TopicCapacity.NONE)).isZero();
   }
 
   @Test
