@@ -63,7 +63,7 @@ class IncrementalPlanningTest {
   @TempDir Path stateDir;
 
   @ParameterizedTest
-  @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+  @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 28})
   void shouldPlanWhatReplanningEverythingPlans(long seed) {
     // Even seeds map classes of alike pools (more than 3 pools), odd ones single pools.
     PlanSettings settings = PlanSettings.defaults(topics).withMappingPoolLimit(seed % 2 == 0 ? 3 : 64);

@@ -108,18 +108,25 @@ public final class Plans {
 
   /**
    * The profile of one model version on one pool of one host: among its (provider, batch) pairs,
-   * the one with the most measured sizes, ties to the larger batch, then the provider name. Null
-   * when nothing was measured there.
+   * those with a size whose batch time is within the model's latency objective first (a larger
+   * batch that no size can run within the objective would leave the model unplanned on this host
+   * although a smaller one fits); then the one with the most measured sizes, ties to the larger
+   * batch, then the provider name. Null when nothing was measured there.
    */
   public static Profile profile(PlanInputs in, String model, String version, String host, String pool) {
     Map<String, List<TimingEvent>> byConfig = new TreeMap<>();
     for (TimingEvent e : timingsOf(in, model, version, host, pool)) {
       byConfig.computeIfAbsent(e.getProvider() + "\u0000" + e.getBatch(), k -> new ArrayList<>()).add(e);
     }
+    Double objectiveMs = requirementsOf(in, model).latencyObjectiveMs();
+    HostEnvironment env = in.hosts().get(host);
     List<TimingEvent> best = null;
+    boolean bestFits = false;
     for (List<TimingEvent> events : byConfig.values()) {
-      if (best == null || compareConfig(events, best) > 0) {
+      boolean fits = objectiveMs == null || events.stream().anyMatch(e -> batchTimeMs(e, env) <= objectiveMs);
+      if (best == null || (fits && !bestFits) || (fits == bestFits && compareConfig(events, best) > 0)) {
         best = events;
+        bestFits = fits;
       }
     }
     if (best == null) {

@@ -45,8 +45,11 @@ final class LivePlan {
   /** host -> model -> chosen version (non-null only). */
   private final Map<String, TreeMap<String, String>> chosenByHost = new HashMap<>();
   private final Map<String, TreeSet<String>> partitionsByHost = new TreeMap<>();
-  /** host -> its partition keys whose plan is predicted from another host ({@code predictedFrom}). */
-  private final Map<String, TreeSet<String>> predictedByHost = new TreeMap<>();
+  /**
+   * host -> its partition keys whose plan does not rest on the host's own timings: predicted from
+   * another host ({@code predictedFrom}) or a default placement ({@code defaultPlan}).
+   */
+  private final Map<String, TreeSet<String>> provisionalByHost = new TreeMap<>();
   private final Map<String, TreeSet<String>> slotsByHost = new TreeMap<>();
   private final Map<String, TreeSet<String>> slotsByModel = new HashMap<>();
   private final Map<String, TreeSet<String>> slotsByServiceModel = new HashMap<>();
@@ -67,7 +70,7 @@ final class LivePlan {
     versionsByModel.clear();
     chosenByHost.clear();
     partitionsByHost.clear();
-    predictedByHost.clear();
+    provisionalByHost.clear();
     slotsByHost.clear();
     slotsByModel.clear();
     slotsByServiceModel.clear();
@@ -159,8 +162,9 @@ final class LivePlan {
       }
       case PARTITIONS -> {
         partitionsByHost.computeIfAbsent(partitionHost(key), h -> new TreeSet<>()).add(key);
-        if (((PartitionPlan) value).getPredictedFrom() != null) {
-          predictedByHost.computeIfAbsent(partitionHost(key), h -> new TreeSet<>()).add(key);
+        PartitionPlan plan = (PartitionPlan) value;
+        if (plan.getPredictedFrom() != null || plan.getDefaultPlan()) {
+          provisionalByHost.computeIfAbsent(partitionHost(key), h -> new TreeSet<>()).add(key);
         }
       }
       case ASSIGNMENTS -> {
@@ -190,7 +194,7 @@ final class LivePlan {
       }
       case PARTITIONS -> {
         removeFrom(partitionsByHost, partitionHost(key), key);
-        removeFrom(predictedByHost, partitionHost(key), key);
+        removeFrom(provisionalByHost, partitionHost(key), key);
       }
       case ASSIGNMENTS -> {
         SlotAssignment a = (SlotAssignment) old;
@@ -274,10 +278,10 @@ final class LivePlan {
     return keys == null ? Collections.emptySortedSet() : Collections.unmodifiableSortedSet(keys);
   }
 
-  /** Hosts with at least one live partition plan predicted from another host's timings. */
-  Set<String> predictedHosts() {
+  /** Hosts with at least one live partition plan predicted from another host's timings, or a default one. */
+  Set<String> provisionalHosts() {
     index();
-    return Collections.unmodifiableSet(predictedByHost.keySet());
+    return Collections.unmodifiableSet(provisionalByHost.keySet());
   }
 
   /** Hosts with at least one live partition plan. */

@@ -427,9 +427,10 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         return;
       }
       // A plan predicted from another host follows that host's timings, and a more similar host
-      // that measures: its hosts are re-planned with every pass that re-plans partitions (they are
-      // few, and only until their own timings arrive).
-      partitionHosts.addAll(live.predictedHosts());
+      // that measures; a default plan becomes a predicted one once a host it can be predicted from
+      // has timings and an environment (in either order): their hosts are re-planned with every
+      // pass that re-plans partitions (they are few, and only until their own timings arrive).
+      partitionHosts.addAll(live.provisionalHosts());
       SortedMap<String, Set<String>> kinds = MappingPlans.kinds(live.all(PlanTable.MAPPINGS, ServiceMapping.class).values());
       for (String host : partitionHosts) {
         SortedMap<String, PartitionPlan> running = new TreeMap<>();
