@@ -10,6 +10,7 @@ package io.partita.planning;
  * @param expectedLatencyMs the measured largest median latency, or the predicted one
  * @param measuredThroughputPerSecond the grouping-mode measurement, or null when never measured
  * @param interferenceFactor {@code f(p)} applied to the prediction (1 when measured or uncorrected)
+ * @param source who measured it when measured, else null
  */
 public record AssessedGrouping(
     Grouping grouping,
@@ -17,7 +18,8 @@ public record AssessedGrouping(
     double expectedThroughputPerSecond,
     double expectedLatencyMs,
     Double measuredThroughputPerSecond,
-    double interferenceFactor) {
+    double interferenceFactor,
+    MeasurementSource source) {
 
   public boolean measured() {
     return basis == ChoiceBasis.MEASURED;

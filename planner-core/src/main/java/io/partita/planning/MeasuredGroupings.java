@@ -105,10 +105,10 @@ public final class MeasuredGroupings {
     GroupingMeasurement m = measured.get(g.sizes());
     if (m != null) {
       return new AssessedGrouping(g, ChoiceBasis.MEASURED, m.throughputPerSecond(), m.maxLatencyMs(),
-          m.throughputPerSecond(), 1.0);
+          m.throughputPerSecond(), 1.0, m.source());
     }
     double f = interference.factor(g.partitions());
-    return new AssessedGrouping(g, ChoiceBasis.PREDICTED, g.throughputPerSecond() * f, g.maxLatencyMs(), null, f);
+    return new AssessedGrouping(g, ChoiceBasis.PREDICTED, g.throughputPerSecond() * f, g.maxLatencyMs(), null, f, null);
   }
 
   /** The grouping of {@code sizes} when every size has a point and it is eligible; else null. */
@@ -167,12 +167,16 @@ public final class MeasuredGroupings {
     return next == null ? head + "; no other eligible grouping" : head + ", ahead of " + describe(next);
   }
 
-  /** E.g. {@code [2] measured 160.0/s (predicted 166.7/s)} or {@code [1, 1] predicted 200.0/s x 0.60 = 120.0/s}. */
+  /**
+   * E.g. {@code [2] measured 160.0/s (predicted 166.7/s)}, {@code [2] measured from serving 150.0/s
+   * (predicted 166.7/s)} or {@code [1, 1] predicted 200.0/s x 0.60 = 120.0/s}.
+   */
   static String describe(AssessedGrouping a) {
     Grouping g = a.grouping();
     if (a.measured()) {
-      return String.format(Locale.ROOT, "%s measured %.1f/s (predicted %.1f/s)", g.sizes(),
-          a.expectedThroughputPerSecond(), g.throughputPerSecond());
+      return String.format(Locale.ROOT, "%s measured%s %.1f/s (predicted %.1f/s)", g.sizes(),
+          a.source() == MeasurementSource.SERVING ? " from serving" : "", a.expectedThroughputPerSecond(),
+          g.throughputPerSecond());
     }
     if (a.interferenceFactor() == 1.0) {
       return String.format(Locale.ROOT, "%s predicted %.1f/s (not measured in grouping mode)", g.sizes(),
