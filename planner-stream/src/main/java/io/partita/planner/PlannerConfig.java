@@ -3,7 +3,9 @@ package io.partita.planner;
 import io.partita.common.Topics;
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.planner.plan.MeasureSettings;
 import io.partita.planner.plan.PlanSettings;
+import io.partita.planner.plan.ServingSettings;
 import io.partita.planning.GroupingObjective;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -79,17 +81,25 @@ public record PlannerConfig(
           settings.longValue("planner.buffer.threshold.bytes", Long.MAX_VALUE, 0, Long.MAX_VALUE),
           decimal(settings, "planner.default.rate", 1.0),
           decimal(settings, "planner.hysteresis", PlanSettings.DEFAULT_HYSTERESIS),
-          new io.partita.planner.plan.MeasureSettings(
-              settings.bool("planner.measure.enabled", io.partita.planner.plan.MeasureSettings.DEFAULTS.enabled()),
-              decimal(settings, "planner.measure.margin", io.partita.planner.plan.MeasureSettings.DEFAULTS.margin()),
+          new MeasureSettings(
+              settings.bool("planner.measure.enabled", MeasureSettings.DEFAULTS.enabled()),
+              decimal(settings, "planner.measure.margin", MeasureSettings.DEFAULTS.margin()),
               settings.longValue("planner.measure.interval.ms",
-                  io.partita.planner.plan.MeasureSettings.DEFAULTS.intervalMs(), 0, Long.MAX_VALUE),
+                  MeasureSettings.DEFAULTS.intervalMs(), 0, Long.MAX_VALUE),
               settings.longValue("planner.measure.timeout.ms",
-                  io.partita.planner.plan.MeasureSettings.DEFAULTS.timeoutMs(), 1, Long.MAX_VALUE),
+                  MeasureSettings.DEFAULTS.timeoutMs(), 1, Long.MAX_VALUE),
               settings.longValue("planner.measure.retry.ms",
-                  io.partita.planner.plan.MeasureSettings.DEFAULTS.retryMs(), 0, Long.MAX_VALUE),
+                  MeasureSettings.DEFAULTS.retryMs(), 0, Long.MAX_VALUE),
               settings.longValue("planner.measure.budget.ms",
-                  io.partita.planner.plan.MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)));
+                  MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000),
+              settings.longValue("planner.measure.busy.retry.ms",
+                  MeasureSettings.DEFAULTS.busyRetryMs(), 0, Long.MAX_VALUE)),
+          new ServingSettings(
+              settings.bool("planner.serving.enabled", ServingSettings.DEFAULTS.enabled()),
+              settings.longValue("planner.serving.full.busy.ms",
+                  ServingSettings.DEFAULTS.fullBusyMs(), 1, Long.MAX_VALUE),
+              settings.longValue("planner.serving.full.items",
+                  ServingSettings.DEFAULTS.fullItems(), 1, Long.MAX_VALUE)));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());
     }

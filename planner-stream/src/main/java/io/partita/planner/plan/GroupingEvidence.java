@@ -4,6 +4,7 @@ import io.partita.avro.TimingEvent;
 import io.partita.planning.GroupingMeasurement;
 import io.partita.planning.Interference;
 import io.partita.planning.InterferenceSample;
+import io.partita.planning.MeasurementSource;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -13,7 +14,9 @@ import java.util.Map;
  * What the grouping-mode measurements in the input tables say, for {@link
  * io.partita.planning.MeasuredGroupings}: the measured groupings of one model version, batch and
  * provider on one pool, and the interference factor of a host's pool learnt from every model
- * measured there. Pure.
+ * measured there. Measurements from serving ({@link ServedGroupings}, {@code condition = SERVING})
+ * count as the profiler's do: the latest of a grouping is the one compared by, and each is a sample
+ * of the pool's interference. Pure.
  */
 public final class GroupingEvidence {
   private GroupingEvidence() {}
@@ -24,7 +27,8 @@ public final class GroupingEvidence {
     String prefix = Keys.partition(model, version, host, pool) + Keys.SEP + batch + Keys.SEP + provider + Keys.SEP;
     Map<List<Integer>, GroupingMeasurement> out = new HashMap<>();
     for (TimingEvent e : in.groupings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
-      GroupingMeasurement m = new GroupingMeasurement(e.getGrouping(), e.getThroughput(), e.getP50Ms());
+      GroupingMeasurement m = new GroupingMeasurement(e.getGrouping(), e.getThroughput(), e.getP50Ms(),
+          ServedGroupings.SERVING.equals(e.getCondition()) ? MeasurementSource.SERVING : MeasurementSource.PROFILER);
       out.put(m.sizes(), m);
     }
     return out;

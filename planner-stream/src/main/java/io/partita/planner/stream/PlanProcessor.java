@@ -16,6 +16,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
+import io.partita.planner.plan.AskedGrouping;
 import io.partita.planner.plan.AssignmentPlans;
 import io.partita.planner.plan.HostStates;
 import io.partita.planner.plan.Keys;
@@ -26,6 +27,7 @@ import io.partita.planner.plan.PlanInputs;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.plan.Plans;
 import io.partita.planner.plan.RoutePlans;
+import io.partita.planner.plan.ServedGroupings;
 import io.partita.planner.plan.VersionPlans;
 import io.partita.planning.TimingObservation;
 import java.time.Duration;
@@ -170,7 +172,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
             key -> askedRecently(key, now), now, settings.measure());
         if (decision.request() != null) {
           for (String key : decision.state().open()) {
-            asked.put(key, Long.toString(now).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            asked.put(key, new AskedGrouping(now, false).encode());
           }
           byte[] bytes = settings.topics().profileRequests(codecs).encode(decision.request());
           context.forward(new Record<>(host, bytes, Math.max(0, context.currentStreamTimeMs())),
@@ -203,9 +205,8 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
   }
 
   private boolean askedRecently(String groupingKey, long now) {
-    byte[] at = asked.get(groupingKey);
-    return at != null
-        && now - Long.parseLong(new String(at, java.nio.charset.StandardCharsets.UTF_8)) < settings.measure().retryMs();
+    AskedGrouping at = AskedGrouping.decode(asked.get(groupingKey));
+    return at != null && at.recent(now, settings.measure());
   }
 
   private PlanInputs loadInputs() {
@@ -252,6 +253,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
     private final Set<String> versionModels = new TreeSet<>();
     private final Set<String> partitionHosts = new TreeSet<>();
     private final Set<String> partitionModels = new TreeSet<>();
+    private final Set<String> servingHosts = new TreeSet<>();
     private boolean allVersions;
     private boolean mapping;
     private boolean assignments;
@@ -269,6 +271,8 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
           partitionHosts.add(scope.substring(Scopes.PARTITIONS_HOST.length()));
         } else if (scope.startsWith(Scopes.PARTITIONS_MODEL)) {
           partitionModels.add(scope.substring(Scopes.PARTITIONS_MODEL.length()));
+        } else if (scope.startsWith(Scopes.SERVING_HOST)) {
+          servingHosts.add(scope.substring(Scopes.SERVING_HOST.length()));
         } else if (scope.equals(Scopes.MAPPING)) {
           mapping = true;
         } else if (scope.equals(Scopes.ASSIGNMENTS)) {
@@ -286,6 +290,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
         planMappings(chosen);
       }
       planPartitions(chosen);
+      recordServing();
       if (assignments) {
         planAssignments();
       }
@@ -379,6 +384,29 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
         }
         for (String key : gone) {
           assignments |= emit(PlanTable.PARTITIONS, key, null);
+        }
+      }
+    }
+
+    /**
+     * The grouping-mode measurements the serving slots' evidence gives ({@link ServedGroupings}),
+     * published on the timings topic; they come back through {@code fold-timings} like a profiler's
+     * and re-plan their host.
+     */
+    private void recordServing() {
+      if (servingHosts.isEmpty() || !settings.serving().enabled()) {
+        return;
+      }
+      SortedMap<String, PartitionPlan> live = current(PlanTable.PARTITIONS, PartitionPlan.class);
+      SortedMap<String, SlotAssignment> slots = current(PlanTable.ASSIGNMENTS, SlotAssignment.class);
+      Topic<TimingEvent> timings = settings.topics().profileTimings(codecs);
+      for (String host : servingHosts) {
+        for (TimingEvent e : ServedGroupings.measurements(in, settings, host, live.values(), slots.values())) {
+          context.forward(new Record<>(Keys.grouping(e), timings.encode(e), Math.max(0, context.currentStreamTimeMs())),
+              PlannerTopologyNames.SERVING_TIMINGS_SINK);
+          metrics.servingMeasurement();
+          log.debug("Serving on {}/{} measured {}/{} {} at {}/s ({} runs)", e.getHost(), e.getPool(), e.getModel(),
+              e.getVersion(), e.getGrouping(), e.getThroughput(), e.getSamples());
         }
       }
     }
