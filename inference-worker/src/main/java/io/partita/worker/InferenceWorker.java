@@ -196,7 +196,13 @@ public final class InferenceWorker implements Service {
         Map<String, Double> capacity = new TreeMap<>();
         planned.forEach(a -> capacity.put(a.getHost() + "/" + a.getSlot(), a.getCapacity()));
         plannedCapacity = capacity;
-        log.info("Applying the plan's assignments for host {}: {}", config.hostId(), specs.stream().map(SlotSpec::slot).toList());
+        if (slots.runsExactly(specs)) {
+          // Only what the plan expects of the slots changed (their capacity): the assignor reads it
+          // at its next check; nothing opens or closes.
+          log.debug("The plan's assignments for host {} changed only in capacity: {}", config.hostId(), capacity);
+        } else {
+          log.info("Applying the plan's assignments for host {}: {}", config.hostId(), specs.stream().map(SlotSpec::slot).toList());
+        }
         Slots.Change change = slots.apply(specs, SLOT_START, Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
         problem = change.applied() ? null : source + ": " + change.reason();
         change.retired().forEach(status::tombstone);

@@ -181,6 +181,23 @@ public final class Slots implements AutoCloseable {
     return new Change(true, null, retired);
   }
 
+  /**
+   * Whether the slots running now are exactly {@code specs} (same specs, all running, no other):
+   * applying them would change nothing.
+   */
+  public boolean runsExactly(List<SlotSpec> specs) {
+    List<Slot> current = slots;
+    if (current.size() != specs.size()) {
+      return false;
+    }
+    for (SlotSpec spec : specs) {
+      if (current.stream().noneMatch(s -> s.spec().equals(spec) && s.running())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Whether two specs differ at most in the largest batch (a running slot then takes the new one in place). */
   private static boolean sameButBatch(SlotSpec a, SlotSpec b) {
     return a.equals(new SlotSpec(b.host(), b.slot(), b.version(), b.pool(), b.session(), a.maxRows(), b.budgetBytes(), b.instances()));

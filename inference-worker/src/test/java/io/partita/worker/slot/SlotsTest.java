@@ -119,9 +119,14 @@ class SlotsTest {
     List<SlotAssignment> first = Assignments.fromSettings(index, DEFAULTS, List.of(1), -1, Pinning.usableCpus());
     startDefaultFrom(first);
     List<Slot> before = slots.slots();
+    // The same assignments with another capacity: nothing to open or close (the worker logs no change)
+    List<SlotAssignment> otherCapacity = first.stream().map(a -> SlotAssignment.newBuilder(a).setCapacity(42.0).build()).toList();
+    assertThat(slots.runsExactly(Assignments.resolve(otherCapacity, index, DEFAULTS, Pinning.usableCpus(), "test"))).isTrue();
 
     // Only maxBatch changes (the planner's profile batch): the same slots keep running with the new limit.
     List<SlotAssignment> smaller = first.stream().map(a -> SlotAssignment.newBuilder(a).setMaxBatch(4).build()).toList();
+    assertThat(slots.runsExactly(Assignments.resolve(smaller, index, DEFAULTS, Pinning.usableCpus(), "test")))
+        .as("another largest batch is a change").isFalse();
     Slots.Change retuned = slots.apply(Assignments.resolve(smaller, index, DEFAULTS, Pinning.usableCpus(), "test"),
         Duration.ofMinutes(1), Duration.ofSeconds(30));
     assertThat(retuned.applied()).isTrue();
