@@ -54,14 +54,25 @@
   }
   function setStatus(text) { document.getElementById('status').textContent = text; }
 
-  // ---- views ----
+  // ---- views: the URL's fragment names the one shown (#plan) ----
+  // The view links change the fragment, which adds a history entry: back and forward move between
+  // views, and a copied link opens the same view. An unknown fragment shows the overview.
+  const VIEWS = [...document.querySelectorAll('#tabs a[data-view]')].map(a => a.dataset.view);
+  const TITLE = document.title;
+  function viewFromLocation() {
+    const wanted = location.hash.slice(1);
+    if (VIEWS.includes(wanted)) return wanted;
+    history.replaceState(null, '', location.pathname + location.search + '#overview');
+    return 'overview';
+  }
   function showView(name) {
     current = name;
-    document.querySelectorAll('#tabs button').forEach(b => {
-      if (b.dataset.view === name) b.setAttribute('aria-current', 'page'); else b.removeAttribute('aria-current');
+    let label = name;
+    document.querySelectorAll('#tabs a[data-view]').forEach(a => {
+      if (a.dataset.view === name) { a.setAttribute('aria-current', 'page'); label = a.textContent; } else a.removeAttribute('aria-current');
     });
     document.querySelectorAll('main > section').forEach(s => { s.hidden = s.dataset.view !== name; });
-    if (location.hash !== '#' + name) history.replaceState(null, '', '#' + name);
+    document.title = label + ' · ' + TITLE;
     render(name);
   }
   function render(name) {
@@ -69,10 +80,7 @@
     const body = document.querySelector('#view-' + name + ' .body');
     const d = data[name];
     if (!d) { body.replaceChildren(empty('Waiting for data…')); return; }
-    if (name !== 'timings') {
-      // keep the plots of other views; the timing view rebuilds its own
-    }
-    const renderers = { hosts: renderHosts, timings: renderTimings, plan: renderPlan, traffic: renderTraffic, jobs: renderJobs, deadletters: renderDeadLetters };
+    const renderers = { overview: renderOverview, hosts: renderHosts, timings: renderTimings, plan: renderPlan, traffic: renderTraffic, jobs: renderJobs, deadletters: renderDeadLetters };
     const focused = document.activeElement && body.contains(document.activeElement) ? document.activeElement.id : null;
     destroyPlots(name);
     body.replaceChildren(renderers[name](d));
@@ -87,6 +95,67 @@
     const p = new uPlot(opts, series, target);
     plots.push({ view, plot: p });
     return p;
+  }
+
+  // ---- overview: one row per model, a line of health figures above ----
+  const STATES = { READY: ['ready', 'Ready'], PARTLY_READY: ['partly', 'Partly ready'], NOT_READY: ['not-ready', 'Not ready'] };
+  function plural(n, one, many) { return `${fmt(n, 0)} ${n === 1 ? one : many}`; }
+  function ms(v) { return v === null || v === undefined ? 'no calls' : fmt(v, v >= 100 ? 0 : 1) + ' ms'; }
+  function minutes(seconds) { return seconds % 60 === 0 ? plural(seconds / 60, 'minute', 'minutes') : plural(seconds, 'second', 'seconds'); }
+
+  function renderOverview(d) {
+    const s = d.summary;
+    const w = d.windowSeconds;
+    const notReady = d.models.filter(m => m.state === 'NOT_READY');
+    const partly = d.models.filter(m => m.state === 'PARTLY_READY');
+    let headline;
+    if (!d.models.length) {
+      headline = el('p', { class: 'headline', id: 'overview-headline', text: 'No models yet: this gateway offers none and the planner has published no route.' });
+    } else if (!notReady.length && !partly.length) {
+      headline = el('p', { class: 'headline good', id: 'overview-headline', text: d.models.length === 1 ? 'The model is ready to answer.' : `All ${d.models.length} models are ready to answer.` });
+    } else {
+      const parts = [];
+      if (notReady.length) parts.push(`${notReady.length} of ${d.models.length} not ready (${notReady.map(m => m.model).join(', ')})`);
+      if (partly.length) parts.push(`${partly.length} partly ready (${partly.map(m => m.model).join(', ')})`);
+      headline = el('p', { class: 'headline ' + (notReady.length ? 'poor' : 'fair'), id: 'overview-headline', text: 'Models: ' + parts.join(', ') + '. The reasons are in the table.' });
+    }
+    const letters = s.deadLetters;
+    const tiles = [
+      ['models', 'Models ready', `${s.modelsReady} of ${s.models}`, '', s.modelsReady < s.models],
+      ['hosts', 'Hosts', fmt(s.hosts, 0), s.hostsLeft.length ? `${s.hostsLeft.join(', ')} left the worker group` : 'machines running workers', s.hostsLeft.length > 0],
+      ['slots', 'Slots ready', `${s.slotsReady} of ${s.slots}`, 'model sessions serving', s.slotsReady < s.slots],
+      ['requests', 'Requests', `${fmt(s.requestsPerSecond)} /s`, `${fmt(s.errorsPerSecond)} errors/s, this gateway, last ${w} s`, s.errorsPerSecond > 0],
+      ['jobs', 'Jobs running', fmt(s.jobsRunning, 0), `${fmt(s.jobsQueued, 0)} queued`, false],
+      ['deadletters', 'Dead letters', letters ? (letters.atLeast ? 'at least ' : '') + fmt(letters.count, 0) : '–',
+        letters ? 'last ' + minutes(letters.windowSeconds) : 'not shown to this key', letters ? letters.count > 0 : false]
+    ];
+    const summary = el('dl', { class: 'summary', 'aria-label': 'Health summary' }, tiles.map(([field, label, value, hint, warn]) =>
+      el('div', { class: 'tile' + (warn ? ' warn' : ''), 'data-field': field },
+        el('dt', { text: label }), el('dd', {}, el('span', { class: 'value', text: value }), hint ? el('span', { class: 'sub', text: hint }) : null))));
+    if (!d.models.length) return el('div', {}, headline, summary);
+    const rows = d.models.map(m => {
+      const [cls, word] = STATES[m.state] || ['not-ready', m.state];
+      const where = m.where.length ? el('ul', { class: 'where' }, m.where.map(h => el('li', {},
+        el('strong', { text: h.host }),
+        `: ${h.versions.length ? 'version ' + h.versions.join(', ') : 'version not known'} on ${h.slots.length === 1 ? 'slot' : 'slots'} ${h.slots.join(', ')}`,
+        h.readyInstances < h.instances ? ` (${h.readyInstances} of ${h.instances} ready)` : '',
+        h.hostLeft ? el('span', { class: 'bad', text: ' — host left' }) : null)))
+        : el('span', { class: 'muted', text: 'nowhere yet' });
+      return { attrs: { 'data-model': m.model, 'data-state': m.state }, cells: [
+        el('div', {}, el('strong', { text: m.model }), m.baseModel && m.baseModel !== m.model ? el('span', { class: 'sub', text: 'on base model ' + m.baseModel }) : null),
+        el('div', {}, el('span', { class: 'badge ' + cls, text: word }), ' ',
+          el('span', { text: m.plannedInstances ? `${m.readyInstances} of ${plural(m.plannedInstances, 'instance', 'instances')} ready` : 'no instance planned' }),
+          m.reason ? el('span', { class: 'why', text: (m.state === 'READY' ? 'Note: ' : 'Why: ') + m.reason }) : null),
+        fmt(m.rate) + ' /s',
+        el('span', { class: m.errorsInWindow > 0 ? 'bad' : null, text: fmt(m.errorsInWindow, 0) }),
+        ms(m.p50Ms), ms(m.p99Ms), where] };
+    });
+    return el('div', {}, headline, summary,
+      table(`Models: readiness, calls through this gateway over the last ${w} s, and where they run`,
+        ['Model', { label: 'Ready to answer?', field: 'ready' }, { label: 'Requests', num: true, field: 'rate' }, { label: `Errors (last ${w} s)`, num: true, field: 'errors' },
+          { label: 'Latency p50', num: true, field: 'p50' }, { label: 'Latency p99', num: true, field: 'p99' }, { label: 'Runs on (host: version, slots)', field: 'where' }],
+        rows, { id: 'overview-table', class: 'overview' }),
+      el('p', { class: 'hint', text: 'Latencies are rounded up to the gateway\'s histogram buckets (about 1.4× apart); only calls through this gateway are counted.' }));
   }
 
   function renderHosts(d) {
@@ -330,14 +399,12 @@
     if (!s) return;
     document.getElementById('key-form').hidden = true;
     document.getElementById('views').hidden = false;
-    const wanted = location.hash.slice(1);
-    showView(document.querySelector(`#tabs button[data-view="${wanted}"]`) ? wanted : 'hosts');
+    showView(viewFromLocation());
     await loadAll(s.views);
     listen();
   }
 
-  document.querySelectorAll('#tabs button').forEach(b => b.addEventListener('click', () => showView(b.dataset.view)));
-  window.addEventListener('hashchange', () => { const v = location.hash.slice(1); if (document.querySelector(`#tabs button[data-view="${v}"]`)) showView(v); });
+  window.addEventListener('hashchange', () => showView(viewFromLocation()));
   document.getElementById('key-form').addEventListener('submit', e => {
     e.preventDefault();
     sessionStorage.setItem(KEY, document.getElementById('api-key').value.trim());

@@ -3,19 +3,24 @@ package io.partita.client;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.avro.Tensor;
+import io.partita.common.EpochMicros;
+import io.partita.common.KafkaHeaders;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
-import io.partita.common.kafka.TopicAdmin;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.PendingCalls;
+import io.partita.common.kafka.TopicAdmin;
+import io.partita.common.log.RateLimitedLog;
 import io.partita.common.serde.Codecs;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -103,7 +108,7 @@ public final class PartitaClient implements AutoCloseable {
 
     /** Says which base model a service model is built on, so its requests go to that model's topic. */
     public Config withBaseModel(String serviceModel, String baseModel) {
-      Map<String, String> more = new java.util.HashMap<>(baseModels);
+      Map<String, String> more = new HashMap<>(baseModels);
       more.put(serviceModel, baseModel);
       return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, codecs, more);
     }
@@ -120,7 +125,7 @@ public final class PartitaClient implements AutoCloseable {
   private final KafkaProducer<String, byte[]> producer;
   private final KafkaConsumer<String, byte[]> consumer;
   private final PendingCalls calls;
-  private final io.partita.common.log.RateLimitedLog warnings = new io.partita.common.log.RateLimitedLog(log, 60_000);
+  private final RateLimitedLog warnings = new RateLimitedLog(log, 60_000);
   private final Thread thread;
   private volatile boolean running = true;
 
@@ -238,22 +243,22 @@ public final class PartitaClient implements AutoCloseable {
    */
   public record ReplyTiming(String id, long ackedMicros, long replyTimestampMs, long receivedMicros, String stages) {}
 
-  private volatile java.util.function.Consumer<ReplyTiming> timings;
+  private volatile Consumer<ReplyTiming> timings;
 
   /** Hands the timing of every answered call to {@code listener}, on the reply thread (keep it cheap); null stops. */
-  public void onReplyTiming(java.util.function.Consumer<ReplyTiming> listener) {
+  public void onReplyTiming(Consumer<ReplyTiming> listener) {
     this.timings = listener;
     calls.stampAcks(listener != null);
   }
 
   private void take(ConsumerRecord<String, byte[]> record) {
-    long receivedMicros = io.partita.common.EpochMicros.now();
+    long receivedMicros = EpochMicros.now();
     PendingCalls.Outcome outcome = calls.take(record);
-    java.util.function.Consumer<ReplyTiming> listener = timings;
+    Consumer<ReplyTiming> listener = timings;
     if (listener != null && outcome.taken() == PendingCalls.Taken.ANSWERED) {
       try {
         listener.accept(new ReplyTiming(outcome.correlationId(), calls.takeAcked(outcome.correlationId()), record.timestamp(), receivedMicros,
-            io.partita.common.KafkaHeaders.get(record.headers(), io.partita.common.KafkaHeaders.STAGES)));
+            KafkaHeaders.get(record.headers(), KafkaHeaders.STAGES)));
       } catch (RuntimeException e) {
         warnings.warn("timing listener", "Partita client {}: the reply timing listener failed: {}", config.clientId(), e.toString());
       }

@@ -25,6 +25,7 @@ import io.partita.common.serde.Codecs;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.apache.avro.specific.SpecificRecord;
 
 /**
  * The one place that names Partita's topics. Every name is built from a prefix (default {@code
@@ -106,7 +107,7 @@ public final class Topics {
     return bind(replies(client), InferenceReply.class, codecs);
   }
 
-  private static <V extends org.apache.avro.specific.SpecificRecord> Topic<V> bind(String name, Class<V> type, Codecs codecs) {
+  private static <V extends SpecificRecord> Topic<V> bind(String name, Class<V> type, Codecs codecs) {
     return new Topic<>(name, codecs.codec(type));
   }
 

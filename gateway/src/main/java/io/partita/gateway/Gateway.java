@@ -315,6 +315,10 @@ public final class Gateway implements Service {
     Properties p = consumerProps();
     p.put(ConsumerConfig.GROUP_ID_CONFIG, config.kafka().topicPrefix() + ".gateway.jobs");
     p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+    // Another gateway takes the jobs of one that died once the group gives up on it: 10 s, not
+    // Kafka's 45 s (kafka.session.timeout.ms overrides); one that stops cleanly hands over at once.
+    p.putIfAbsent(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+    p.putIfAbsent(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "2000");
     return p;
   }
 

@@ -3,22 +3,26 @@ package io.partita.worker;
 import ai.onnxruntime.OrtEnvironment;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.partita.avro.AssignedServiceModel;
+import io.partita.avro.MountStatus;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TopicPartitions;
 import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
+import io.partita.common.config.ConfigException;
 import io.partita.common.health.Loop;
 import io.partita.common.health.Loops;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.models.repo.ServiceModelEntry;
 import io.partita.runtime.Pinning;
 import io.partita.runtime.SessionOpener;
-import io.partita.worker.catalog.CatalogIndex;
 import io.partita.worker.balance.TopicCapacity;
+import io.partita.worker.catalog.CatalogIndex;
 import io.partita.worker.kafka.CapacityAssignor;
 import io.partita.worker.kafka.CatalogSnapshot;
 import io.partita.worker.kafka.PlanFollower;
@@ -143,8 +147,8 @@ public final class InferenceWorker implements Service {
     for (String m : served) {
       requestTopics.add(topics.requests(index.serviceModel(m).map(e -> e.baseModel()).orElse(m)));
     }
-    Map<String, Integer> sizes = new java.util.TreeMap<>();
-    for (io.partita.models.repo.ServiceModelEntry e : index.serviceModels().values()) {
+    Map<String, Integer> sizes = new TreeMap<>();
+    for (ServiceModelEntry e : index.serviceModels().values()) {
       sizes.put(topics.requests(e.baseModel()), config.operation().requestPartitions());
     }
     requestTopics.forEach(t -> sizes.put(t, config.operation().requestPartitions()));
@@ -206,7 +210,7 @@ public final class InferenceWorker implements Service {
         Slots.Change change = slots.apply(specs, SLOT_START, Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
         problem = change.applied() ? null : source + ": " + change.reason();
         change.retired().forEach(status::tombstone);
-      } catch (io.partita.common.config.ConfigException e) {
+      } catch (ConfigException e) {
         problem = e.getMessage();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -214,7 +218,7 @@ public final class InferenceWorker implements Service {
       }
     }
     Map<String, SlotStatus> before = refused;
-    Map<String, SlotStatus> now = new java.util.TreeMap<>();
+    Map<String, SlotStatus> now = new TreeMap<>();
     if (problem != null) {
       log.error("The plan's assignments are not applied; the current slots keep serving: {}", problem);
       Set<String> running = new TreeSet<>();
@@ -235,9 +239,9 @@ public final class InferenceWorker implements Service {
   }
 
   private static SlotStatus refusedStatus(SlotAssignment a, String problem) {
-    List<io.partita.avro.MountStatus> mounts = new ArrayList<>();
-    for (io.partita.avro.AssignedServiceModel s : a.getServiceModels()) {
-      mounts.add(io.partita.avro.MountStatus.newBuilder().setServiceModel(s.getServiceModel()).setInstanceId(s.getInstanceId())
+    List<MountStatus> mounts = new ArrayList<>();
+    for (AssignedServiceModel s : a.getServiceModels()) {
+      mounts.add(MountStatus.newBuilder().setServiceModel(s.getServiceModel()).setInstanceId(s.getInstanceId())
           .setWeightFile(s.getWeightFile() == null ? null : s.getWeightFile().getPath())
           .setSha256(s.getWeightFile() == null ? null : s.getWeightFile().getSha256())
           .setState("NOT_READY").setReason(problem).build());
@@ -317,8 +321,8 @@ public final class InferenceWorker implements Service {
     if (current == null) {
       return Optional.of("the slots are not open");
     }
-    for (io.partita.worker.slot.Slot slot : current.slots()) {
-      if (slot.health() != io.partita.worker.slot.Slot.Health.STOPPED && slot.health() != io.partita.worker.slot.Slot.Health.FAILED
+    for (Slot slot : current.slots()) {
+      if (slot.health() != Slot.Health.STOPPED && slot.health() != Slot.Health.FAILED
           && !slot.runnerAlive()) {
         return Optional.of("slot " + slot.spec().name() + "'s runner ended");
       }

@@ -4,9 +4,13 @@ import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
 import io.partita.common.kafka.RequestTopics;
 import io.partita.common.serde.Codecs;
+import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.Properties;
 
 /**
@@ -46,7 +50,7 @@ public record WorkerConfig(
    *     by the URIs it names into the cache, instead of a scan of {@code model.repo} ({@code repository}, the default)
    */
   public record SlotSettings(List<Integer> partitions, Path assignmentFile, int gpu, boolean shareSessions, long weightBudgetBytes,
-                             boolean followPlan, boolean spin, java.util.Optional<Path> modelCache, boolean fromCatalog) {
+                             boolean followPlan, boolean spin, Optional<Path> modelCache, boolean fromCatalog) {
     public SlotSettings {
       partitions = List.copyOf(partitions);
     }
@@ -93,7 +97,7 @@ public record WorkerConfig(
 
     static Assignment parse(String value) {
       try {
-        return valueOf(value.strip().toUpperCase(java.util.Locale.ROOT));
+        return valueOf(value.strip().toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException e) {
         throw new ConfigException(ASSIGNMENT_KEY + "=" + value + ": use capacity (partitions in proportion to each worker's"
             + " planned capacity) or even (the same number of partitions per worker)");
@@ -152,7 +156,7 @@ public record WorkerConfig(
             settings.longValue("worker.weights.budget.bytes", 0, 0, Long.MAX_VALUE),
             settings.bool("worker.follow-plan", false),
             settings.bool("worker.spin", true),
-            java.util.Optional.ofNullable(cache).filter(c -> !c.isBlank()).map(Path::of),
+            Optional.ofNullable(cache).filter(c -> !c.isBlank()).map(Path::of),
             fromCatalog),
         new BatchSettings(
             settings.integer("worker.batch.max", 32, 1, 1 << 20),
@@ -191,8 +195,8 @@ public record WorkerConfig(
 
   public static String defaultHostId() {
     try {
-      return java.net.InetAddress.getLocalHost().getHostName();
-    } catch (java.io.IOException e) {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
       return "localhost";
     }
   }

@@ -2,16 +2,18 @@ package io.partita.launcher;
 
 import io.partita.launcher.bench.Bench;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = {"Measure Partita on this machine and write BENCHMARKS.md: pipeline against the engine,",
         "planner against reality, weight files, planning speed, and the Kafka round trip. See docs/benchmarks.md."})
 final class BenchCommand implements Callable<Integer> {
-  @picocli.CommandLine.Spec
-  picocli.CommandLine.Model.CommandSpec spec;
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--quick", description = "Every part at tiny sizes (about a minute): checks the harness, not the figures.")
   boolean quick;
@@ -25,7 +27,7 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--no-ocr", description = "Skip the PaddleOCR model even when npm can fetch it.")
   boolean noOcr;
 
-  @Option(names = "--only", paramLabel = "PART", description = "Run one part alone: 'ceiling' (the Kafka round trip: Kafka client, HTTP, gRPC) 'pipeline' (table 1 with its stage and CPU tables), 'pipeline-kafka' (the same without the HTTP and gRPC rows), 'planner' (section 2, the planner's closed loop), 'jobs' (section 1e, batch jobs), 'weights' (section 3c, weight files through the pipeline) or 'hosts' (section 6, a real cluster of processes with two worker hosts of different speeds: timing matrix, plan, versions, load shared by capacity, a host joining and leaving; needs root).")
+  @Option(names = "--only", paramLabel = "PART", description = "Run one part alone: 'ceiling' (the Kafka round trip: Kafka client, HTTP, gRPC) 'pipeline' (table 1 with its stage and CPU tables), 'pipeline-kafka' (the same without the HTTP and gRPC rows), 'planner' (section 2, the planner's closed loop), 'jobs' (section 1e, batch jobs), 'weights' (section 3c, weight files through the pipeline) 'hosts' (section 6, a real cluster of processes with two worker hosts of different speeds: timing matrix, plan, versions, load shared by capacity, a host joining and leaving; needs root), 'faults' (section 7, every fault of the fault suite on such a cluster under load; root) or 'soak' (7b, 30 minutes of load with a fault drawn at random every 2 minutes; root).")
   String only;
 
   @Option(names = "--model", paramLabel = "NAME", description = "Run the model parts (pipeline, jobs, planner) on one bench model alone: 'demo-mlp' or 'ocr-rec'.")
@@ -33,17 +35,17 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (model != null && !java.util.List.of("demo-mlp", "ocr-rec").contains(model)) {
-      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--model " + model
+    if (model != null && !List.of("demo-mlp", "ocr-rec").contains(model)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--model " + model
           + ": the bench models are 'demo-mlp' and 'ocr-rec'");
     }
     if (model != null && model.equals("ocr-rec") && noOcr) {
-      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+      throw new CommandLine.ParameterException(spec.commandLine(),
           "--model ocr-rec and --no-ocr contradict each other");
     }
-    if (only != null && !java.util.List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "jobs", "weights", "hosts").contains(only)) {
-      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--only " + only
-          + ": the parts that run alone are 'ceiling', 'pipeline', 'pipeline-kafka', 'planner', 'jobs', 'weights' and 'hosts'");
+    if (only != null && !List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "jobs", "weights", "hosts", "faults", "soak").contains(only)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--only " + only
+          + ": the parts that run alone are 'ceiling', 'pipeline', 'pipeline-kafka', 'planner', 'jobs', 'weights', 'hosts', 'faults' and 'soak'");
     }
     return new Bench(quick, out, workDir, !noOcr, only, model).run();
   }

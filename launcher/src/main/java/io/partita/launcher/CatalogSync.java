@@ -2,9 +2,11 @@ package io.partita.launcher;
 
 import io.partita.common.Service;
 import io.partita.common.Topics;
+import io.partita.models.repo.ModelRepository;
 import io.partita.planner.PlannerConfig;
 import io.partita.planner.catalog.RepositorySync;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -31,17 +33,17 @@ final class CatalogSync implements Service {
   private final PlannerConfig config;
   private final Path repo;
   private final long intervalMs;
-  private final java.util.Optional<String> baseUri;
+  private final Optional<String> baseUri;
   private KafkaProducer<String, byte[]> producer;
   private ScheduledExecutorService timer;
   private int firstPublished;
 
   CatalogSync(PlannerConfig config, Path repo, long intervalMs) {
-    this(config, repo, intervalMs, java.util.Optional.empty());
+    this(config, repo, intervalMs, Optional.empty());
   }
 
   /** @param baseUri files are published as baseUri/path (catalog.base-uri); empty = repository paths */
-  CatalogSync(PlannerConfig config, Path repo, long intervalMs, java.util.Optional<String> baseUri) {
+  CatalogSync(PlannerConfig config, Path repo, long intervalMs, Optional<String> baseUri) {
     this.baseUri = baseUri;
     this.config = config;
     this.repo = repo;
@@ -57,7 +59,7 @@ final class CatalogSync implements Service {
     producer = new KafkaProducer<>(p);
     RepositorySync sync = new RepositorySync(producer, repo, new Topics(config.topicPrefix()), config.codecs(), baseUri);
     // at start the repository must scan: a broken one is an error to fix, not something to wait out
-    io.partita.models.repo.ModelRepository.scan(repo);
+    ModelRepository.scan(repo);
     firstPublished = sync.sync();
     if (intervalMs > 0) {
       timer = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -20,6 +21,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /**
  * {@code partita job ...}: batch jobs through a running gateway's HTTP API ({@code /v2/jobs}).
@@ -32,7 +34,7 @@ import picocli.CommandLine.Parameters;
 final class JobCommand implements Runnable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public void run() {
@@ -69,7 +71,7 @@ final class JobCommand implements Runnable {
     <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler) throws IOException, InterruptedException {
       try {
         return http.send(request, handler);
-      } catch (java.net.ConnectException e) {
+      } catch (ConnectException e) {
         throw new IllegalStateException("no gateway answers at " + url + " (start one with ./partita local, or pass --url)");
       }
     }
@@ -87,7 +89,7 @@ final class JobCommand implements Runnable {
   // Not mixinStandardHelpOptions: its --version is the model version, so only --help is standard here.
   @Command(name = "submit", description = "Submit FILE (JSON lines, one infer request per line) as a job.")
   static final class Submit implements Callable<Integer> {
-    @picocli.CommandLine.Mixin Connection connection = new Connection();
+    @CommandLine.Mixin Connection connection = new Connection();
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
     boolean help;
@@ -190,7 +192,7 @@ final class JobCommand implements Runnable {
 
   @Command(name = "status", mixinStandardHelpOptions = true, description = "Show a job's state and counts (JSON).")
   static final class Status implements Callable<Integer> {
-    @picocli.CommandLine.Mixin Connection connection = new Connection();
+    @CommandLine.Mixin Connection connection = new Connection();
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;
@@ -212,7 +214,7 @@ final class JobCommand implements Runnable {
   @Command(name = "results", mixinStandardHelpOptions = true,
       description = "Write a finished job's results: JSON lines in input order, one per item (result or error).")
   static final class Results implements Callable<Integer> {
-    @picocli.CommandLine.Mixin Connection connection = new Connection();
+    @CommandLine.Mixin Connection connection = new Connection();
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;
@@ -243,7 +245,7 @@ final class JobCommand implements Runnable {
 
   @Command(name = "cancel", mixinStandardHelpOptions = true, description = "Cancel a job: items not yet sent are not run.")
   static final class Cancel implements Callable<Integer> {
-    @picocli.CommandLine.Mixin Connection connection = new Connection();
+    @CommandLine.Mixin Connection connection = new Connection();
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;

@@ -5,13 +5,15 @@ import io.partita.gateway.Gateway;
 import io.partita.gateway.GatewayConfig;
 import io.partita.gateway.routing.Routing;
 import io.partita.launcher.broker.EmbeddedKafka;
+import io.partita.models.demo.DemoRepository;
 import io.partita.planner.PlannerConfig;
 import io.partita.planner.PlannerService;
-import io.partita.models.demo.DemoRepository;
+import io.partita.planner.catalog.CatalogPublisher;
 import io.partita.profiler.ProfilerConfig;
 import io.partita.profiler.ProfilerService;
 import io.partita.worker.InferenceWorker;
 import io.partita.worker.WorkerConfig;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -114,7 +116,7 @@ final class LocalCommand implements Callable<Integer> {
       flags.put("gateway.grpc-port", grpcPort.toString());
     }
     flags.put("worker.threads", Integer.toString(threads));
-    flags.put(io.partita.planner.catalog.CatalogPublisher.BASE_URI_KEY, baseUri);
+    flags.put(CatalogPublisher.BASE_URI_KEY, baseUri);
     flags.put("gateway.id", "local");
     String hostId = WorkerConfig.defaultHostId();
     flags.put("host.id", hostId);
@@ -150,8 +152,8 @@ final class LocalCommand implements Callable<Integer> {
       // would otherwise start on an empty catalog.
       CatalogSync sync = services.start(new CatalogSync(plannerConfig, repo,
           settings.longValue(CatalogSync.INTERVAL_KEY, CatalogSync.DEFAULT_INTERVAL_MS, 0, 3_600_000),
-          io.partita.planner.catalog.CatalogPublisher.baseUri(
-              settings.string(io.partita.planner.catalog.CatalogPublisher.BASE_URI_KEY, null))));
+          CatalogPublisher.baseUri(
+              settings.string(CatalogPublisher.BASE_URI_KEY, null))));
       log.info("Published the catalog of {} ({} records) for the planner{}", repo, sync.firstPublished(),
           sync.intervalMs() > 0 ? "; rescanned every " + sync.intervalMs() + " ms (" + CatalogSync.INTERVAL_KEY + ")" : "");
       // The worker and the gateway start side by side: neither needs the other to start, and each
@@ -199,7 +201,7 @@ final class LocalCommand implements Callable<Integer> {
     if (marker != null) {
       try {
         Files.writeString(Path.of(marker), "started\n");
-      } catch (java.io.IOException e) {
+      } catch (IOException e) {
         log.debug("Cannot write {} (the next start makes its class-data-sharing archive again): {}", marker, e.getMessage());
       }
     }

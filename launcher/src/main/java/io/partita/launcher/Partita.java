@@ -1,9 +1,11 @@
 package io.partita.launcher;
 
 import io.partita.common.cli.UsageErrors;
+import io.partita.common.config.ConfigException;
+import io.partita.models.repo.RepositoryException;
 import io.partita.profiler.cli.ProfileCli;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 /**
  * The {@code partita} command line: one entry point for every Partita component and tool. Every
@@ -56,8 +58,8 @@ public final class Partita implements Runnable {
           // Errors that name their cause (bad settings, ports in use, bad model repositories) are
           // shown as one line; anything unexpected keeps its stack trace for the bug report.
           if (e instanceof IllegalStateException || e instanceof IllegalArgumentException
-              || e instanceof io.partita.common.config.ConfigException
-              || e instanceof io.partita.models.repo.RepositoryException) {
+              || e instanceof ConfigException
+              || e instanceof RepositoryException) {
             cmd.getErr().println("partita " + cmd.getCommandName() + ": " + e.getMessage());
             return 2;
           }

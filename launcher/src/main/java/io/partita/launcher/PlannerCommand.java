@@ -10,6 +10,7 @@ import io.partita.planner.catalog.CatalogPublisher;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -68,10 +69,10 @@ final class PlannerCommand implements Callable<Integer> {
   }
 
   static int publishCatalog(PlannerConfig config, Path repo, Codecs codecs) {
-    return publishCatalog(config, repo, codecs, java.util.Optional.empty());
+    return publishCatalog(config, repo, codecs, Optional.empty());
   }
 
-  static int publishCatalog(PlannerConfig config, Path repo, Codecs codecs, java.util.Optional<String> baseUri) {
+  static int publishCatalog(PlannerConfig config, Path repo, Codecs codecs, Optional<String> baseUri) {
     Properties p = new Properties();
     p.putAll(config.kafka());
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());

@@ -58,6 +58,7 @@ import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebDriverException;
 import org.openqa.selenium.WebElement;
+import org.openqa.selenium.WindowType;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -69,8 +70,9 @@ import org.openqa.selenium.logging.LoggingPreferences;
  * The dashboard in a real browser (Debian's chromium, headless, through chromedriver) against the
  * whole of Partita in this JVM, as {@code partita local} runs it: planner with the catalog of the
  * demo models, a worker that follows the plan, the gateway (routing by the plan, with an API key),
- * and the profiler measuring the demo models at start. Screenshots of every view go to
- * {@code launcher/target/dashboard/} for review.
+ * and the profiler measuring the demo models at start. Every view has its own URL
+ * ({@code /dashboard/#plan}): the test follows the links, the back button and a shared link.
+ * Screenshots of every view go to {@code launcher/target/dashboard/} for review.
  */
 @Tag("slow")
 @ExtendWith(KafkaFixture.class)
@@ -148,7 +150,23 @@ class DashboardBrowserIT {
     assertThat(browser.getCurrentUrl()).startsWith(base + "/dashboard/");
     ((JavascriptExecutor) browser).executeScript("window.notReloaded = true;");
 
+    // The overview is the first screen, at its own URL: every demo model ready (each answered above), and where it runs.
+    inPage(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("view-overview")).isDisplayed());
+    assertThat(browser.getCurrentUrl()).isEqualTo(base + "/dashboard/#overview");
+    for (String model : DemoMlp.SERVICE_MODELS) {
+      inPage(Duration.ofSeconds(30)).untilAsserted(() -> {
+        WebElement row = browser.findElement(By.cssSelector("#overview-table tr[data-model='" + model + "']"));
+        assertThat(row.getAttribute("data-state")).as("readiness of %s", model).isEqualTo("READY");
+        assertThat(row.findElement(By.cssSelector("td[data-field='ready']")).getText()).startsWith("Ready");
+        assertThat(row.findElement(By.cssSelector("td[data-field='where']")).getText()).contains(HOST + ": version");
+      });
+    }
+    assertThat(browser.findElement(By.id("overview-headline")).getText())
+        .isEqualTo("All " + DemoMlp.SERVICE_MODELS.size() + " models are ready to answer.");
+    screenshot("overview");
+
     // Hosts: the environment the profiler published.
+    show("hosts");
     inPage(Duration.ofSeconds(30)).until(() -> !browser.findElements(By.cssSelector("#view-hosts [data-host='" + HOST + "']")).isEmpty());
     screenshot("hosts");
 
@@ -181,9 +199,10 @@ class DashboardBrowserIT {
 
     // Jobs, reached with the keyboard: a job submitted through the API fills its progress bar.
     String jobId = submitJob(base, 40);
-    WebElement jobsTab = browser.findElement(By.cssSelector("#tabs button[data-view='jobs']"));
+    WebElement jobsTab = browser.findElement(By.cssSelector("#tabs a[data-view='jobs']"));
     jobsTab.sendKeys(Keys.ENTER);
-    assertThat(jobsTab.getAttribute("aria-current")).isEqualTo("page");
+    inPage(Duration.ofSeconds(10)).until(() -> "page".equals(jobsTab.getAttribute("aria-current")));
+    assertThat(browser.getCurrentUrl()).endsWith("/dashboard/#jobs");
     inPage(Duration.ofSeconds(90)).untilAsserted(() -> {
       WebElement row = browser.findElement(By.cssSelector("#view-jobs tr[data-job='" + jobId + "']"));
       assertThat(row.findElement(By.tagName("progress")).getAttribute("value")).isEqualTo("100");
@@ -217,6 +236,28 @@ class DashboardBrowserIT {
     });
     screenshot("whatif");
 
+    // Each view switch was a history entry: back shows the view before.
+    browser.navigate().back();
+    inPage(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("view-deadletters")).isDisplayed());
+    assertThat(browser.getCurrentUrl()).endsWith("/dashboard/#deadletters");
+    assertThat(browser.findElement(By.id("view-whatif")).isDisplayed()).isFalse();
+
+    // A shared link opens its view, after the key prompt of a fresh tab; an unknown view falls back to the overview.
+    browser.switchTo().newWindow(WindowType.TAB);
+    browser.get(base + "/dashboard/#plan");
+    inPage(Duration.ofSeconds(30)).until(() -> displayed(By.id("api-key")) || displayed(By.id("view-plan")));
+    if (displayed(By.id("api-key"))) {
+      browser.findElement(By.id("api-key")).sendKeys(KEY, Keys.ENTER);
+    }
+    inPage(Duration.ofSeconds(30)).until(() -> displayed(By.id("view-plan")));
+    assertThat(browser.getCurrentUrl()).endsWith("/dashboard/#plan");
+    assertThat(browser.findElement(By.cssSelector("#tabs a[data-view='plan']")).getAttribute("aria-current")).isEqualTo("page");
+    assertThat(displayed(By.id("view-overview"))).isFalse();
+    browser.get(base + "/dashboard/#no-such-view");
+    inPage(Duration.ofSeconds(10)).until(() -> displayed(By.id("view-overview")));
+    assertThat(browser.getCurrentUrl()).endsWith("/dashboard/#overview");
+    assertThat(displayed(By.id("view-plan"))).isFalse();
+
     List<String> errors = new ArrayList<>();
     for (LogEntry e : browser.manage().logs().get(LogType.BROWSER)) {
       if (e.getLevel().intValue() >= Level.SEVERE.intValue()) {
@@ -245,9 +286,16 @@ class DashboardBrowserIT {
     return await().atMost(atMost).ignoreExceptionsInstanceOf(WebDriverException.class);
   }
 
+  /** Clicks a view's link: the view shows and the URL names it. */
   private void show(String view) {
-    browser.findElement(By.cssSelector("#tabs button[data-view='" + view + "']")).click();
+    browser.findElement(By.cssSelector("#tabs a[data-view='" + view + "']")).click();
     inPage(Duration.ofSeconds(10)).until(() -> browser.findElement(By.id("view-" + view)).isDisplayed());
+    assertThat(browser.getCurrentUrl()).endsWith("/dashboard/#" + view);
+  }
+
+  private boolean displayed(By by) {
+    List<WebElement> found = browser.findElements(by);
+    return !found.isEmpty() && found.get(0).isDisplayed();
   }
 
   private WebElement waitFor(By by) {

@@ -7,6 +7,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Allocates the instances of service models to the slots the workers offer (docs/concepts.md, method 3).
@@ -62,7 +63,7 @@ public final class InstanceAllocator {
     ordered.sort(Comparator.comparing(ServiceModelSpec::id));
     List<InstancePlacement> placements = new ArrayList<>();
     List<AllocationPlan.Unplaced> unplaced = new ArrayList<>();
-    Map<String, SlotExclusion> excluded = new java.util.TreeMap<>();
+    Map<String, SlotExclusion> excluded = new TreeMap<>();
     for (ServiceModelSpec sm : ordered) {
       Map<String, Integer> perHost = new HashMap<>();
       for (int instance = 0; instance < sm.instances(); instance++) {

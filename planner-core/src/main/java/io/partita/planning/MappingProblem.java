@@ -1,6 +1,7 @@
 package io.partita.planning;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -65,7 +66,7 @@ public record MappingProblem(
       }
       copy.put(row.getKey(), Map.copyOf(cells));
     }
-    latencyMs = java.util.Collections.unmodifiableMap(copy);
+    latencyMs = Collections.unmodifiableMap(copy);
     if (services == null || services.isEmpty()) {
       throw new IllegalArgumentException("services: must hold at least one service");
     }

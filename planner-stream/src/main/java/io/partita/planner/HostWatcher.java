@@ -3,6 +3,7 @@ package io.partita.planner;
 import io.partita.avro.HostLiveness;
 import io.partita.common.Topic;
 import io.partita.common.Topics;
+import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.HostStates;
 import java.time.Duration;
 import java.util.Collection;
@@ -10,7 +11,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.MemberDescription;
@@ -43,7 +46,7 @@ final class HostWatcher implements Runnable, AutoCloseable {
   private volatile boolean running = true;
   private Thread thread;
 
-  HostWatcher(Admin admin, Producer<String, byte[]> producer, Topics topics, io.partita.common.serde.Codecs codecs,
+  HostWatcher(Admin admin, Producer<String, byte[]> producer, Topics topics, Codecs codecs,
       long intervalMs) {
     this.admin = admin;
     this.producer = producer;
@@ -82,13 +85,13 @@ final class HostWatcher implements Runnable, AutoCloseable {
       ConsumerGroupDescription description = admin.describeConsumerGroups(Set.of(group)).all()
           .get(10, TimeUnit.SECONDS).get(group);
       now = hosts(description.members());
-    } catch (java.util.concurrent.ExecutionException e) {
+    } catch (ExecutionException e) {
       if (e.getCause() instanceof GroupIdNotFoundException) {
         now = Set.of();
       } else {
         throw new IllegalStateException("describing the group " + group + " failed: " + e.getCause(), e.getCause());
       }
-    } catch (java.util.concurrent.TimeoutException e) {
+    } catch (TimeoutException e) {
       throw new IllegalStateException("describing the group " + group + " timed out", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -3,6 +3,8 @@ package io.partita.planner;
 import io.partita.common.Topics;
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.common.kafka.RequestTopics;
+import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.MeasureSettings;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.plan.ServingSettings;
@@ -11,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -51,7 +54,7 @@ public record PlannerConfig(
     int replicationFactor,
     short topicReplication,
     PlanSettings plan,
-    io.partita.common.serde.Codecs codecs,
+    Codecs codecs,
     Properties kafka,
     String groupInstanceId,
     int requestPartitions,
@@ -114,11 +117,11 @@ public record PlannerConfig(
         settings.integer("planner.replication.factor", -1, -1, 16),
         (short) settings.integer("topics.replication", 3, 1, 16),
         plan,
-        io.partita.common.serde.Codecs.from(settings),
+        Codecs.from(settings),
         kafka,
         settings.string("planner.group.instance.id", "").strip(),
-        settings.integer(io.partita.common.kafka.RequestTopics.MIN_PARTITIONS_KEY,
-            io.partita.common.kafka.RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
+        settings.integer(RequestTopics.MIN_PARTITIONS_KEY,
+            RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
         settings.integer("planner.metrics.port", 0, 0, 65_535),
         settings.longValue("planner.hosts.watch.ms", 2_000, 0, 3_600_000));
   }
@@ -149,8 +152,13 @@ public record PlannerConfig(
     p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, replicationFactor);
     p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     if (!groupInstanceId.isEmpty()) {
-      p.put(StreamsConfig.mainConsumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), groupInstanceId);
+      p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), groupInstanceId);
     }
+    // A standby planner takes the tasks of an active one that died (killed, frozen, cut off) once the
+    // group gives up on it: 10 s rather than Kafka's 45 s (kafka.main.consumer.session.timeout.ms
+    // overrides). A planner that stops cleanly leaves the group at once whatever this says.
+    p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), "10000");
+    p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), "2000");
     p.putAll(kafka);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     return p;

@@ -1,20 +1,32 @@
 package io.partita.planner;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.common.Service;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.common.metrics.MetricsEndpoint;
+import io.partita.planner.metrics.PlannerMetrics;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
@@ -40,13 +52,13 @@ public final class PlannerService implements Service {
   private Admin watcherAdmin;
   private KafkaProducer<String, byte[]> watcherProducer;
   private HostWatcher watcher;
-  private final io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry =
-      new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
-  private final io.partita.planner.metrics.PlannerMetrics metrics = new io.partita.planner.metrics.PlannerMetrics(registry);
-  private io.partita.common.metrics.MetricsEndpoint endpoint;
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PlannerMetrics metrics = new PlannerMetrics(registry);
+  private MetricsEndpoint endpoint;
 
   /** The planner's metrics ({@link io.partita.planner.metrics.PlannerMetrics}), also served on {@code /metrics} when {@code planner.metrics.port} is set. */
-  public io.micrometer.core.instrument.MeterRegistry registry() {
+  public MeterRegistry registry() {
     return registry;
   }
 
@@ -57,7 +69,7 @@ public final class PlannerService implements Service {
   @Override
   public void start() throws Exception {
     // The admin client needs the same security settings as the Streams clients (kafka.*).
-    java.util.Properties adminProps = new java.util.Properties();
+    Properties adminProps = new Properties();
     adminProps.putAll(config.kafka());
     adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
     try (Admin admin = Admin.create(adminProps)) {
@@ -87,7 +99,7 @@ public final class PlannerService implements Service {
     });
     streams.setUncaughtExceptionHandler(e -> {
       log.error("Planner stream failed; stopping it", e);
-      return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+      return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
     });
     streams.start();
     if (!running.await(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS) || streams.state() != KafkaStreams.State.RUNNING) {
@@ -105,7 +117,7 @@ public final class PlannerService implements Service {
       watcher.start();
     }
     if (config.metricsPort() > 0) {
-      endpoint = new io.partita.common.metrics.MetricsEndpoint(registry, config.metricsPort());
+      endpoint = new MetricsEndpoint(registry, config.metricsPort());
       log.info("Planner metrics on http://0.0.0.0:{}/metrics", endpoint.port());
     }
     log.info("Planner {} running on {} (topics {}.*)", config.applicationId(), config.bootstrapServers(),
@@ -113,17 +125,17 @@ public final class PlannerService implements Service {
   }
 
   /** Grows each base model's request topic with the slots the plan gives it ({@link RequestTopicGrower}). */
-  private void startGrower(java.util.Properties adminProps) {
-    java.util.Properties consumer = new java.util.Properties();
+  private void startGrower(Properties adminProps) {
+    Properties consumer = new Properties();
     consumer.putAll(adminProps);
-    consumer.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    consumer.put(org.apache.kafka.clients.consumer.ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-    consumer.put(org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
-        org.apache.kafka.common.serialization.StringDeserializer.class.getName());
-    consumer.put(org.apache.kafka.clients.consumer.ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-        org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+    consumer.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+        StringDeserializer.class.getName());
+    consumer.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+        ByteArrayDeserializer.class.getName());
     growerAdmin = Admin.create(adminProps);
-    grower = new RequestTopicGrower(new org.apache.kafka.clients.consumer.KafkaConsumer<>(consumer), growerAdmin, config.topics(),
+    grower = new RequestTopicGrower(new KafkaConsumer<>(consumer), growerAdmin, config.topics(),
         config.codecs(), config.requestPartitions(), config.topicReplication());
     grower.start();
   }
@@ -173,8 +185,8 @@ public final class PlannerService implements Service {
     if (streams != null && closed.compareAndSet(false, true)) {
       // Leave the group on a deliberate stop: otherwise the next start (or a standby) waits out the
       // old member's session timeout, about 45 s, before the planner's tasks are assigned again.
-      streams.close(org.apache.kafka.streams.CloseOptions.timeout(Duration.ofSeconds(30))
-          .withGroupMembershipOperation(org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
+      streams.close(CloseOptions.timeout(Duration.ofSeconds(30))
+          .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
     }
   }
 }

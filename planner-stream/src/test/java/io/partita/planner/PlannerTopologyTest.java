@@ -376,21 +376,40 @@ class PlannerTopologyTest {
   }
 
   @Test
+  void shouldPlanWithTimingsThatArrivedBeforeTheirModelVersionWasInTheCatalog() {
+    // Given: a profiler that measured before the planner's catalog record landed (processes starting together)
+    pipe(topics.hostEnvironments(), "host-a", host("host-a", 4, 0), 1);
+    timingsOnHostA();
+    run.plan();
+    assertThat(run.deadLetters()).as("timings of a model version the catalog does not name yet").isEmpty();
+    assertThat(run.tables().get(PlanTable.PARTITIONS)).doesNotContainKey("rec/1/host-a/cpu");
+
+    // When: the catalog names the model version
+    pipe(topics.catalogModels(), "rec/1", version("rec", "1", "CPU"), 7);
+    pipe(topics.catalogServices(), "rec", serviceModel("rec", "rec", 2), 8);
+    run.plan();
+
+    // Then: the host is planned from its own timings, not a default or a prediction
+    PartitionPlan p = plan(PlanTable.PARTITIONS, "rec/1/host-a/cpu", PartitionPlan.class);
+    assertThat(p.getDefaultPlan()).isFalse();
+    assertThat(p.getPredictedFrom()).isNull();
+    assertThat(p.getPlanned()).isTrue();
+  }
+
+  @Test
   void shouldDeadLetterPoisonRecordsWithTheReasonAndKeepPlanning() {
     catalogOneCpuHost();
     run.pipe(topics.profileTimings(), "garbage", new byte[] {1, 2, 3}, 4);
     pipe(topics.profileTimings(), "negative", timing("rec", "1", "host-a", "cpu", 1, -3.0), 5);
-    pipe(topics.profileTimings(), "ghost", timing("ghost", "1", "host-a", "cpu", 1, 3.0), 6);
     timingsOnHostA();
     run.plan();
 
     List<KeyValue<String, byte[]>> letters = run.deadLetters();
-    assertThat(letters).extracting(kv -> kv.key).containsExactly("garbage", "negative", "ghost");
+    assertThat(letters).extracting(kv -> kv.key).containsExactly("garbage", "negative");
     List<DeadLetter> decoded = letters.stream()
         .map(kv -> CODECS.codec(DeadLetter.class).decode(topics.deadLetter(), kv.value)).toList();
     assertThat(decoded.get(0).getErrorClass()).isEqualTo("DecodeException");
     assertThat(decoded.get(1).getError()).contains("p50Ms").contains("negative time");
-    assertThat(decoded.get(2).getError()).contains("unknown model version ghost/1");
     assertThat(decoded).allSatisfy(d -> {
       assertThat(d.getTopic()).isEqualTo(topics.profileTimings());
       assertThat(d.getComponent()).isEqualTo("planner");

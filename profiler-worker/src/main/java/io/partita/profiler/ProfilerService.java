@@ -1,34 +1,35 @@
 package io.partita.profiler;
 
 import ai.onnxruntime.OrtEnvironment;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.common.Service;
 import io.partita.common.Topics;
 import io.partita.common.kafka.TopicAdmin;
-import io.partita.profiler.env.ProbedHost;
-import io.partita.profiler.env.HostProbe;
-import io.partita.profiler.env.ProviderProbe;
-import io.partita.profiler.kafka.AvroMapper;
-import io.partita.profiler.kafka.EventPublisher;
-import io.partita.profiler.kafka.RequestLoop;
-import io.partita.profiler.measure.BaselineBenchmark;
-import io.partita.profiler.measure.Measurer;
-import io.partita.profiler.measure.ProgressListener;
-import io.partita.profiler.run.ProfileOutcome;
-import io.partita.profiler.run.ProfileRunner;
-import io.partita.profiler.run.ProfileSpec;
-import io.partita.profiler.run.RepositoryModels;
-import io.partita.profiler.stats.Sampler;
+import io.partita.common.metrics.MetricsEndpoint;
 import io.partita.profiler.env.CommandRunner;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.partita.profiler.env.HostProbe;
+import io.partita.profiler.env.ProbedHost;
+import io.partita.profiler.env.ProviderProbe;
 import io.partita.profiler.idle.IdleGate;
 import io.partita.profiler.idle.IdleGatedSink;
 import io.partita.profiler.idle.MeasuringCondition;
+import io.partita.profiler.kafka.AvroMapper;
+import io.partita.profiler.kafka.EventPublisher;
+import io.partita.profiler.kafka.RequestLoop;
 import io.partita.profiler.kafka.SlotStatusFollower;
+import io.partita.profiler.measure.BaselineBenchmark;
+import io.partita.profiler.measure.Measurer;
+import io.partita.profiler.measure.ProgressListener;
 import io.partita.profiler.metrics.MeteredSink;
-import io.partita.common.metrics.MetricsEndpoint;
 import io.partita.profiler.metrics.ProfilerMetrics;
+import io.partita.profiler.run.ProfileOutcome;
+import io.partita.profiler.run.ProfileRunner;
 import io.partita.profiler.run.ProfileSink;
+import io.partita.profiler.run.ProfileSpec;
+import io.partita.profiler.run.RepositoryModels;
+import io.partita.profiler.stats.Sampler;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
@@ -36,7 +37,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -185,7 +188,7 @@ public final class ProfilerService implements Service {
           metrics.finished(ok);
         }
       }, measuring);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       metrics.finished(false);
       throw e;
     }
@@ -365,7 +368,7 @@ public final class ProfilerService implements Service {
     return p;
   }
 
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
+  private static ThreadFactory daemon(String name) {
     return r -> {
       Thread t = new Thread(r, name);
       t.setDaemon(true);
@@ -410,7 +413,7 @@ public final class ProfilerService implements Service {
       }
     }
     if (producer != null) {
-      producer.close(java.time.Duration.ofSeconds(5));
+      producer.close(Duration.ofSeconds(5));
     }
     if (followerThread != null) {
       try {

@@ -3,6 +3,7 @@ package io.partita.runtime;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtLoggingLevel;
 import ai.onnxruntime.OrtSession;
+import java.util.Collections;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -32,7 +33,7 @@ public record SessionSettings(Provider provider, int gpu, int intraOpThreads, in
   public static final String INTRA_OP_AFFINITIES = "session.intra_op_thread_affinities";
 
   public SessionSettings {
-    configEntries = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(configEntries));
+    configEntries = Collections.unmodifiableSortedMap(new TreeMap<>(configEntries));
   }
 
   /**

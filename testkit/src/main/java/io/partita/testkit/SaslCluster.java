@@ -1,5 +1,6 @@
 package io.partita.testkit;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +20,7 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
+import org.awaitility.Awaitility;
 
 /**
  * A single-node KRaft cluster inside the test JVM whose client listener requires SASL and whose
@@ -90,7 +92,7 @@ public final class SaslCluster implements AutoCloseable {
     try (Admin admin = admin()) {
       admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(
           name, new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), password))).all().get(30, TimeUnit.SECONDS);
-      org.awaitility.Awaitility.await("SCRAM user " + name).atMost(java.time.Duration.ofSeconds(30))
+      Awaitility.await("SCRAM user " + name).atMost(Duration.ofSeconds(30))
           .until(() -> admin.describeUserScramCredentials(List.of(name)).all().get(10, TimeUnit.SECONDS).containsKey(name));
     }
   }

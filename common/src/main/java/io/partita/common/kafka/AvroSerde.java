@@ -1,6 +1,7 @@
 package io.partita.common.kafka;
 
 import io.partita.schemas.AvroCodec;
+import java.util.Map;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
@@ -47,7 +48,7 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T>, Seri
   }
 
   @Override
-  public void configure(java.util.Map<String, ?> configs, boolean isKey) {}
+  public void configure(Map<String, ?> configs, boolean isKey) {}
 
   @Override
   public void close() {}

@@ -4,6 +4,7 @@ import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceError;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
+import io.partita.common.EpochMicros;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.Topic;
 import java.util.Collections;
@@ -120,7 +121,7 @@ public final class PendingCalls {
         if (failure != null) {
           reply.completeExceptionally(failure);
         } else if (stampAcks && !reply.isDone()) {
-          acked.put(id, io.partita.common.EpochMicros.now());
+          acked.put(id, EpochMicros.now());
         }
       });
     } catch (RuntimeException e) {

@@ -3,6 +3,8 @@ package io.partita.common.serde;
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
 import io.partita.schemas.AvroCodec;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.avro.specific.SpecificRecord;
 
 /**
@@ -29,7 +31,7 @@ public final class Codecs {
   private final String mode;
   private final SchemaRegistryClient registry;
   /** One codec per record type: codecs are thread-safe, and a topic handle asks for one per call. */
-  private final java.util.Map<Class<?>, RecordCodec<?>> codecs = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<Class<?>, RecordCodec<?>> codecs = new ConcurrentHashMap<>();
 
   private Codecs(String mode, SchemaRegistryClient registry) {
     this.mode = mode;

@@ -1,10 +1,10 @@
 package io.partita.gateway.catalog;
 
-import io.partita.common.catalog.CatalogFold;
-import io.partita.common.catalog.CatalogSignatures;
 import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
+import io.partita.common.catalog.CatalogFold;
+import io.partita.common.catalog.CatalogSignatures;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Precision;
@@ -13,11 +13,13 @@ import io.partita.models.repo.VersionEntry;
 import io.partita.models.repo.WeightFile;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +51,7 @@ public final class CatalogView implements ModelCatalog {
 
   private final Map<String, ModelVersion> versions = new TreeMap<>();
   private final Map<String, ServiceModel> services = new TreeMap<>();
-  private final java.util.Set<String> warnedWithoutSignature = new java.util.HashSet<>();
+  private final Set<String> warnedWithoutSignature = new HashSet<>();
   private volatile RepositoryIndex current = EMPTY;
 
   @Override

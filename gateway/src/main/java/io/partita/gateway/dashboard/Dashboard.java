@@ -63,7 +63,7 @@ public final class Dashboard implements AutoCloseable {
     this.readerThread = new Thread(reader, "partita-dashboard-reader");
     readerThread.setDaemon(true);
     this.traffic = new Traffic(c.metrics(), s.windowSeconds(), s.historySeconds());
-    Views views = new Views(state, traffic, c.serviceModels(), s.windowSeconds());
+    Views views = new Views(state, traffic, c.serviceModels(), s, System::currentTimeMillis);
     this.api = new DashboardApi(views, c.keys(), c.serviceModels(), loop,
         WhatIf.find(c.consumerProps(), c.topics(), c.codecs()), c.topics(), c.codecs());
     this.pusher = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  *   GET  /                                  302 to /dashboard/ (hooked in the gateway's router)
  *   GET  /dashboard/                        the page (index.html, app.js, style.css, vendor/uPlot)
  *   GET  /dashboard/api/session.json        whether a key is needed, the views, the reader's state
- *   GET  /dashboard/api/VIEW.json           hosts, timings, plan, traffic, jobs, deadletters
+ *   GET  /dashboard/api/VIEW.json           overview, hosts, timings, plan, traffic, jobs, deadletters
  *   GET  /dashboard/api/events              server-sent events: one event per view when it changes
  *   POST /dashboard/api/whatif              body: inventory YAML; the plan it would give and the live one
  * </pre>
@@ -218,7 +218,9 @@ public final class DashboardApi {
   private Map<String, String> render(Views.Viewer viewer, Map<String, String> unchanged) {
     Map<String, String> out = new LinkedHashMap<>();
     for (String name : Views.NAMES) {
-      String before = unchanged == null || name.equals("traffic") ? null : unchanged.get(name);
+      // traffic and the overview move with the gateway's own calls (and the overview with time)
+      boolean live = name.equals("traffic") || name.equals("overview");
+      String before = unchanged == null || live ? null : unchanged.get(name);
       out.put(name, before != null ? before : write(views.view(name, viewer)));
     }
     Loop.Snapshot s = reader.snapshot();
@@ -248,7 +250,7 @@ public final class DashboardApi {
       DashboardState replayed = new DashboardState(topics, codecs, 0);
       tables.forEach((topic, rows) -> rows.forEach((key, value) -> replayed.apply(topic, key, value, 0, 0)));
       ObjectNode out = Views.JSON.createObjectNode();
-      out.set("whatIf", new Views(replayed, null, Set.of(), 0).plan());
+      out.set("whatIf", Views.plan(replayed));
       out.set("live", views.plan());
       return json(200, out);
     } catch (IllegalArgumentException e) {

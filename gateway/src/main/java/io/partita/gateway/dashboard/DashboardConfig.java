@@ -13,7 +13,8 @@ import io.partita.common.config.Settings;
  *     partition ({@code gateway.dashboard.timings}, default 100000)
  * @param pushIntervalMs how often open pages get the views that changed ({@code gateway.dashboard.push.interval.ms}, default 1000)
  * @param windowSeconds the window of the request rate and percentiles ({@code gateway.dashboard.window.seconds}, default 10)
- * @param historySeconds how far back the traffic sparklines go ({@code gateway.dashboard.history.seconds}, default 300)
+ * @param historySeconds how far back the traffic sparklines go, and the overview counts dead letters
+ *     ({@code gateway.dashboard.history.seconds}, default 300)
  */
 public record DashboardConfig(boolean enabled, int deadLetters, int timings, long pushIntervalMs, int windowSeconds,
     int historySeconds) {

@@ -3,9 +3,11 @@ package io.partita.gateway.dashboard;
 import io.partita.avro.DeadLetter;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
 import io.partita.avro.JobStatus;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.Route;
+import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionChoice;
@@ -14,6 +16,7 @@ import io.partita.common.Topic;
 import io.partita.common.serde.Codecs;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -33,9 +36,12 @@ public final class DashboardState {
   /** One dead letter as it was read, with where it sits on the dead-letter topic. */
   public record Letter(long offset, long timestamp, DeadLetter letter) {}
 
+  final Topics topics;
   private final int deadLetters;
   private final Map<String, Table<?>> byTopic;
   final Table<HostEnvironment> hosts;
+  final Table<HostLiveness> liveness;
+  final Table<ServiceModel> catalog;
   final Table<TimingEvent> timings;
   final Table<PartitionPlan> partitions;
   final Table<SlotAssignment> assignments;
@@ -50,8 +56,11 @@ public final class DashboardState {
 
   /** @param deadLetters how many of the last dead letters to keep */
   public DashboardState(Topics topics, Codecs codecs, int deadLetters) {
+    this.topics = topics;
     this.deadLetters = deadLetters;
     this.hosts = new Table<>(topics.hostEnvironments(codecs));
+    this.liveness = new Table<>(topics.hostLiveness(codecs));
+    this.catalog = new Table<>(topics.catalogServices(codecs));
     this.timings = new Table<>(topics.profileTimings(codecs));
     this.partitions = new Table<>(topics.planPartitions(codecs));
     this.assignments = new Table<>(topics.planAssignments(codecs));
@@ -60,8 +69,8 @@ public final class DashboardState {
     this.demand = new Table<>(topics.demand(codecs));
     this.jobs = new Table<>(topics.jobStatus(codecs));
     this.letterTopic = topics.deadLetter(codecs);
-    Map<String, Table<?>> tables = new java.util.HashMap<>();
-    for (Table<?> t : List.of(hosts, timings, partitions, assignments, versions, routes, demand, jobs)) {
+    Map<String, Table<?>> tables = new HashMap<>();
+    for (Table<?> t : List.of(hosts, liveness, catalog, timings, partitions, assignments, versions, routes, demand, jobs)) {
       tables.put(t.topic.name(), t);
     }
     this.byTopic = Map.copyOf(tables);
@@ -119,6 +128,11 @@ public final class DashboardState {
     synchronized (letters) {
       return List.copyOf(letters);
     }
+  }
+
+  /** How many of the last dead letters are kept: when {@link #letters()} holds this many, older ones were dropped. */
+  public int lettersKept() {
+    return deadLetters;
   }
 
   /** Records skipped because they could not be decoded. */

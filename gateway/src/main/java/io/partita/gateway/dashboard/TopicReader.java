@@ -1,7 +1,7 @@
 package io.partita.gateway.dashboard;
 
-import io.partita.common.health.Loop;
 import io.partita.common.health.Fatal;
+import io.partita.common.health.Loop;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -11,6 +11,7 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,7 +77,7 @@ final class TopicReader implements Runnable, AutoCloseable {
         }
       }
       loop.stopped();
-    } catch (org.apache.kafka.common.errors.WakeupException e) {
+    } catch (WakeupException e) {
       loop.stopped();
     } catch (RuntimeException | Error e) {
       Fatal.haltIfFatal("dashboard reader", e);

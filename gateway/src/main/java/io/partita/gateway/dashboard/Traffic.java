@@ -27,9 +27,13 @@ final class Traffic {
   /** One model's cumulative counts at one moment. */
   record Sample(long atMs, long requests, long errors, double[] bucketMs, long[] cumulative) {}
 
-  /** What one service model's traffic looks like now. */
-  record Figures(long requests, long errors, double rate, double errorRate, Double p50Ms, Double p99Ms,
-      List<double[]> history) {}
+  /**
+   * What one service model's traffic looks like now: {@code requests} and {@code errors} since the
+   * gateway started, {@code windowRequests} and {@code windowErrors} in the window, the rates and
+   * percentiles over the window.
+   */
+  record Figures(long requests, long errors, long windowRequests, long windowErrors, double rate, double errorRate,
+      Double p50Ms, Double p99Ms, List<double[]> history) {}
 
   private final MeterRegistry registry;
   private final int windowSamples;
@@ -92,9 +96,10 @@ final class Traffic {
     Sample now = all.get(all.size() - 1);
     Sample then = all.get(Math.max(0, all.size() - 1 - windowSamples));
     double seconds = Math.max(1e-3, (now.atMs() - then.atMs()) / 1000.0);
-    long n = now.requests() - then.requests();
+    long n = now.requests() - then.requests(); // 0 with one sample: then is now
+    long e = now.errors() - then.errors();
     double rate = all.size() == 1 ? 0 : n / seconds;
-    double errorRate = all.size() == 1 ? 0 : (now.errors() - then.errors()) / seconds;
+    double errorRate = all.size() == 1 ? 0 : e / seconds;
     Double p50 = quantile(then, now, 0.50);
     Double p99 = quantile(then, now, 0.99);
     List<double[]> history = new ArrayList<>();
@@ -104,7 +109,7 @@ final class Traffic {
       double s = Math.max(1e-3, (b.atMs() - a.atMs()) / 1000.0);
       history.add(new double[] {b.atMs() / 1000.0, (b.requests() - a.requests()) / s, (b.errors() - a.errors()) / s});
     }
-    return new Figures(now.requests(), now.errors(), rate, errorRate, p50, p99, history);
+    return new Figures(now.requests(), now.errors(), n, e, rate, errorRate, p50, p99, history);
   }
 
   /** The upper bound (ms) of the bucket holding quantile {@code q} of the calls between two samples; null without calls. */

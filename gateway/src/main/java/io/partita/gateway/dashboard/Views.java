@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -36,7 +37,7 @@ import java.util.function.Predicate;
  * endpoints ({@code /dashboard/api/<view>.json}) and the event names of the live stream.
  */
 final class Views {
-  static final List<String> NAMES = List.of("hosts", "timings", "plan", "traffic", "jobs", "deadletters");
+  static final List<String> NAMES = List.of("overview", "hosts", "timings", "plan", "traffic", "jobs", "deadletters");
   static final ObjectMapper JSON = new ObjectMapper();
 
   /** Who is looking. */
@@ -46,17 +47,25 @@ final class Views {
   private final Traffic traffic;
   private final Set<String> serviceModels;
   private final int windowSeconds;
+  private final Overview overview;
+  private final LongSupplier clock;
 
-  /** @param serviceModels the service models this gateway offers (from its model repository) */
-  Views(DashboardState state, Traffic traffic, Set<String> serviceModels, int windowSeconds) {
+  /**
+   * @param serviceModels the service models this gateway offers (from its model repository)
+   * @param clock epoch ms, for what the overview counts over recent time
+   */
+  Views(DashboardState state, Traffic traffic, Set<String> serviceModels, DashboardConfig settings, LongSupplier clock) {
     this.state = state;
     this.traffic = traffic;
     this.serviceModels = Set.copyOf(serviceModels);
-    this.windowSeconds = windowSeconds;
+    this.windowSeconds = settings.windowSeconds();
+    this.overview = new Overview(state, traffic, serviceModels, settings.windowSeconds(), settings.historySeconds());
+    this.clock = clock;
   }
 
   ObjectNode view(String name, Viewer viewer) {
     return switch (name) {
+      case "overview" -> overview.build(viewer, clock.getAsLong());
       case "hosts" -> hosts();
       case "timings" -> timings();
       case "plan" -> plan();
@@ -133,8 +142,12 @@ final class Views {
     return out;
   }
 
-  /** Per host: the pools cut into slots, the partition plans and the version choices. */
   ObjectNode plan() {
+    return plan(state);
+  }
+
+  /** Per host: the pools cut into slots, the partition plans and the version choices, of any state (a what-if's too). */
+  static ObjectNode plan(DashboardState state) {
     Set<String> hosts = new TreeSet<>();
     state.assignments.values().forEach(a -> hosts.add(a.getHost()));
     state.partitions.values().forEach(p -> hosts.add(p.getHost()));
@@ -297,7 +310,7 @@ final class Views {
     return out;
   }
 
-  private static double round(double v) {
+  static double round(double v) {
     return Math.round(v * 100) / 100.0;
   }
 }

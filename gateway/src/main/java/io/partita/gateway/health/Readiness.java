@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Whether the gateway can serve, and if not, why: the one decision behind
@@ -39,7 +40,7 @@ public final class Readiness {
 
   private final Loops loops;
   private final Routing routing;
-  private final java.util.function.Supplier<? extends Collection<String>> offered;
+  private final Supplier<? extends Collection<String>> offered;
   private final List<Check> extra;
   private final List<Check> serverChecks;
 
@@ -56,15 +57,15 @@ public final class Readiness {
    * @param offered the service models this gateway offers now (read on every check: a gateway
    *     following the catalog offers what it holds at that moment)
    */
-  public Readiness(Loops loops, Routing routing, java.util.function.Supplier<? extends Collection<String>> offered) {
+  public Readiness(Loops loops, Routing routing, Supplier<? extends Collection<String>> offered) {
     this(loops, routing, offered, List.of());
   }
 
-  private static java.util.function.Supplier<Set<String>> fixed(Set<String> offered) {
+  private static Supplier<Set<String>> fixed(Set<String> offered) {
     return () -> offered;
   }
 
-  private Readiness(Loops loops, Routing routing, java.util.function.Supplier<? extends Collection<String>> offered, List<Check> extra) {
+  private Readiness(Loops loops, Routing routing, Supplier<? extends Collection<String>> offered, List<Check> extra) {
     this.loops = loops;
     this.routing = routing;
     this.offered = offered;

@@ -1,6 +1,8 @@
 package io.partita.gateway.jobs;
 
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -71,7 +73,7 @@ public final class JobStages {
 
   /** Seconds by stage label, in stage order. */
   public Map<String, Double> secondsByStage() {
-    Map<String, Double> out = new java.util.LinkedHashMap<>();
+    Map<String, Double> out = new LinkedHashMap<>();
     for (Stage s : Stage.values()) {
       out.put(s.label(), nanos(s) / 1e9);
     }
@@ -83,11 +85,11 @@ public final class JobStages {
   public String toString() {
     StringBuilder b = new StringBuilder();
     for (Stage s : Stage.values()) {
-      b.append(s.label()).append(' ').append(String.format(java.util.Locale.ROOT, "%.2f", nanos(s) / 1e9)).append(" s, ");
+      b.append(s.label()).append(' ').append(String.format(Locale.ROOT, "%.2f", nanos(s) / 1e9)).append(" s, ");
     }
     long n = requests();
     b.append(n).append(" requests, mean round trip ")
-        .append(n == 0 ? "-" : String.format(java.util.Locale.ROOT, "%.1f", requestNanos() / 1e6 / n)).append(" ms");
+        .append(n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", requestNanos() / 1e6 / n)).append(" ms");
     return b.toString();
   }
 }

@@ -3,6 +3,7 @@ package io.partita.gateway.jobs;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.IntFunction;
 
 /**
  * Puts job results, which arrive in completion order, back into input order, and keeps exactly one
@@ -47,7 +48,7 @@ public final class ResultOrder<T> {
   }
 
   /** Hands on what is left, in order, filling each missing index with {@code missing.apply(index)}. */
-  public void finish(java.util.function.IntFunction<T> missing, Consumer<T> emit) {
+  public void finish(IntFunction<T> missing, Consumer<T> emit) {
     while (next < total) {
       T r = ahead.remove(next);
       emit.accept(r != null ? r : missing.apply(next));

@@ -3,6 +3,7 @@ package io.partita.gateway.jobs;
 import io.partita.avro.JobItem;
 import io.partita.avro.Tensor;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,7 +74,7 @@ public final class RowPacker {
   /** Every pack still open, oldest first; the packer is empty afterwards. */
   public List<Pack> flush() {
     List<Pack> rest = new ArrayList<>(open.size());
-    open.values().stream().sorted(java.util.Comparator.comparingInt(o -> o.members.get(0).index()))
+    open.values().stream().sorted(Comparator.comparingInt(o -> o.members.get(0).index()))
         .forEach(o -> rest.add(new Pack(o.members)));
     open.clear();
     return rest;

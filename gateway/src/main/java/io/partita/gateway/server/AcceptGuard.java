@@ -1,5 +1,6 @@
 package io.partita.gateway.server;
 
+import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -16,6 +17,7 @@ import io.vertx.core.datagram.DatagramSocketOptions;
 import io.vertx.core.net.ClientOptionsBase;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.spi.transport.Transport;
+import java.net.SocketAddress;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -130,8 +132,8 @@ final class AcceptGuard implements io.vertx.core.transport.Transport {
     @Override public boolean supportFileRegion() { return nio.supportFileRegion(); }
     @Override public boolean isAvailable() { return nio.isAvailable(); }
     @Override public Throwable unavailabilityCause() { return nio.unavailabilityCause(); }
-    @Override public java.net.SocketAddress convert(io.vertx.core.net.SocketAddress address) { return nio.convert(address); }
-    @Override public io.vertx.core.net.SocketAddress convert(java.net.SocketAddress address) { return nio.convert(address); }
+    @Override public SocketAddress convert(io.vertx.core.net.SocketAddress address) { return nio.convert(address); }
+    @Override public io.vertx.core.net.SocketAddress convert(SocketAddress address) { return nio.convert(address); }
     @Override public IoHandlerFactory ioHandlerFactory() { return nio.ioHandlerFactory(); }
     @Override public EventLoopGroup eventLoopGroup(int type, int threads, ThreadFactory factory, int ioRatio) {
       return nio.eventLoopGroup(type, threads, factory, ioRatio);
@@ -142,7 +144,7 @@ final class AcceptGuard implements io.vertx.core.transport.Transport {
     @Override public ChannelFactory<? extends Channel> channelFactory(boolean domain) { return nio.channelFactory(domain); }
     @Override public ChannelFactory<? extends ServerChannel> serverChannelFactory(boolean domain) { return nio.serverChannelFactory(domain); }
     @Override public void configure(DatagramChannel channel, DatagramSocketOptions options) { nio.configure(channel, options); }
-    @Override public void configure(ClientOptionsBase options, int connectTimeout, boolean domain, io.netty.bootstrap.Bootstrap bootstrap) {
+    @Override public void configure(ClientOptionsBase options, int connectTimeout, boolean domain, Bootstrap bootstrap) {
       nio.configure(options, connectTimeout, domain, bootstrap);
     }
     @Override public void configure(NetServerOptions options, boolean domain, ServerBootstrap bootstrap) {

@@ -11,6 +11,7 @@ import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -233,7 +234,7 @@ public final class Exchange {
       if (used == 0) {
         return;
       }
-      Buffer chunk = Buffer.buffer(java.util.Arrays.copyOf(buffer, used));
+      Buffer chunk = Buffer.buffer(Arrays.copyOf(buffer, used));
       used = 0;
       CompletableFuture<Void> next = new CompletableFuture<>();
       ready = next;

@@ -2,12 +2,15 @@ package io.partita.gateway.server;
 
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.Http2Settings;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -96,7 +99,7 @@ public final class HttpFrontDoor implements AutoCloseable {
     this.handler = handler;
     this.handlers = handlers;
     this.guard = new AcceptGuard(settings.headerTimeoutMs(), settings.maxConnections());
-    this.vertx = Vertx.builder().with(new io.vertx.core.VertxOptions()
+    this.vertx = Vertx.builder().with(new VertxOptions()
         .setEventLoopPoolSize(settings.eventLoops())
         .setWorkerPoolSize(1) // handlers run on the gateway's own executor, not Vert.x workers
         .setInternalBlockingPoolSize(1)
@@ -109,7 +112,7 @@ public final class HttpFrontDoor implements AutoCloseable {
         .setHost("0.0.0.0")
         .setTcpNoDelay(true)
         .setHttp2ClearTextEnabled(true)
-        .setInitialSettings(new io.vertx.core.http.Http2Settings().setMaxConcurrentStreams(settings.maxStreams()))
+        .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(settings.maxStreams()))
         .setCompressionSupported(false)
         .setMaxHeaderSize(16 * 1024)
         .setMaxInitialLineLength(8 * 1024);
@@ -262,7 +265,7 @@ public final class HttpFrontDoor implements AutoCloseable {
     try {
       handlers.execute(() -> handler.handle(exchange));
     } catch (RejectedExecutionException e) {
-      exchange.send(503, "application/json", "{\"error\":\"the gateway is shutting down\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      exchange.send(503, "application/json", "{\"error\":\"the gateway is shutting down\"}".getBytes(StandardCharsets.UTF_8));
     }
   }
 

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
@@ -47,6 +48,9 @@ class DashboardIT {
   private static final String ALL = "all-models-key-1";
   private static final String DEMO_ONLY = "demo-only-key-1";
   private static final String HOST = "dash-host";
+  /** Where the routes below put each service model's one instance: the slots the plan below gives it. */
+  private static final Map<String, String> SLOT_OF = Map.of("demo", "cpu-0", "demo-a", "cpu-0", "demo-b", "cpu-2", "demo-c", "cpu-3");
+  private static final String NOT_READY_BECAUSE = "no status from " + HOST + "/cpu-3 yet";
 
   @TempDir static Path repo;
   private final HttpClient http = HttpClient.newHttpClient();
@@ -87,9 +91,12 @@ class DashboardIT {
     send(producer, topics.planAssignments(), HOST + "/cpu-3", DashboardRecords.slot(HOST, "cpu-3", List.of(3), "demo-c"));
     send(producer, topics.planVersions(), "demo-mlp/" + HOST, DashboardRecords.versions(HOST));
     for (String model : DemoMlp.SERVICE_MODELS) {
-      send(producer, topics.planRoutes(), model, DashboardRecords.route(model, topics.requests(model), HOST));
+      send(producer, topics.planRoutes(), model, DashboardRecords.route(model, topics.requests("demo-mlp"),
+          DashboardRecords.instance(model, 0, HOST, SLOT_OF.get(model), model.equals("demo-c") ? NOT_READY_BECAUSE : null)));
       send(producer, topics.demand(), model, DashboardRecords.demand(model, 7));
     }
+    send(producer, topics.catalogServices(), "demo-a", DashboardRecords.catalog("demo-a", "demo-mlp", 2));
+    send(producer, topics.catalogServices(), "heavy", DashboardRecords.catalog("heavy", "demo-heavy", 1));
     send(producer, topics.deadLetter(), "x", DashboardRecords.deadLetter(topics.profileTimings(), 41, "timing for an unknown model version"));
   }
 
@@ -133,6 +140,48 @@ class DashboardIT {
     assertThat(JSON.readTree(session.body()).has("views")).isFalse();
     assertThat(json("/dashboard/api/session.json", DEMO_ONLY).get("authorized").asBoolean()).isTrue();
     assertThat(get("/dashboard/api/events", null).statusCode()).isEqualTo(401);
+  }
+
+  @Test
+  void shouldShowEveryModelsReadinessTrafficAndPlacementInTheOverview() throws Exception {
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+      JsonNode overview = json("/dashboard/api/overview.json", ALL);
+      Map<String, JsonNode> models = byModel(overview.get("models"));
+      assertThat(models.keySet()).as("the gateway's service models and the catalog's")
+          .containsExactlyInAnyOrder("demo", "demo-a", "demo-b", "demo-c", "heavy");
+      JsonNode demo = models.get("demo");
+      assertThat(demo.get("state").asText()).isEqualTo("READY");
+      assertThat(demo.get("readyInstances").asInt()).isEqualTo(1);
+      assertThat(demo.get("plannedInstances").asInt()).isEqualTo(1);
+      assertThat(demo.get("reason").isNull()).isTrue();
+      assertThat(demo.get("baseModel").asText()).isEqualTo("demo-mlp");
+      assertThat(demo.get("where")).hasSize(1);
+      assertThat(demo.get("where").get(0).get("host").asText()).isEqualTo(HOST);
+      assertThat(demo.get("where").get(0).get("slots")).extracting(JsonNode::asText).containsExactly("cpu-0");
+      assertThat(demo.get("where").get(0).get("versions")).extracting(JsonNode::asText).containsExactly("1");
+      // Not ready, with the route's reason; short of the catalog's wanted instances; planned nowhere, with why.
+      assertThat(models.get("demo-c").get("state").asText()).isEqualTo("NOT_READY");
+      assertThat(models.get("demo-c").get("reason").asText()).isEqualTo(NOT_READY_BECAUSE);
+      assertThat(models.get("demo-a").get("state").asText()).isEqualTo("READY");
+      assertThat(models.get("demo-a").get("wantedInstances").asInt()).isEqualTo(2);
+      assertThat(models.get("demo-a").get("reason").asText()).isEqualTo("only 1 of the 2 instances wanted are planned");
+      assertThat(models.get("heavy").get("state").asText()).isEqualTo("NOT_READY");
+      assertThat(models.get("heavy").get("plannedInstances").asInt()).isZero();
+      assertThat(models.get("heavy").get("reason").asText()).contains("no host has measured demo-heavy yet");
+      JsonNode summary = overview.get("summary");
+      assertThat(summary.get("hosts").asInt()).isGreaterThanOrEqualTo(1); // another test adds a host
+      assertThat(summary.get("slots").asInt()).isEqualTo(3);
+      assertThat(summary.get("slotsReady").asInt()).as("cpu-3 serves demo-c, not ready").isEqualTo(2);
+      assertThat(summary.get("models").asInt()).isEqualTo(5);
+      assertThat(summary.get("modelsReady").asInt()).isEqualTo(3);
+      assertThat(summary.get("deadLetters").get("count").asInt()).as("written at the start of this test class").isEqualTo(1);
+    });
+    // A key for demo only sees demo and no dead letters.
+    JsonNode demoOnly = json("/dashboard/api/overview.json", DEMO_ONLY);
+    assertThat(demoOnly.get("models")).extracting(m -> m.get("model").asText()).containsExactly("demo");
+    assertThat(demoOnly.get("summary").get("deadLetters").isNull()).isTrue();
+    assertThat(get("/dashboard/api/overview.json", null).statusCode()).isEqualTo(401);
+    assertThat(json("/dashboard/api/session.json", ALL).get("views").get(0).asText()).as("the first screen").isEqualTo("overview");
   }
 
   @Test
@@ -214,8 +263,12 @@ class DashboardIT {
     assertThat(infer.statusCode()).as(infer.body()).isEqualTo(200);
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(requests("demo-b")).isEqualTo(before + 1));
     JsonNode model = traffic("demo-b");
+    JsonNode overview = byModel(json("/dashboard/api/overview.json", ALL).get("models")).get("demo-b");
     assertThat(model.get("p50Ms").isNumber()).as("p50 after a call in the window").isTrue();
     assertThat(model.get("errors").asLong()).isZero();
+    assertThat(overview.get("requestsInWindow").asLong()).as("the overview counts the call in the window").isPositive();
+    assertThat(overview.get("p99Ms").isNumber()).isTrue();
+    assertThat(overview.get("errorsInWindow").asLong()).isZero();
   }
 
   @Test
@@ -245,6 +298,12 @@ class DashboardIT {
         .POST(HttpRequest.BodyPublishers.ofString("hosts: []\n")).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).isEqualTo(501);
     assertThat(JSON.readTree(r.body()).get("error").asText()).contains("partita replay --inventory");
+  }
+
+  private static Map<String, JsonNode> byModel(JsonNode models) {
+    Map<String, JsonNode> out = new TreeMap<>();
+    models.forEach(m -> out.put(m.get("model").asText(), m));
+    return out;
   }
 
   private long requests(String model) throws Exception {

@@ -6,14 +6,18 @@ import io.partita.avro.BaselineScore;
 import io.partita.avro.DeadLetter;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
+import io.partita.avro.HostLiveness;
+import io.partita.avro.JobStatus;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.Route;
 import io.partita.avro.RouteInstance;
+import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionCandidate;
 import io.partita.avro.VersionChoice;
 import io.partita.common.serde.Codecs;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.avro.specific.SpecificRecord;
@@ -57,7 +61,7 @@ final class DashboardRecords {
   }
 
   static SlotAssignment slot(String host, String slot, List<Integer> cpus, String... serviceModels) {
-    List<AssignedServiceModel> instances = java.util.Arrays.stream(serviceModels).map(m -> AssignedServiceModel.newBuilder()
+    List<AssignedServiceModel> instances = Arrays.stream(serviceModels).map(m -> AssignedServiceModel.newBuilder()
         .setServiceModel(m).setInstanceId(m + "#0")
         .setWeightFile(m.equals("demo") ? null : new AssignedWeightFile("demo-mlp/adapters/" + m + ".onnx_adapter", "0".repeat(64)))
         .build()).toList();
@@ -71,9 +75,29 @@ final class DashboardRecords {
         new VersionCandidate("2", "RUNNER_UP", 3.1, true, "other-host", 0.9, "slower"))).build();
   }
 
-  static Route route(String model, String requestTopic, String host) {
-    return Route.newBuilder().setServiceModel(model).setRequestTopic(requestTopic).setReadyInstances(1)
-        .setInstances(List.of(new RouteInstance(model + "#0", host, host + "/cpu-0", true, null, List.of(0), 2, 3))).build();
+  /** A route as the planner writes it: the ready count is that of the instances. */
+  static Route route(String model, String requestTopic, RouteInstance... instances) {
+    return Route.newBuilder().setServiceModel(model).setRequestTopic(requestTopic)
+        .setReadyInstances((int) Arrays.stream(instances).filter(RouteInstance::getReady).count())
+        .setInstances(List.of(instances)).build();
+  }
+
+  /** Instance {@code <model>#<n>} on a slot, with 2 requests in flight and 3 queued. */
+  static RouteInstance instance(String model, int n, String host, String slot, String notReadyBecause) {
+    return new RouteInstance(model + "#" + n, host, slot, notReadyBecause == null, notReadyBecause, List.of(0), 2, 3);
+  }
+
+  static ServiceModel catalog(String name, String baseModel, int instances) {
+    return ServiceModel.newBuilder().setName(name).setBaseModel(baseModel).setInstances(instances).build();
+  }
+
+  static HostLiveness liveness(String host, String state) {
+    return HostLiveness.newBuilder().setHost(host).setState(state).setReason("test").build();
+  }
+
+  static JobStatus job(String id, String model, String state, long startedAt) {
+    return JobStatus.newBuilder().setJobId(id).setServiceModel(model).setState(state).setTotal(10).setChunks(1)
+        .setInputOffset(0).setResultsOffset(0).setCreatedAt(1_700_000_000_000L).setStartedAt(startedAt).build();
   }
 
   static Demand demand(String model, long lag) {

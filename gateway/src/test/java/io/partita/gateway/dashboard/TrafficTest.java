@@ -38,6 +38,8 @@ class TrafficTest {
     assertThat(f.errors()).isEqualTo(2);
     assertThat(f.rate()).isEqualTo(50.0); // 100 calls in 2 s
     assertThat(f.errorRate()).isEqualTo(1.0);
+    assertThat(f.windowRequests()).isEqualTo(100);
+    assertThat(f.windowErrors()).isEqualTo(2);
     // Bucket upper bounds: at or above the true value, well below the older 500 ms calls.
     assertThat(f.p50Ms()).isBetween(3.0, 6.0);
     assertThat(f.p99Ms()).isBetween(40.0, 80.0);

@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.PriorityQueue;
 import java.util.TreeMap;
 
@@ -68,7 +69,7 @@ public final class Batcher<T> {
 
   /** Changes the policy for the batches formed from now on (the largest batch after a re-plan); not thread-safe, as the rest. */
   public void policy(BatchPolicy policy) {
-    this.policy = java.util.Objects.requireNonNull(policy, "policy");
+    this.policy = Objects.requireNonNull(policy, "policy");
   }
 
   public BatchPolicy policy() {

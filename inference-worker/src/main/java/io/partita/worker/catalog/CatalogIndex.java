@@ -1,10 +1,10 @@
 package io.partita.worker.catalog;
 
-import io.partita.common.catalog.CatalogFold;
-import io.partita.common.catalog.CatalogSignatures;
 import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
+import io.partita.common.catalog.CatalogFold;
+import io.partita.common.catalog.CatalogSignatures;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Precision;
 import io.partita.models.repo.RepositoryIndex;
@@ -13,6 +13,7 @@ import io.partita.models.repo.WeightFile;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
@@ -69,7 +70,7 @@ public final class CatalogIndex {
         leftOut.put(e.getKey(), "sha256 '" + v.getSha256() + "' is not 64 hex digits");
         continue;
       }
-      VersionEntry entry = new VersionEntry(v.getModel(), v.getVersion(), cache.resolve(v.getSha256().toLowerCase(java.util.Locale.ROOT)),
+      VersionEntry entry = new VersionEntry(v.getModel(), v.getVersion(), cache.resolve(v.getSha256().toLowerCase(Locale.ROOT)),
           v.getUri(), v.getSha256(), Precision.parse(v.getPrecision()).orElse(Precision.FP32), v.getProviders(),
           v.getAccuracy() == null ? OptionalDouble.empty() : OptionalDouble.of(v.getAccuracy()),
           v.getMemoryBytes() == null ? OptionalLong.empty() : OptionalLong.of(v.getMemoryBytes()), signature.get());
@@ -81,6 +82,6 @@ public final class CatalogIndex {
 
   private static Optional<WeightFile> weightFile(CatalogWeightFile f, Path cache) {
     return f == null ? Optional.empty()
-        : Optional.of(new WeightFile(f.getUri(), cache.resolve(f.getSha256().toLowerCase(java.util.Locale.ROOT)), f.getSha256()));
+        : Optional.of(new WeightFile(f.getUri(), cache.resolve(f.getSha256().toLowerCase(Locale.ROOT)), f.getSha256()));
   }
 }

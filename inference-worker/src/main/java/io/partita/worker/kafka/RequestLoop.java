@@ -9,8 +9,8 @@ import io.partita.common.Topic;
 import io.partita.common.Topics;
 import io.partita.common.health.Fatal;
 import io.partita.common.health.Loop;
-import io.partita.common.log.RateLimitedLog;
 import io.partita.common.kafka.DeadLetters;
+import io.partita.common.log.RateLimitedLog;
 import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.schemas.DecodeException;
@@ -18,8 +18,8 @@ import io.partita.worker.delivery.OffsetTracker;
 import io.partita.worker.metrics.WorkerMetrics;
 import io.partita.worker.serving.Replies;
 import io.partita.worker.slot.Job;
-import io.partita.worker.slot.Stages;
 import io.partita.worker.slot.Slots;
+import io.partita.worker.slot.Stages;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -40,16 +41,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
@@ -246,8 +249,8 @@ public final class RequestLoop implements Runnable {
       warnings.flush();
       try {
         // Leave the group even as a static member: a deliberate stop hands the partitions over at once.
-        consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5))
-            .withGroupMembershipOperation(org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
+        consumer.close(CloseOptions.timeout(Duration.ofSeconds(5))
+            .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
       } catch (RuntimeException e) {
         log.warn("Closing the consumer failed: {}", e.getMessage());
       }
@@ -258,8 +261,8 @@ public final class RequestLoop implements Runnable {
    * Adds request topics to read (those of base models added to the repository while the worker
    * runs); the loop subscribes to them before its next poll. Topics already read are kept.
    */
-  public synchronized void readAlso(java.util.Collection<String> topics) {
-    java.util.Set<String> all = new java.util.TreeSet<>(wanted == null ? settings.topics() : wanted);
+  public synchronized void readAlso(Collection<String> topics) {
+    Set<String> all = new TreeSet<>(wanted == null ? settings.topics() : wanted);
     if (all.addAll(topics)) {
       wanted = List.copyOf(all);
     }
@@ -461,7 +464,7 @@ public final class RequestLoop implements Runnable {
    * one. Any thread.
    */
   private void send(ProducerRecord<String, byte[]> out, long backoffMs, java.util.function.Consumer<Exception> done) {
-    org.apache.kafka.clients.producer.Callback callback = (meta, error) -> {
+    Callback callback = (meta, error) -> {
       if (error == null) {
         sendTrouble = null;
         done.accept(null);

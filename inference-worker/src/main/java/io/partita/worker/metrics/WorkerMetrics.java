@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.partita.common.health.Loop;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -98,7 +99,7 @@ public final class WorkerMetrics {
   }
 
   /** Gauges of one loop's liveness and readiness (1 or 0). */
-  public void loop(io.partita.common.health.Loop loop) {
+  public void loop(Loop loop) {
     Gauge.builder(LOOP_ALIVE, loop, l -> alive(l) ? 1 : 0)
         .description("1 while the loop runs, 0 once it died or stopped")
         .tag(TAG_LOOP, loop.name())
@@ -109,9 +110,9 @@ public final class WorkerMetrics {
         .register(registry);
   }
 
-  private static boolean alive(io.partita.common.health.Loop loop) {
-    io.partita.common.health.Loop.State state = loop.snapshot().state();
-    return state != io.partita.common.health.Loop.State.DEAD && state != io.partita.common.health.Loop.State.STOPPED;
+  private static boolean alive(Loop loop) {
+    Loop.State state = loop.snapshot().state();
+    return state != Loop.State.DEAD && state != Loop.State.STOPPED;
   }
 
   public void reply(String serviceModel, String outcome) {

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import org.slf4j.LoggerFactory;
 
 /**
  * One ONNX Runtime session of one model version, with the weight files mounted on it. Slots run
@@ -237,7 +238,7 @@ public final class ModelSession implements AutoCloseable {
     try {
       opened.session().close();
     } catch (OrtException e) {
-      org.slf4j.LoggerFactory.getLogger(ModelSession.class).warn("Closing session {} failed: {}", id, e.getMessage());
+      LoggerFactory.getLogger(ModelSession.class).warn("Closing session {} failed: {}", id, e.getMessage());
     }
   }
 }

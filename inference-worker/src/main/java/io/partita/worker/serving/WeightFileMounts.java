@@ -9,11 +9,13 @@ import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.Sha256;
 import io.partita.models.repo.WeightFiles;
 import io.partita.runtime.LoraAdapters;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.LongSupplier;
@@ -158,7 +160,7 @@ public final class WeightFileMounts implements AutoCloseable {
   public Mount mount(String serviceModel, String instanceId, WeightFileRef file) {
     synchronized (this) {
       Entry old = entries.get(serviceModel);
-      if (old != null && java.util.Objects.equals(old.file, file) && old.state == State.READY) {
+      if (old != null && Objects.equals(old.file, file) && old.state == State.READY) {
         return view(old);
       }
     }
@@ -166,7 +168,7 @@ public final class WeightFileMounts implements AutoCloseable {
     Mount result;
     synchronized (this) {
       Entry old = entries.get(serviceModel);
-      if (old != null && java.util.Objects.equals(old.file, file) && old.state == State.READY) {
+      if (old != null && Objects.equals(old.file, file) && old.state == State.READY) {
         return view(old);
       }
       if (old != null) {
@@ -329,7 +331,7 @@ public final class WeightFileMounts implements AutoCloseable {
     byte[] bytes;
     try {
       bytes = Files.readAllBytes(located.path());
-    } catch (java.io.IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException e) {
       throw refused(file, e.getMessage());
     }
     String actual = Sha256.of(bytes);

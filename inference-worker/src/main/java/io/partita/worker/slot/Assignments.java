@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
@@ -307,7 +308,7 @@ public final class Assignments {
     for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
       String f = it.next();
       if (!allowed.contains(f)) {
-        throw new ConfigException(where + "." + f + ": unknown field; fields are " + new java.util.TreeSet<>(allowed));
+        throw new ConfigException(where + "." + f + ": unknown field; fields are " + new TreeSet<>(allowed));
       }
     }
   }

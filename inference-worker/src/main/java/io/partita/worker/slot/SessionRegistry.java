@@ -45,7 +45,7 @@ final class SessionRegistry implements AutoCloseable {
   private final Optional<ModelFetcher> fetcher;
 
   SessionRegistry(SessionOpener opener, Path root, boolean share, boolean acrossWeightFiles, LongSupplier clock, Runnable onChange) {
-    this(opener, root, share, acrossWeightFiles, clock, onChange, java.util.Optional.empty());
+    this(opener, root, share, acrossWeightFiles, clock, onChange, Optional.empty());
   }
 
   /** @param fetcher when present, a model file is fetched into its cache and its sha256 checked before it is opened */

@@ -1,6 +1,7 @@
 package io.partita.worker.slot;
 
 import ai.onnxruntime.OrtException;
+import io.micrometer.core.instrument.Meter;
 import io.partita.avro.BatchRuns;
 import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
@@ -9,6 +10,9 @@ import io.partita.avro.MountStatus;
 import io.partita.avro.ServingEvidence;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.Tensor;
+import io.partita.common.EpochMicros;
+import io.partita.common.health.Fatal;
+import io.partita.models.lora.LoraAdapter;
 import io.partita.runtime.Pinning;
 import io.partita.worker.batch.BatchKey;
 import io.partita.worker.batch.BatchPolicy;
@@ -77,7 +81,7 @@ public final class Slot implements AutoCloseable {
   private final AtomicLong solo = new AtomicLong();
   private final Thread runner;
   private final Map<String, SlotSpec.Instance> instances = new ConcurrentSkipListMap<>();
-  private volatile List<io.micrometer.core.instrument.Meter> gauges = List.of();
+  private volatile List<Meter> gauges = List.of();
   private boolean stopping; // guarded by lock
   private volatile int queued;
   private volatile int queuedRows;
@@ -323,7 +327,7 @@ public final class Slot implements AutoCloseable {
     try {
       open();
     } catch (Throwable e) {
-      io.partita.common.health.Fatal.haltIfFatal("opening slot " + spec.name(), e);
+      Fatal.haltIfFatal("opening slot " + spec.name(), e);
       failed = true;
       message = "the session did not open: " + e.getMessage();
       log.error("Slot {} failed to start", spec.name(), e);
@@ -415,7 +419,7 @@ public final class Slot implements AutoCloseable {
           run(d.batch());
         } catch (Throwable e) {
           // run() answers every job itself; this only keeps the runner alive after a bug
-          io.partita.common.health.Fatal.haltIfFatal("slot " + spec.name(), e);
+          Fatal.haltIfFatal("slot " + spec.name(), e);
           log.error("Slot {}: a batch failed unexpectedly", spec.name(), e);
         }
       }
@@ -500,7 +504,7 @@ public final class Slot implements AutoCloseable {
       return;
     }
     long took = System.nanoTime() - t0;
-    long endMicros = io.partita.common.EpochMicros.now();
+    long endMicros = EpochMicros.now();
     metrics.inference(tag, spec.slot(), took);
     // ONNX Runtime's time alone, as the profiler times a run: the planner compares it with the profile
     served.record(clock.getAsLong(), batch.stream().mapToInt(Pending::rows).sum(), session.lastRunNanos());
@@ -522,7 +526,7 @@ public final class Slot implements AutoCloseable {
       rows[i] = batch.get(i).rows();
     }
     if (session.perRow()) {
-      List<io.partita.models.lora.LoraAdapter> adapters = new ArrayList<>(requests.size());
+      List<LoraAdapter> adapters = new ArrayList<>(requests.size());
       for (InferenceRequest r : requests) {
         adapters.add(leases.get(r.getServiceModel()).parameters());
       }
@@ -543,7 +547,7 @@ public final class Slot implements AutoCloseable {
     try {
       List<List<Tensor>> out = invoke(List.of(pending), leases);
       long took = System.nanoTime() - t0;
-      long endMicros = io.partita.common.EpochMicros.now();
+      long endMicros = EpochMicros.now();
       job.stages().ran(endMicros - took / 1000, endMicros);
       metrics.inference(job.request().getServiceModel(), spec.slot(), took);
       served.record(clock.getAsLong(), pending.rows(), session.lastRunNanos());

@@ -8,12 +8,15 @@ import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.VersionEntry;
 import io.partita.runtime.SessionOpener;
 import io.partita.worker.batch.BatchPolicy;
+import io.partita.worker.fetch.ModelFetcher;
 import io.partita.worker.metrics.WorkerMetrics;
+import io.partita.worker.serving.ModelSession;
 import io.partita.worker.serving.Replies;
 import io.partita.worker.serving.RequestCheck;
-import io.partita.worker.serving.ModelSession;
 import io.partita.worker.serving.WeightFileMounts;
 import io.partita.worker.serving.WeightFileRef;
+import java.net.http.HttpClient;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -63,9 +66,9 @@ public final class Slots implements AutoCloseable {
    *     (fed by the catalog), which then fetches only {@code http(s):} and {@code file:} URIs
    */
   public record Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles,
-                         java.util.Optional<java.nio.file.Path> modelCache, java.util.Optional<java.nio.file.Path> repository) {
+                         Optional<Path> modelCache, Optional<Path> repository) {
     public Settings(long maxDelayMs, boolean shareSessions, boolean acrossWeightFiles) {
-      this(maxDelayMs, shareSessions, acrossWeightFiles, java.util.Optional.empty(), java.util.Optional.empty());
+      this(maxDelayMs, shareSessions, acrossWeightFiles, Optional.empty(), Optional.empty());
     }
   }
 
@@ -77,9 +80,9 @@ public final class Slots implements AutoCloseable {
     this.metrics = metrics;
     this.onChange = onChange;
     this.sessions = new SessionRegistry(opener, index.root(), settings.shareSessions(), settings.acrossWeightFiles(), clock, onChange,
-        settings.modelCache().map(dir -> new io.partita.worker.fetch.ModelFetcher(
+        settings.modelCache().map(dir -> new ModelFetcher(
             settings.repository(), dir,
-            java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofMinutes(10))));
+            HttpClient.newHttpClient(), Duration.ofMinutes(10))));
     List<Slot> list = new ArrayList<>();
     for (SlotSpec spec : specs) {
       list.add(newSlot(spec));

@@ -2,17 +2,20 @@ package io.partita.launcher.bench;
 
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
-import ai.onnxruntime.OrtLoraAdapter;
 import ai.onnxruntime.OrtLoggingLevel;
+import ai.onnxruntime.OrtLoraAdapter;
 import ai.onnxruntime.OrtSession;
 import java.io.IOException;
 import java.nio.FloatBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Weight files on one base session: resident memory as adapters are mounted, against the bytes
@@ -57,8 +60,8 @@ final class AdapterBench {
     // process when the command line is about 4 KiB long, and a test class path easily is.
     builder.environment().put("CLASSPATH", System.getProperty("java.class.path"));
     Process child = builder.start();
-    String out = new String(child.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    if (!child.waitFor(5, java.util.concurrent.TimeUnit.MINUTES) || child.exitValue() != 0) {
+    String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!child.waitFor(5, TimeUnit.MINUTES) || child.exitValue() != 0) {
       child.destroyForcibly();
       throw new IllegalStateException("adapter memory child failed: " + out.strip());
     }
@@ -115,7 +118,7 @@ final class AdapterBench {
           }
           for (int i = 0; i < concurrency; i++) {
             float[] x = new float[width];
-            java.util.Arrays.fill(x, 0.01f * (i + 1));
+            Arrays.fill(x, 0.01f * (i + 1));
             inputs.add(OnnxTensor.createTensor(env, FloatBuffer.wrap(x), new long[] {1, width}));
           }
           int[] next = new int[concurrency];

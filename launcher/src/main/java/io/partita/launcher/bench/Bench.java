@@ -1,6 +1,9 @@
 package io.partita.launcher.bench;
 
+import io.partita.avro.InferenceReply;
+import io.partita.avro.Tensor;
 import io.partita.client.PartitaClient;
+import io.partita.common.EpochMicros;
 import io.partita.models.demo.DemoMlp;
 import io.partita.profiler.onnx.TinyModels;
 import java.io.IOException;
@@ -14,9 +17,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -110,7 +116,7 @@ public final class Bench {
 
   private static void deleteTree(Path dir) {
     try (var paths = Files.walk(dir)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (IOException e) {
       System.err.println("Could not delete the bench's scratch directory " + dir + ": " + e.getMessage());
     }
@@ -159,6 +165,14 @@ public final class Bench {
         case "hosts" -> {
           new ManyHostsBench(report, workDir, quick, self).run();
           yield "the many-hosts part alone";
+        }
+        case "faults" -> {
+          new FaultBench(report, workDir, quick, self).faults();
+          yield "the fault suite alone";
+        }
+        case "soak" -> {
+          new FaultBench(report, workDir, quick, self).soak();
+          yield "the soak alone";
         }
         default -> throw new IllegalArgumentException("only: no bench part '" + only + "'");
       };
@@ -568,11 +582,11 @@ public final class Bench {
 
   /** One Kafka call carrying {@code rows} rows (a batch along the first dimension). */
   private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, int rows, int i, Probe probe) {
-    List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(rows, i));
+    List<Tensor> inputs = List.of(model.wireInput(rows, i));
     return () -> {
-      long start = io.partita.common.EpochMicros.now();
-      io.partita.avro.InferenceReply reply = client.infer(model.name(), model.name(), inputs).get(60, TimeUnit.SECONDS);
-      probe.call(reply.getId(), start, io.partita.common.EpochMicros.now());
+      long start = EpochMicros.now();
+      InferenceReply reply = client.infer(model.name(), model.name(), inputs).get(60, TimeUnit.SECONDS);
+      probe.call(reply.getId(), start, EpochMicros.now());
       if (reply.getError() != null) {
         throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
       }
@@ -580,11 +594,11 @@ public final class Bench {
   }
 
   /** One asynchronous Kafka call of the in-flight load, on one of {@code lanes} prepared inputs. */
-  private static java.util.concurrent.CompletableFuture<?> asyncKafkaCall(PartitaClient client, BenchModel model, int lanes, Probe probe) {
-    List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(1, java.util.concurrent.ThreadLocalRandom.current().nextInt(lanes)));
-    long start = io.partita.common.EpochMicros.now();
+  private static CompletableFuture<?> asyncKafkaCall(PartitaClient client, BenchModel model, int lanes, Probe probe) {
+    List<Tensor> inputs = List.of(model.wireInput(1, ThreadLocalRandom.current().nextInt(lanes)));
+    long start = EpochMicros.now();
     return client.infer(model.name(), model.name(), inputs).thenApply(reply -> {
-      probe.call(reply.getId(), start, io.partita.common.EpochMicros.now());
+      probe.call(reply.getId(), start, EpochMicros.now());
       if (reply.getError() != null) {
         throw new IllegalStateException(reply.getError().getCode() + ": " + reply.getError().getMessage());
       }
@@ -597,9 +611,9 @@ public final class Bench {
   }
 
   private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, String serviceModel, int i) {
-    List<io.partita.avro.Tensor> inputs = List.of(model.wireInput(1, i));
+    List<Tensor> inputs = List.of(model.wireInput(1, i));
     return () -> {
-      io.partita.avro.InferenceReply reply = client.infer(model.name(), serviceModel, inputs).get(60, TimeUnit.SECONDS);
+      InferenceReply reply = client.infer(model.name(), serviceModel, inputs).get(60, TimeUnit.SECONDS);
       if (reply.getError() != null) {
         throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
       }

@@ -1,17 +1,24 @@
 package io.partita.launcher.bench;
 
+import ai.onnxruntime.NodeInfo;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtSession;
+import ai.onnxruntime.TensorInfo;
 import io.partita.avro.Tensor;
+import io.partita.launcher.cluster.InferBodies;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
 import io.partita.profiler.measure.Measurer;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -21,7 +28,7 @@ import java.util.Map;
  */
 record BenchModel(String name, Path file, ModelSignature signature, Map<Integer, Long> dims, String origin) {
 
-  static BenchModel of(String name, Path file, Map<Integer, Long> dims, String origin) throws java.io.IOException {
+  static BenchModel of(String name, Path file, Map<Integer, Long> dims, String origin) throws IOException {
     return new BenchModel(name, file, ModelSignature.read(file), dims, origin);
   }
 
@@ -37,10 +44,10 @@ record BenchModel(String name, Path file, ModelSignature signature, Map<Integer,
    * them ({@code --dim NAME=SIZE}); opens the model once to read the names.
    */
   Map<String, Long> namedDims(OrtEnvironment env) throws OrtException {
-    Map<String, Long> named = new java.util.HashMap<>();
-    try (ai.onnxruntime.OrtSession session = env.createSession(file.toString(), new ai.onnxruntime.OrtSession.SessionOptions())) {
-      for (ai.onnxruntime.NodeInfo node : session.getInputInfo().values()) {
-        if (node.getInfo() instanceof ai.onnxruntime.TensorInfo info && info.getDimensionNames() != null) {
+    Map<String, Long> named = new HashMap<>();
+    try (OrtSession session = env.createSession(file.toString(), new OrtSession.SessionOptions())) {
+      for (NodeInfo node : session.getInputInfo().values()) {
+        if (node.getInfo() instanceof TensorInfo info && info.getDimensionNames() != null) {
           String[] names = info.getDimensionNames();
           dims.forEach((d, size) -> {
             if (d < names.length && names[d] != null && !names[d].isEmpty()) {
@@ -112,7 +119,7 @@ record BenchModel(String name, Path file, ModelSignature signature, Map<Integer,
     float[] data = randomData(batch, seed);
     StringBuilder h = inputHead(batch);
     h.append("],\"parameters\":{\"binary_data_size\":").append(data.length * 4).append("}}],\"parameters\":{\"binary_data_output\":true}}");
-    byte[] header = h.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] header = h.toString().getBytes(StandardCharsets.UTF_8);
     ByteBuffer body = ByteBuffer.allocate(header.length + data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
     body.put(header);
     for (float f : data) {

@@ -2,9 +2,17 @@ package io.partita.launcher.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.Tensor;
 import io.partita.client.PartitaClient;
+import io.partita.gateway.grpc.proto.GRPCInferenceServiceGrpc;
+import io.partita.gateway.grpc.proto.InferParameter;
+import io.partita.gateway.grpc.proto.ModelInferRequest;
+import io.partita.gateway.grpc.proto.ModelInferResponse;
 import io.partita.gateway.infer.AnsweredBy;
 import io.partita.launcher.bench.OpenLoad.Caller;
 import io.partita.launcher.bench.OpenLoad.Outcome;
@@ -17,9 +25,12 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** The ways an {@link OpenLoad} calls Partita: a Kafka client, and HTTP through the gateways. */
@@ -101,7 +112,7 @@ public final class Callers {
     private static boolean unreachable(Throwable cause) {
       return cause instanceof ConnectException
           || cause instanceof IOException && !(cause instanceof HttpTimeoutException)
-              && String.valueOf(cause.getMessage()).toLowerCase(java.util.Locale.ROOT).matches(".*(reset|closed|refused|eof|broken pipe).*");
+              && String.valueOf(cause.getMessage()).toLowerCase(Locale.ROOT).matches(".*(reset|closed|refused|eof|broken pipe).*");
     }
 
     private static Outcome outcome(HttpResponse<byte[]> response) {
@@ -116,6 +127,78 @@ public final class Callers {
       } catch (IOException e) {
         return new Outcome(response.statusCode() == 200 ? "FAILED" : "HTTP_" + response.statusCode(), null,
             "the answer is not JSON: " + e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * OIP v2 {@code ModelInfer} calls over gRPC (raw input contents, as Triton's clients send),
+   * spread round-robin over the gateways' gRPC ports. A call whose gateway cannot be reached
+   * ({@code UNAVAILABLE}: a gateway that was killed) is sent again to the next one, counted in
+   * {@link #retries}. Error statuses map back to the reply codes the gateway maps them from.
+   */
+  public static final class Grpc implements Caller, AutoCloseable {
+    private static final Map<Status.Code, String> CODES = Map.of(Status.Code.INVALID_ARGUMENT, "BAD_INPUT",
+        Status.Code.NOT_FOUND, "NOT_FOUND", Status.Code.RESOURCE_EXHAUSTED, "OVERLOADED", Status.Code.INTERNAL, "MODEL_ERROR",
+        Status.Code.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED");
+    private final List<ManagedChannel> channels;
+    private final List<GRPCInferenceServiceGrpc.GRPCInferenceServiceFutureStub> stubs;
+    private final ModelInferRequest request;
+    private final Duration timeout;
+    private final AtomicLong retries = new AtomicLong();
+
+    /** @param gateways {@code host:port} of each gateway's gRPC API */
+    public Grpc(List<String> gateways, String model, Tensor input, Duration timeout) {
+      this.channels = gateways.stream().map(g -> (ManagedChannel) NettyChannelBuilder.forTarget(g).usePlaintext().build()).toList();
+      this.stubs = channels.stream().map(GRPCInferenceServiceGrpc::newFutureStub).toList();
+      this.request = ModelInferRequest.newBuilder().setModelName(model)
+          .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName(input.getName()).setDatatype(input.getDatatype())
+              .addAllShape(input.getShape()))
+          .addRawInputContents(ByteString.copyFrom(input.getData().duplicate())).build();
+      this.timeout = timeout;
+    }
+
+    public long retries() {
+      return retries.get();
+    }
+
+    @Override
+    public CompletableFuture<Outcome> call(long seq) {
+      CompletableFuture<Outcome> out = new CompletableFuture<>();
+      attempt((int) (seq % stubs.size()), 0, out);
+      return out;
+    }
+
+    private void attempt(int gateway, int tried, CompletableFuture<Outcome> out) {
+      var future = stubs.get(gateway).withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS).modelInfer(request);
+      future.addListener(() -> {
+        try {
+          ModelInferResponse response = future.get();
+          InferParameter host = response.getParametersMap().get(AnsweredBy.HOST);
+          out.complete(Outcome.ok(host == null ? null : host.getStringParam()));
+        } catch (ExecutionException e) {
+          Status status = Status.fromThrowable(e.getCause());
+          if (status.getCode() == Status.Code.UNAVAILABLE && tried + 1 < stubs.size()) {
+            retries.incrementAndGet();
+            attempt((gateway + 1) % stubs.size(), tried + 1, out);
+          } else if (status.getCode() == Status.Code.UNAVAILABLE) {
+            out.complete(new Outcome(String.valueOf(status.getDescription()).contains("no ready instance")
+                || String.valueOf(status.getDescription()).contains("no route") ? "NOT_READY" : "CONNECTION", null,
+                status.getDescription()));
+          } else {
+            out.complete(new Outcome(CODES.getOrDefault(status.getCode(), "GRPC_" + status.getCode()), null, status.getDescription()));
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          out.completeExceptionally(e);
+        }
+      }, Runnable::run);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      for (ManagedChannel c : channels) {
+        c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       }
     }
   }

@@ -42,6 +42,20 @@ public final class Calls {
     return out;
   }
 
+  /** The detail of the first answer with {@code code}, or null: what an error said. */
+  public String firstDetail(String code) {
+    return calls.stream().filter(c -> c.answered() && c.outcome().code().equals(code)).map(c -> c.outcome().detail())
+        .findFirst().orElse(null);
+  }
+
+  /** OK answers by the caller that made them and the host that says it answered. */
+  public SortedMap<String, SortedMap<String, Long>> okByCallerAndHost() {
+    SortedMap<String, SortedMap<String, Long>> out = new TreeMap<>();
+    calls.stream().filter(c -> c.answered() && c.outcome().ok()).forEach(c -> out.computeIfAbsent(c.caller(), k -> new TreeMap<>())
+        .merge(c.outcome().host() == null ? "?" : c.outcome().host(), 1L, Long::sum));
+    return out;
+  }
+
   /** OK answers by the host that says it answered ("?" when the answer did not say). */
   public SortedMap<String, Long> okByHost() {
     SortedMap<String, Long> out = new TreeMap<>();

@@ -1,5 +1,6 @@
 package io.partita.launcher.bench;
 
+import com.sun.management.OperatingSystemMXBean;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
@@ -7,12 +8,14 @@ import java.lang.management.ThreadMXBean;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The CPU time of a measured window split between the parts of a pipeline that all run in this JVM
@@ -37,7 +40,7 @@ final class CpuSplit {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
   private final Map<Long, String> owner = new HashMap<>();
   /** The part of each JVM thread seen by a snapshot, by its snapshot key (JIT or GC). */
-  private final Map<Long, String> vmPart = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<Long, String> vmPart = new ConcurrentHashMap<>();
   private Set<Long> seen = alive();
 
   CpuSplit() {
@@ -178,7 +181,7 @@ final class CpuSplit {
   record Split(double[] shares, double coresBusy) {
     /** Each part's share in percent, formatted, {@link #PARTS} order: a table's CPU columns. */
     List<String> percentCells() {
-      List<String> cells = new java.util.ArrayList<>(shares.length);
+      List<String> cells = new ArrayList<>(shares.length);
       for (double share : shares) {
         cells.add(Report.fmt(share * 100));
       }
@@ -200,7 +203,7 @@ final class CpuSplit {
   }
 
   private static long processCpuNanos() {
-    if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+    if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
       return os.getProcessCpuTime();
     }
     return -1;

@@ -2,7 +2,12 @@ package io.partita.launcher.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.partita.avro.SlotAssignment;
+import io.partita.gateway.jobs.JobStages;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,9 +19,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One batch job through the gateway's jobs API ({@code POST /v2/jobs}: JSON lines in, results
@@ -68,7 +77,7 @@ final class JobBench {
    * @param plan the plan's slots for the worker to follow (see {@link PipelineEnv}); empty: the worker's own slots
    */
   static Outcome run(Path workDir, BenchModel model, int rows, int warmupRows, int packRows,
-      Map<String, String> workerSettings, List<io.partita.avro.SlotAssignment> plan, int warmups, int repeats) throws Exception {
+      Map<String, String> workerSettings, List<SlotAssignment> plan, int warmups, int repeats) throws Exception {
     Path dir = Files.createTempDirectory(workDir, "job");
     Map<String, String> settings = new HashMap<>(workerSettings);
     settings.put("gateway.jobs.pack.rows", Integer.toString(packRows));
@@ -90,8 +99,8 @@ final class JobBench {
         Map<String, Double> before = jobMetrics(http, base, model);
         double[] rates = runJob(http, base, model, body, cpu, window -> split[0] = window);
         Map<String, Double> after = jobMetrics(http, base, model);
-        Map<String, Double> stageSeconds = new java.util.LinkedHashMap<>();
-        for (io.partita.gateway.jobs.JobStages.Stage stage : io.partita.gateway.jobs.JobStages.Stage.values()) {
+        Map<String, Double> stageSeconds = new LinkedHashMap<>();
+        for (JobStages.Stage stage : JobStages.Stage.values()) {
           String key = "stage:" + stage.label();
           stageSeconds.put(stage.label(), after.getOrDefault(key, 0.0) - before.getOrDefault(key, 0.0));
         }
@@ -108,14 +117,14 @@ final class JobBench {
     }
   }
 
-  private static final java.util.regex.Pattern JOB_METRIC = java.util.regex.Pattern.compile(
+  private static final Pattern JOB_METRIC = Pattern.compile(
       "(?m)^partita_gateway_job_(stage_seconds|requests|request_round_trip_seconds)_total\\{model=\"([^\"]*)\"(?:,stage=\"([a-z_]+)\")?,?\\} ([0-9.eE+-]+)$");
 
   /** The gateway's job stage counters for the model, from its /metrics: "stage:read", ..., "requests", "round trip". */
   private static Map<String, Double> jobMetrics(HttpClient http, String base, BenchModel model) throws Exception {
     String text = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
     Map<String, Double> out = new HashMap<>();
-    java.util.regex.Matcher m = JOB_METRIC.matcher(text);
+    Matcher m = JOB_METRIC.matcher(text);
     while (m.find()) {
       if (!m.group(2).equals(model.name())) {
         continue;
@@ -143,8 +152,8 @@ final class JobBench {
    * rows}. {@code cpuWindow} (when not null) gets the CPU split from the submission to DONE.
    */
   private static double[] runJob(HttpClient http, String base, BenchModel model, byte[] body, CpuSplit cpu,
-      java.util.function.Consumer<CpuSplit.Split> cpuWindow) throws Exception {
-    java.util.Map<Long, Long> before = cpu == null ? null : cpu.snapshot();
+      Consumer<CpuSplit.Split> cpuWindow) throws Exception {
+    Map<Long, Long> before = cpu == null ? null : cpu.snapshot();
     long start = System.nanoTime();
     HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(base + "/v2/jobs?model=" + model.name()))
         .timeout(Duration.ofMinutes(5)).POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
@@ -173,10 +182,10 @@ final class JobBench {
     if (cpu != null) {
       cpuWindow.accept(cpu.between(before, cpu.snapshot(), (end - start) / 1e9));
     }
-    HttpResponse<java.io.InputStream> results = http.send(HttpRequest.newBuilder(URI.create(base + "/v2/jobs/" + id + "/results"))
+    HttpResponse<InputStream> results = http.send(HttpRequest.newBuilder(URI.create(base + "/v2/jobs/" + id + "/results"))
         .build(), HttpResponse.BodyHandlers.ofInputStream());
     long lines = 0;
-    try (var reader = new java.io.BufferedReader(new java.io.InputStreamReader(results.body(), StandardCharsets.UTF_8))) {
+    try (var reader = new BufferedReader(new InputStreamReader(results.body(), StandardCharsets.UTF_8))) {
       for (String line = reader.readLine(); line != null; line = reader.readLine()) {
         lines += line.isBlank() ? 0 : 1;
       }

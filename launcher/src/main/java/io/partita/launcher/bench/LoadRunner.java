@@ -3,7 +3,9 @@ package io.partita.launcher.bench;
 import io.partita.profiler.stats.LatencySummary;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -48,7 +50,7 @@ final class LoadRunner {
 
   /** One asynchronous call: the future completes when it is answered, exceptionally on failure. */
   interface AsyncCall {
-    java.util.concurrent.CompletableFuture<?> start();
+    CompletableFuture<?> start();
   }
 
   private LoadRunner() {}
@@ -79,11 +81,11 @@ final class LoadRunner {
           done.countDown();
           return;
         }
-        java.util.concurrent.CompletableFuture<?> f;
+        CompletableFuture<?> f;
         try {
           f = call.start();
         } catch (RuntimeException e) {
-          f = java.util.concurrent.CompletableFuture.failedFuture(e);
+          f = CompletableFuture.failedFuture(e);
         }
         f.whenComplete((r, e) -> {
           long after = System.nanoTime();
@@ -95,7 +97,7 @@ final class LoadRunner {
           } else if (inWindow) {
             synchronized (samples) {
               if (n[0] == samples[0].length) {
-                samples[0] = java.util.Arrays.copyOf(samples[0], n[0] * 2);
+                samples[0] = Arrays.copyOf(samples[0], n[0] * 2);
               }
               samples[0][n[0]++] = after - before;
             }
@@ -114,7 +116,7 @@ final class LoadRunner {
     done.await();
     long[] all;
     synchronized (samples) {
-      all = java.util.Arrays.copyOf(samples[0], n[0]);
+      all = Arrays.copyOf(samples[0], n[0]);
     }
     LatencySummary summary = all.length == 0 ? null : LatencySummary.of(all);
     return new Result(inFlight, all.length, errors.get(), measured.toNanos() / 1e9, summary, 1);
@@ -167,13 +169,13 @@ final class LoadRunner {
             long after = System.nanoTime();
             if (after >= measureFrom && after <= end) {
               if (n == samples.length) {
-                samples = java.util.Arrays.copyOf(samples, n * 2);
+                samples = Arrays.copyOf(samples, n * 2);
               }
               samples[n++] = after - before;
             }
           }
         } finally {
-          holder[0] = java.util.Arrays.copyOf(samples, n);
+          holder[0] = Arrays.copyOf(samples, n);
           synchronized (perThread) {
             perThread.add(holder[0]);
           }

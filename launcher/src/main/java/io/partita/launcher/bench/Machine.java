@@ -1,5 +1,6 @@
 package io.partita.launcher.bench;
 
+import ai.onnxruntime.OrtEnvironment;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,7 +23,7 @@ final class Machine {
     }
     long memory = Runtime.getRuntime().maxMemory();
     return "Machine: " + Runtime.getRuntime().availableProcessors() + " cores (" + cpu + "), Java "
-        + System.getProperty("java.version") + ", ONNX Runtime " + ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion()
+        + System.getProperty("java.version") + ", ONNX Runtime " + OrtEnvironment.getEnvironment().getVersion()
         + ", JVM heap limit " + (memory >> 20) + " MiB, " + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ".";
   }
 }

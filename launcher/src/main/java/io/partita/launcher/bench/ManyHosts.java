@@ -19,8 +19,10 @@ import io.partita.launcher.cluster.ClusterSpec;
 import io.partita.launcher.cluster.ClusterState;
 import io.partita.launcher.cluster.GroupKind;
 import io.partita.launcher.cluster.GroupRecord;
+import io.partita.launcher.cluster.InferBodies;
 import io.partita.launcher.cluster.NetworkMode;
 import io.partita.models.demo.DemoMlp;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -37,8 +39,11 @@ import java.util.Properties;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.slf4j.LoggerFactory;
 
@@ -62,6 +67,10 @@ public final class ManyHosts implements AutoCloseable {
   private ClusterState state;
   private PartitaClient client;
   private boolean down;
+  private boolean confined;
+  private final Thread downAtExit = new Thread(this::close, "partita-cluster-down-at-exit");
+  private final ConcurrentHashMap<String, Integer> delivered = new ConcurrentHashMap<>();
+  private final AtomicLong deliveredTwice = new AtomicLong();
 
   private ManyHosts(Path dir, PrintStream err, ClusterState state) {
     this.dir = dir;
@@ -79,7 +88,14 @@ public final class ManyHosts implements AutoCloseable {
     ClusterSpec spec = new ClusterSpec(dir.toAbsolutePath(), 3, workerCpus, 2, null, NetworkMode.AUTO,
         ClusterSpec.DEFAULT_TIMEOUT, envFile, List.of(), System.getProperty("java.class.path"));
     Cluster.UpResult up = Cluster.up(spec, err);
-    return new ManyHosts(dir.toAbsolutePath(), err, up.state());
+    ManyHosts cluster = new ManyHosts(dir.toAbsolutePath(), err, up.state());
+    // The load generator (this JVM) runs beside the brokers, planners and gateways, not on the
+    // worker hosts' CPUs, whose quotas are what the figures are about.
+    cluster.confined = Cluster.confineLoadGenerator(dir.toAbsolutePath(), ProcessHandle.current().pid());
+    // Ctrl-C (or a kill) of the bench or a test takes the cluster down with it: eleven JVMs,
+    // namespaces and cgroups left running would otherwise outlive the run that made them.
+    Runtime.getRuntime().addShutdownHook(cluster.downAtExit);
+    return cluster;
   }
 
   public ClusterState state() {
@@ -91,7 +107,7 @@ public final class ManyHosts implements AutoCloseable {
   }
 
   /** The worker hosts, {@code host-1} first. */
-  public List<String> hosts() throws java.io.IOException {
+  public List<String> hosts() throws IOException {
     state = ClusterState.read(dir).orElseThrow();
     return state.groups(GroupKind.HOST).stream().map(GroupRecord::name).toList();
   }
@@ -153,7 +169,7 @@ public final class ManyHosts implements AutoCloseable {
   }
 
   /** The latest record per key of a topic (timings: per model/version/host/size/batch/provider). */
-  private <V extends org.apache.avro.specific.SpecificRecord> SortedMap<String, V> read(Topic<V> topic, Predicate<V> keep) {
+  private <V extends SpecificRecord> SortedMap<String, V> read(Topic<V> topic, Predicate<V> keep) {
     SortedMap<String, V> out = new TreeMap<>();
     Properties p = KafkaClients.consumer(bootstrap(), new Properties());
     p.put("isolation.level", "read_committed");
@@ -210,9 +226,46 @@ public final class ManyHosts implements AutoCloseable {
   public synchronized PartitaClient client() {
     if (client == null) {
       client = PartitaClient.start(PartitaClient.Config.of(bootstrap()).withClientId("many-hosts-" + ProcessHandle.current().pid())
-          .withTimeout(Duration.ofSeconds(30)));
+          .withTimeout(Duration.ofSeconds(60)));
+      // Every answer the client hands to a caller, by request id: a second one for an id is a
+      // duplicate that got past the client's de-duplication.
+      client.onReplyTiming(t -> {
+        if (delivered.merge(t.id(), 1, Integer::sum) == 2) {
+          deliveredTwice.incrementAndGet();
+        }
+      });
     }
     return client;
+  }
+
+  /** Answers the Kafka client handed to a caller for a request it had already answered (must stay 0). */
+  public long deliveredTwice() {
+    return deliveredTwice.get();
+  }
+
+  /** The gateways' gRPC addresses, {@code host:port}. */
+  public List<String> grpcTargets() {
+    return state.groups(GroupKind.GATEWAY).stream().map(g -> g.address() + ":" + g.port("grpc")).toList();
+  }
+
+  /** The gateways' ids ({@code gateway.id}), which name their reply topics. */
+  public List<String> gatewayIds() {
+    return state.groups(GroupKind.GATEWAY).stream().map(GroupRecord::name).toList();
+  }
+
+  public String topicPrefix() {
+    return topics.prefix();
+  }
+
+  /** A worker host's CPU quota, in cores. */
+  public double quota(String host) throws IOException {
+    state = ClusterState.read(dir).orElseThrow();
+    return state.group(host).orElseThrow().quota();
+  }
+
+  /** The model repository the cluster serves (the cluster demo set written under its directory). */
+  public Path modelRepo() {
+    return dir.resolve("models");
   }
 
   /** One row of the demo MLP's input. */
@@ -285,9 +338,24 @@ public final class ManyHosts implements AutoCloseable {
 
   @Override
   public synchronized void close() {
+    if (Thread.currentThread() != downAtExit) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(downAtExit);
+      } catch (IllegalStateException | IllegalArgumentException shuttingDownOrNotAdded) {
+        // the JVM is exiting (the hook runs, or ran) or up() never added it: nothing to remove
+      }
+    }
     if (client != null) {
       client.close();
       client = null;
+    }
+    if (confined) {
+      confined = false;
+      try {
+        Cluster.release(ProcessHandle.current().pid());
+      } catch (IOException e) {
+        err.println("Could not move this process out of the cluster's load cgroup: " + e.getMessage());
+      }
     }
     if (!down) {
       down = true;

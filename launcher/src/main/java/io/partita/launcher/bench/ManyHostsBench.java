@@ -4,8 +4,8 @@ import io.partita.avro.PartitionPlan;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.Tensor;
 import io.partita.avro.TimingEvent;
-import io.partita.avro.VersionChoice;
 import io.partita.avro.VersionCandidate;
+import io.partita.avro.VersionChoice;
 import io.partita.client.PartitaClient;
 import io.partita.gateway.infer.AnsweredBy;
 import io.partita.launcher.bench.ManyHosts.Snapshot;
@@ -14,6 +14,7 @@ import io.partita.launcher.cluster.EnvFile;
 import io.partita.models.demo.DemoHeavy;
 import io.partita.models.demo.DemoMlp;
 import io.partita.planner.plan.Plans;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -71,7 +72,7 @@ final class ManyHostsBench {
     Path even = workDir.resolve("even.env");
     Files.createDirectories(workDir);
     try (var shared = ManyHostsBench.class.getResourceAsStream(EnvFile.SHARED_RESOURCE)) {
-      Files.writeString(even, new String(shared.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+      Files.writeString(even, new String(shared.readAllBytes(), StandardCharsets.UTF_8)
           + "\n# the comparison row: partitions shared evenly, whatever each host can do\nPARTITA_WORKER_ASSIGNMENT=even\n");
     }
     Shares evenly;

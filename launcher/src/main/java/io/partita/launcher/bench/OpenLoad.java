@@ -6,10 +6,13 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongConsumer;
 
 /**
  * An open-loop load: calls start at a fixed rate whatever the answers do (as users arrive), spread
@@ -71,7 +74,7 @@ public final class OpenLoad {
    *     given time, print progress), on the load's own thread; may be null
    */
   public static Calls run(Map<String, Caller> callers, double perSecond, Duration length, Duration grace,
-      java.util.function.LongConsumer onSecond) throws InterruptedException {
+      LongConsumer onSecond) throws InterruptedException {
     if (callers.isEmpty() || !(perSecond > 0)) {
       throw new IllegalArgumentException("an open load needs callers and a positive rate, had " + callers.keySet() + " at " + perSecond);
     }
@@ -125,7 +128,7 @@ public final class OpenLoad {
 
   private static Throwable rootCause(Throwable t) {
     Throwable cause = t;
-    while ((cause instanceof java.util.concurrent.CompletionException || cause instanceof java.util.concurrent.ExecutionException)
+    while ((cause instanceof CompletionException || cause instanceof ExecutionException)
         && cause.getCause() != null) {
       cause = cause.getCause();
     }

@@ -3,6 +3,7 @@ package io.partita.launcher.bench;
 import io.partita.avro.AssignedServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
+import io.partita.client.PartitaClient;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.config.Settings;
@@ -18,10 +19,10 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -199,8 +200,8 @@ final class PipelineEnv implements AutoCloseable {
   }
 
   /** A Kafka-native client of this pipeline (its own reply topic). */
-  io.partita.client.PartitaClient client() {
-    return io.partita.client.PartitaClient.start(io.partita.client.PartitaClient.Config.of(kafka.bootstrapServers())
+  PartitaClient client() {
+    return PartitaClient.start(PartitaClient.Config.of(kafka.bootstrapServers())
         .withTopicPrefix(prefix).withClientId("bench").withTimeout(Duration.ofSeconds(60)));
   }
 

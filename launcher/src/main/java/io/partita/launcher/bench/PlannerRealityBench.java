@@ -2,6 +2,7 @@ package io.partita.launcher.bench;
 
 import ai.onnxruntime.OrtEnvironment;
 import io.partita.avro.GroupingOption;
+import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.ProfileRequest;
 import io.partita.avro.SlotAssignment;
@@ -29,10 +30,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 
 /**
  * The planner against reality on this machine's CPU pool, with the loop closed as it runs live:
@@ -114,7 +117,7 @@ final class PlannerRealityBench {
       for (var record : CatalogPublisher.records(ModelRepository.scan(repo), topics, codecs)) {
         plan.pipe(record.topic(), record.key(), record.value(), clock[0]);
       }
-      plan.pipe(topics.hostEnvironments(), HOST, codecs.codec(io.partita.avro.HostEnvironment.class)
+      plan.pipe(topics.hostEnvironments(), HOST, codecs.codec(HostEnvironment.class)
           .encode(topics.hostEnvironments(), AvroMapper.environment(host, clock[0])), clock[0]);
 
       // 1. Single-size points, as a profiler's default run measures them.
@@ -201,7 +204,7 @@ final class PlannerRealityBench {
 
   /** A sink that hands every measured point or grouping to the planner as the profiler worker publishes it. */
   private static ProfileSink sink(PlanRun plan, Topics topics, Codecs codecs, long[] clock, String requestId,
-      java.util.function.Consumer<TimingResult> points) {
+      Consumer<TimingResult> points) {
     return new ProfileSink() {
       @Override
       public void starting(int done, int total, String label) {}
@@ -233,7 +236,7 @@ final class PlannerRealityBench {
   static List<List<Integer>> groupings(int n, List<Integer> sizes) {
     List<List<Integer>> out = new ArrayList<>();
     List<Integer> desc = new ArrayList<>(sizes);
-    desc.sort(java.util.Comparator.reverseOrder());
+    desc.sort(Comparator.reverseOrder());
     fill(n, desc, 0, new ArrayList<>(), out);
     return out;
   }

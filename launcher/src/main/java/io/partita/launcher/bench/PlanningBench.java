@@ -5,6 +5,7 @@ import io.partita.planning.GroupingProblem;
 import io.partita.planning.MappingPlanner;
 import io.partita.planning.MappingProblem;
 import io.partita.planning.bench.Problems;
+import java.util.Arrays;
 import java.util.function.Supplier;
 
 /**
@@ -27,7 +28,7 @@ final class PlanningBench {
       plan.get();
       ns[i] = System.nanoTime() - t0;
     }
-    java.util.Arrays.sort(ns);
+    Arrays.sort(ns);
     return new Timing(what, ns[runs / 2] / 1e6, runs);
   }
 

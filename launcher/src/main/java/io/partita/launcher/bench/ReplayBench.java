@@ -15,6 +15,7 @@ import io.partita.planner.replay.PlanRun;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
@@ -87,7 +88,7 @@ final class ReplayBench {
       run.plan();
       plans++;
       double seconds = (System.nanoTime() - start) / 1e9;
-      int records = run.tables().values().stream().mapToInt(java.util.Map::size).sum();
+      int records = run.tables().values().stream().mapToInt(Map::size).sum();
       return new Outcome(events, hosts, plans, seconds, records);
     }
   }

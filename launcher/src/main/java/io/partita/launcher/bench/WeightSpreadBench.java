@@ -1,5 +1,6 @@
 package io.partita.launcher.bench;
 
+import io.partita.avro.Tensor;
 import io.partita.client.PartitaClient;
 import io.partita.models.repo.Sha256;
 import java.net.URI;
@@ -85,7 +86,7 @@ public final class WeightSpreadBench {
         for (int spread : order) {
           int[] next = new int[clients];
           LoadRunner.Result r = LoadRunner.run(clients, warmup, measured, 1, i -> {
-            List<io.partita.avro.Tensor> inputs = List.of(input.wireInput(1, i));
+            List<Tensor> inputs = List.of(input.wireInput(1, i));
             String body = input.jsonBody(1, i);
             return () -> {
               String name = names.get((next[i]++ * clients + i) % spread);
@@ -100,7 +101,7 @@ public final class WeightSpreadBench {
         }
         for (int spread : order) {
           // Inputs as the closed loop's: one per lane's worth, chosen round robin with the service model.
-          List<List<io.partita.avro.Tensor>> inputs = new ArrayList<>();
+          List<List<Tensor>> inputs = new ArrayList<>();
           List<String> bodies = new ArrayList<>();
           for (int i = 0; i < clients; i++) {
             inputs.add(List.of(input.wireInput(1, i)));
@@ -122,7 +123,7 @@ public final class WeightSpreadBench {
   }
 
   /** One request through Kafka; completes exceptionally on an error reply. */
-  private static CompletableFuture<?> kafkaCall(PartitaClient client, List<io.partita.avro.Tensor> inputs, String serviceModel) {
+  private static CompletableFuture<?> kafkaCall(PartitaClient client, List<Tensor> inputs, String serviceModel) {
     return client.infer(BASE, serviceModel, inputs).thenApply(reply -> {
       if (reply.getError() != null) {
         throw new IllegalStateException(reply.getError().getCode() + ": " + reply.getError().getMessage());

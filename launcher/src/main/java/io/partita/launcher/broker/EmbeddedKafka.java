@@ -1,7 +1,10 @@
 package io.partita.launcher.broker;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -75,10 +78,10 @@ public final class EmbeddedKafka implements AutoCloseable {
       int colon = hostPort.lastIndexOf(':');
       String host = hostPort.substring(0, colon);
       int p = Integer.parseInt(hostPort.substring(colon + 1));
-      try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+      try (ServerSocket probe = new ServerSocket()) {
         probe.setReuseAddress(true);
-        probe.bind(new java.net.InetSocketAddress(host.isEmpty() ? "0.0.0.0" : host, p), 1);
-      } catch (java.io.IOException e) {
+        probe.bind(new InetSocketAddress(host.isEmpty() ? "0.0.0.0" : host, p), 1);
+      } catch (IOException e) {
         throw new IllegalStateException("port " + p + " is in use (another Partita or Kafka?) or " + host
             + " is not an address of this host: " + e.getMessage());
       }

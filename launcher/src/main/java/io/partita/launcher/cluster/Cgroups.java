@@ -139,6 +139,20 @@ final class Cgroups {
     return new ArrayList<>(out);
   }
 
+  /** Moves a process (all its threads) into {@code path} under every controller. */
+  static void join(String path, long pid) throws IOException {
+    for (Path procs : procsFiles(path)) {
+      write(procs, Long.toString(pid));
+    }
+  }
+
+  /** Moves a process back to the root group under every controller. */
+  static void leave(long pid) throws IOException {
+    for (String c : CONTROLLERS) {
+      write(ROOT.resolve(c).resolve("cgroup.procs"), Long.toString(pid));
+    }
+  }
+
   /** Removes the group (it must have no process left) under every controller; true if none is left. */
   static boolean remove(String path) {
     boolean gone = true;

@@ -182,6 +182,33 @@ public final class Cluster {
     }
   }
 
+  /** The cgroup a load generator runs in beside a cluster: the brokers', planners' and gateways' CPUs. */
+  static final String LOAD = "load";
+
+  /**
+   * Confines a load generator (this JVM, say) to the CPUs of the brokers, planners and gateways, so
+   * it takes nothing from the worker hosts, whose CPU quotas are what is measured. Only with
+   * namespaces and cgroups (as root); returns false, changing nothing, otherwise. {@link #release}
+   * undoes it, and must before {@link #down}, which cannot remove a group a process is still in.
+   */
+  public static boolean confineLoadGenerator(Path dir, long pid) throws IOException {
+    ClusterState state = ClusterState.read(dir.toAbsolutePath().normalize()).orElseThrow();
+    if (state.network() != NetworkMode.NETNS) {
+      return false;
+    }
+    String path = state.names().cgroup(LOAD);
+    Cgroups.create(path, CpuLayout.of(onlineCpus()).infra(), 0);
+    Cgroups.join(path, pid);
+    return true;
+  }
+
+  /** Moves a confined load generator back where every process starts (see {@link #confineLoadGenerator}). */
+  public static void release(long pid) throws IOException {
+    if (Cgroups.available()) {
+      Cgroups.leave(pid);
+    }
+  }
+
   /** The {@code key=value} lines {@code up} prints. */
   public static List<String> lines(ClusterState state) {
     List<String> out = new ArrayList<>();

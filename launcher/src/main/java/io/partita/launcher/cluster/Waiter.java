@@ -1,6 +1,5 @@
 package io.partita.launcher.cluster;
 
-import io.partita.launcher.bench.InferBodies;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
 import java.io.IOException;

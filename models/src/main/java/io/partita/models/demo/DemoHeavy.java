@@ -2,6 +2,7 @@ package io.partita.models.demo;
 
 import ai.onnx.proto.OnnxMl.TensorProto.DataType;
 import io.partita.models.onnx.OnnxGraphBuilder;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
@@ -179,7 +180,7 @@ public final class DemoHeavy {
     }
 
     private static float[] prefix(float[] v, int n) {
-      return java.util.Arrays.copyOf(v, n);
+      return Arrays.copyOf(v, n);
     }
 
     private static float[] uniform(Random r, int n, float scale) {

@@ -1,5 +1,6 @@
 package io.partita.models.demo;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -38,6 +39,6 @@ public enum DemoSet {
       }
     }
     throw new IllegalArgumentException("no demo set '" + name + "'; there are "
-        + java.util.Arrays.stream(values()).map(s -> s.name().toLowerCase(Locale.ROOT)).toList());
+        + Arrays.stream(values()).map(s -> s.name().toLowerCase(Locale.ROOT)).toList());
   }
 }

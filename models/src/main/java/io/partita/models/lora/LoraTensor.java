@@ -1,5 +1,6 @@
 package io.partita.models.lora;
 
+import java.nio.FloatBuffer;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -45,7 +46,7 @@ public final class LoraTensor {
   }
 
   /** Puts {@code length} values from flat index {@code from} into {@code dst}, without copying the tensor first. */
-  public void copyTo(java.nio.FloatBuffer dst, int from, int length) {
+  public void copyTo(FloatBuffer dst, int from, int length) {
     dst.put(data, from, length);
   }
 

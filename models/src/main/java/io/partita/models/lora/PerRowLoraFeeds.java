@@ -5,7 +5,9 @@ import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The extra inputs of a {@link PerRowLora per-row model} for one batch: each pair's adapter
@@ -39,7 +41,7 @@ public final class PerRowLoraFeeds {
 
     /** Buffers kept per input name and grown when too small: one instance per thread. */
     static Buffers reused() {
-      java.util.Map<String, FloatBuffer> kept = new java.util.HashMap<>();
+      Map<String, FloatBuffer> kept = new HashMap<>();
       return (name, floats) -> {
         FloatBuffer b = kept.get(name);
         if (b == null || b.capacity() < floats) {

@@ -13,7 +13,9 @@ import com.google.protobuf.ByteString;
 import io.partita.models.tensor.Fp16;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.HashSet;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
@@ -192,7 +194,7 @@ public final class OnnxGraphBuilder {
   }
 
   private String nextNodeName(String op) {
-    return op.toLowerCase(java.util.Locale.ROOT) + "_" + nodeCounter++;
+    return op.toLowerCase(Locale.ROOT) + "_" + nodeCounter++;
   }
 
   private void define(String name) {
@@ -275,7 +277,7 @@ public final class OnnxGraphBuilder {
               + "' has "
               + count
               + " values but its shape "
-              + java.util.Arrays.toString(shape)
+              + Arrays.toString(shape)
               + " needs "
               + expected);
     }

@@ -1,5 +1,7 @@
 package io.partita.models.repo;
 
+import java.util.Optional;
+
 
 /**
  * Tensor element types, named as ONNX names them, with the Open Inference Protocol datatype name
@@ -63,12 +65,12 @@ public enum ElementType {
   }
 
   /** Looks up an Open Inference Protocol datatype name, case-sensitive as the protocol is. */
-  public static java.util.Optional<ElementType> fromOipDatatype(String datatype) {
+  public static Optional<ElementType> fromOipDatatype(String datatype) {
     for (ElementType t : values()) {
       if (t != OTHER && t.oipDatatype.equals(datatype)) {
-        return java.util.Optional.of(t);
+        return Optional.of(t);
       }
     }
-    return java.util.Optional.empty();
+    return Optional.empty();
   }
 }

@@ -1,5 +1,6 @@
 package io.partita.models.repo;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -19,7 +20,7 @@ public record TensorSpec(String name, ElementType type, List<Long> shape) {
   }
 
   public static TensorSpec of(String name, ElementType type, long... shape) {
-    return new TensorSpec(name, type, java.util.Arrays.stream(shape).boxed().toList());
+    return new TensorSpec(name, type, Arrays.stream(shape).boxed().toList());
   }
 
   /** Whether a concrete shape fits this one (same rank; equal where this one is fixed). */

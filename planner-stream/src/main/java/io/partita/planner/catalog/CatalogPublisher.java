@@ -4,8 +4,9 @@ import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
 import io.partita.common.Topic;
-import io.partita.common.catalog.CatalogSignatures;
 import io.partita.common.Topics;
+import io.partita.common.catalog.CatalogSignatures;
+import io.partita.common.config.ConfigException;
 import io.partita.common.serde.Codecs;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
@@ -15,9 +16,16 @@ import io.partita.models.repo.VersionEntry;
 import io.partita.planner.plan.Keys;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -55,42 +63,42 @@ public final class CatalogPublisher {
    *
    * @throws io.partita.common.config.ConfigException naming the setting when it is not such a URI
    */
-  public static java.util.Optional<String> baseUri(String value) {
+  public static Optional<String> baseUri(String value) {
     if (value == null || value.isBlank()) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
     String v = value.strip();
-    java.net.URI uri;
+    URI uri;
     try {
-      uri = new java.net.URI(v);
-    } catch (java.net.URISyntaxException e) {
-      throw new io.partita.common.config.ConfigException(BASE_URI_KEY + "=" + value + ": not a URI (" + e.getReason()
+      uri = new URI(v);
+    } catch (URISyntaxException e) {
+      throw new ConfigException(BASE_URI_KEY + "=" + value + ": not a URI (" + e.getReason()
           + "); give where the repository is served, e.g. http://models:8000 or file:///srv/models");
     }
-    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
+    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
     if (!scheme.equals("http") && !scheme.equals("https") && !scheme.equals("file")) {
-      throw new io.partita.common.config.ConfigException(BASE_URI_KEY + "=" + value + ": the scheme must be http, https"
+      throw new ConfigException(BASE_URI_KEY + "=" + value + ": the scheme must be http, https"
           + " or file; give where the repository is served, e.g. http://models:8000 or file:///srv/models");
     }
     if (uri.getQuery() != null || uri.getFragment() != null) {
-      throw new io.partita.common.config.ConfigException(BASE_URI_KEY + "=" + value
+      throw new ConfigException(BASE_URI_KEY + "=" + value
           + ": a query or fragment cannot be followed by a file path; give the served directory only");
     }
     while (v.endsWith("/")) {
       v = v.substring(0, v.length() - 1);
     }
-    return java.util.Optional.of(v);
+    return Optional.of(v);
   }
 
   /** A file's URI in the catalog: the repository-relative path, or it under the base URI, each segment percent-encoded. */
-  public static String uri(String relativePath, java.util.Optional<String> baseUri) {
+  public static String uri(String relativePath, Optional<String> baseUri) {
     if (baseUri.isEmpty()) {
       return relativePath;
     }
     StringBuilder out = new StringBuilder(baseUri.get());
     for (String segment : relativePath.replace('\\', '/').split("/")) {
       if (!segment.isEmpty()) {
-        out.append('/').append(java.net.URLEncoder.encode(segment, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20"));
+        out.append('/').append(URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20"));
       }
     }
     return out.toString();
@@ -98,7 +106,7 @@ public final class CatalogPublisher {
 
   /** The catalog records of a repository, models first (timing events are checked against them); files by repository path. */
   public static List<ProducerRecord<String, byte[]>> records(RepositoryIndex index, Topics topics, Codecs codecs) {
-    return records(index, topics, codecs, java.util.Optional.empty());
+    return records(index, topics, codecs, Optional.empty());
   }
 
   /**
@@ -107,7 +115,7 @@ public final class CatalogPublisher {
    * @param baseUri when present, files are named by it followed by their repository path ({@link #baseUri(String)})
    */
   public static List<ProducerRecord<String, byte[]>> records(RepositoryIndex index, Topics topics, Codecs codecs,
-      java.util.Optional<String> baseUri) {
+      Optional<String> baseUri) {
     Topic<ModelVersion> versions = topics.catalogModels(codecs);
     Topic<ServiceModel> services = topics.catalogServices(codecs);
     List<ProducerRecord<String, byte[]>> out = new ArrayList<>();
@@ -144,7 +152,7 @@ public final class CatalogPublisher {
    * @return how many records were published
    */
   public static int publish(Producer<String, byte[]> producer, RepositoryIndex index, Topics topics, Codecs codecs) {
-    return publish(producer, index, topics, codecs, java.util.Optional.empty());
+    return publish(producer, index, topics, codecs, Optional.empty());
   }
 
   /**
@@ -154,7 +162,7 @@ public final class CatalogPublisher {
    * @return how many records were published
    */
   public static int publish(Producer<String, byte[]> producer, RepositoryIndex index, Topics topics, Codecs codecs,
-      java.util.Optional<String> baseUri) {
+      Optional<String> baseUri) {
     List<Future<RecordMetadata>> sent = new ArrayList<>();
     for (ProducerRecord<String, byte[]> record : records(index, topics, codecs, baseUri)) {
       sent.add(producer.send(record));
@@ -174,7 +182,7 @@ public final class CatalogPublisher {
     return sent.size();
   }
 
-  private static long size(java.nio.file.Path path) {
+  private static long size(Path path) {
     try {
       return Files.size(path);
     } catch (IOException e) {

@@ -8,9 +8,11 @@ import io.partita.models.repo.RepositoryIndex;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -46,7 +48,7 @@ public final class RepositorySync {
   private final Path root;
   private final Topics topics;
   private final Codecs codecs;
-  private final java.util.Optional<String> baseUri;
+  private final Optional<String> baseUri;
   /** What this process published, by topic and key. */
   private final Map<TopicKey, byte[]> published = new LinkedHashMap<>();
   private String lastProblem;
@@ -54,11 +56,11 @@ public final class RepositorySync {
   record TopicKey(String topic, String key) {}
 
   public RepositorySync(Producer<String, byte[]> producer, Path root, Topics topics, Codecs codecs) {
-    this(producer, root, topics, codecs, java.util.Optional.empty());
+    this(producer, root, topics, codecs, Optional.empty());
   }
 
   /** @param baseUri files are published under this base URI ({@link CatalogPublisher#baseUri(String)}); empty = repository paths */
-  public RepositorySync(Producer<String, byte[]> producer, Path root, Topics topics, Codecs codecs, java.util.Optional<String> baseUri) {
+  public RepositorySync(Producer<String, byte[]> producer, Path root, Topics topics, Codecs codecs, Optional<String> baseUri) {
     this.baseUri = baseUri;
     this.producer = producer;
     this.root = root;
@@ -141,7 +143,7 @@ public final class RepositorySync {
     }
     // in the reverse of publishing order: service models before the versions they were published after
     List<TopicKey> withdrawn = new ArrayList<>(gone.keySet());
-    java.util.Collections.reverse(withdrawn);
+    Collections.reverse(withdrawn);
     withdrawn.forEach(k -> out.add(new ProducerRecord<>(k.topic(), k.key(), null)));
     return out;
   }

@@ -11,9 +11,10 @@ import io.partita.avro.PartitionPlan;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.planning.AllocationPlan;
-import io.partita.planning.InstancePlacement;
 import io.partita.planning.CoreLayout;
 import io.partita.planning.Hysteresis;
+import io.partita.planning.InstanceAllocator;
+import io.partita.planning.InstancePlacement;
 import io.partita.planning.ServiceModelSpec;
 import io.partita.planning.SlotState;
 import io.partita.planning.WeightFile;
@@ -103,7 +104,7 @@ public final class AssignmentPlans {
               sm.getWeightFile().getSizeBytes());
       specs.add(new ServiceModelSpec(sm.getName(), sm.getBaseModel(), file, Math.max(0, sm.getInstances())));
     }
-    AllocationPlan allocation = io.partita.planning.InstanceAllocator.allocate(specs, states);
+    AllocationPlan allocation = InstanceAllocator.allocate(specs, states);
     Map<String, List<AssignedServiceModel>> bySlot = new TreeMap<>();
     for (InstancePlacement placement : allocation.placements()) {
       ServiceModel sm = in.serviceModels().get(placement.serviceModelId());

@@ -11,22 +11,23 @@ import io.partita.avro.ExcludedSize;
 import io.partita.avro.GroupingOption;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
+import io.partita.planner.plan.Plans.Profile;
 import io.partita.planning.AssessedGrouping;
 import io.partita.planning.Grouping;
 import io.partita.planning.GroupingMeasurement;
 import io.partita.planning.GroupingPlan;
+import io.partita.planning.GroupingProblem;
 import io.partita.planning.Interference;
 import io.partita.planning.MeasuredChoice;
 import io.partita.planning.MeasuredGroupings;
-import io.partita.planning.GroupingProblem;
 import io.partita.planning.ModelDemand;
 import io.partita.planning.ModelShare;
 import io.partita.planning.PoolPlacement;
 import io.partita.planning.PoolSharing;
 import io.partita.planning.PoolSplitProblem;
-import io.partita.planner.plan.Plans.Profile;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
@@ -176,7 +177,7 @@ public final class PartitionPlans {
             .setShareMemoryBytes(share.memoryBytes()).setRequestsPerSecond(share.requestsPerSecond())
             .setPlanned(g.planned()).setUnmetRequestsPerSecond(share.unmetRequestsPerSecond())
             .setNoEligibleReason(g.noEligibleReason()).setMethod(g.method() == null ? "none" : g.method())
-            .setPlacement(placement.kind().name().toLowerCase(java.util.Locale.ROOT)).setDefaultPlan(false);
+            .setPlacement(placement.kind().name().toLowerCase(Locale.ROOT)).setDefaultPlan(false);
         List<GroupingOption> runnersUp = new ArrayList<>();
         for (Grouping r : g.runnersUp()) {
           AssessedGrouping a = MeasuredGroupings.assess(r, measured, interference);
@@ -208,7 +209,7 @@ public final class PartitionPlans {
   }
 
   private static String basis(AssessedGrouping a) {
-    return a.basis().name().toLowerCase(java.util.Locale.ROOT);
+    return a.basis().name().toLowerCase(Locale.ROOT);
   }
 
   /**
@@ -231,7 +232,7 @@ public final class PartitionPlans {
         demand.sloMs(), settings.objective());
     MeasuredChoice choice = MeasuredGroupings.choose(grouping, fresh, measured, interference);
     if (running == null || !running.getPlanned() || running.getDefaultPlan()
-        || !running.getPlacement().equals(placement.kind().name().toLowerCase(java.util.Locale.ROOT))
+        || !running.getPlacement().equals(placement.kind().name().toLowerCase(Locale.ROOT))
         || running.getBatch() != profile.batch() || !running.getProvider().equals(profile.provider())) {
       return choice;
     }

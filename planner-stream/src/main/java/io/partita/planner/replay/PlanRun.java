@@ -1,12 +1,15 @@
 package io.partita.planner.replay;
 
 import io.partita.common.Topics;
+import io.partita.common.serde.Codecs;
 import io.partita.planner.PlannerTopology;
+import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.stream.InputKind;
 import io.partita.planner.stream.PlanTable;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -47,13 +50,13 @@ public final class PlanRun implements AutoCloseable {
   private final List<KeyValue<String, byte[]>> deadLetterRecords = new ArrayList<>();
   private final Map<PlanTable, Integer> emissions = new EnumMap<>(PlanTable.class);
 
-  public PlanRun(PlanSettings settings, io.partita.common.serde.Codecs codecs, Path stateDir) {
-    this(settings, codecs, stateDir, io.partita.planner.metrics.PlannerMetrics.inMemory());
+  public PlanRun(PlanSettings settings, Codecs codecs, Path stateDir) {
+    this(settings, codecs, stateDir, PlannerMetrics.inMemory());
   }
 
   /** As above, recording the planner's metrics into {@code metrics}. */
-  public PlanRun(PlanSettings settings, io.partita.common.serde.Codecs codecs, Path stateDir,
-      io.partita.planner.metrics.PlannerMetrics metrics) {
+  public PlanRun(PlanSettings settings, Codecs codecs, Path stateDir,
+      PlannerMetrics metrics) {
     this.topics = settings.topics();
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, topics.prefix() + "-replay");
@@ -67,7 +70,7 @@ public final class PlanRun implements AutoCloseable {
     props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, Long.toString(StreamsConfig.MAX_TASK_IDLE_MS_DISABLED));
     // The simulated wall clock starts at the epoch, so what the planner asks (request ids, rate
     // limits) is the same on every run.
-    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE, metrics, false), props, java.time.Instant.EPOCH);
+    driver = new TopologyTestDriver(PlannerTopology.build(settings, codecs, DEBOUNCE, metrics, false), props, Instant.EPOCH);
     for (InputKind kind : InputKind.values()) {
       String topic = kind.topic(topics);
       inputs.put(topic, driver.createInputTopic(topic, new StringSerializer(), new ByteArraySerializer()));

@@ -14,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -119,17 +120,17 @@ public final class Replay {
     List<String> order = Arrays.stream(InputKind.values()).map(k -> k.topic(settings.topics())).toList();
     // As Kafka Streams does: each partition in offset order, and across partitions the one whose
     // next record has the smallest timestamp first (ties: input topic order, then partition).
-    Map<String, java.util.ArrayDeque<Recorded>> queues = new TreeMap<>();
+    Map<String, ArrayDeque<Recorded>> queues = new TreeMap<>();
     List<Recorded> byOffset = new ArrayList<>(records);
     byOffset.sort(Comparator.comparingLong(Recorded::offset));
     for (Recorded r : byOffset) {
       String queue = String.format("%03d-%08d", order.indexOf(r.topic()), r.partition());
-      queues.computeIfAbsent(queue, q -> new java.util.ArrayDeque<>()).add(r);
+      queues.computeIfAbsent(queue, q -> new ArrayDeque<>()).add(r);
     }
     List<Recorded> sorted = new ArrayList<>();
     while (!queues.isEmpty()) {
       String pick = null;
-      for (Map.Entry<String, java.util.ArrayDeque<Recorded>> q : queues.entrySet()) {
+      for (Map.Entry<String, ArrayDeque<Recorded>> q : queues.entrySet()) {
         if (pick == null || q.getValue().peekFirst().timestamp() < queues.get(pick).peekFirst().timestamp()) {
           pick = q.getKey();
         }

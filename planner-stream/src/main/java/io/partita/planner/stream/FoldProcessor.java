@@ -57,7 +57,6 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> store;
   private KeyValueStore<String, byte[]> groupings;
-  private KeyValueStore<String, byte[]> catalogModels;
   private KeyValueStore<String, byte[]> catalogServices;
   private KeyValueStore<String, byte[]> dirty;
   private KeyValueStore<String, byte[]> asks;
@@ -82,7 +81,6 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
   public void init(ProcessorContext<String, byte[]> context) {
     this.context = context;
     store = context.getStateStore(kind.store());
-    catalogModels = context.getStateStore(InputKind.CATALOG_MODELS.store());
     catalogServices = context.getStateStore(InputKind.CATALOG_SERVICES.store());
     dirty = context.getStateStore(PlannerTopologyNames.DIRTY_STORE);
     if (kind == InputKind.TIMINGS) {
@@ -149,10 +147,10 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
         throw new Rejected("grouping: every partition size must be > 0, got " + e.getGrouping());
       }
     }
-    String modelVersion = Keys.modelVersion(e.getModel(), e.getVersion());
-    if (catalogModels.get(modelVersion) == null) {
-      throw new Rejected("model: unknown model version " + modelVersion + " (not in the catalog of models)");
-    }
+    // A timing of a model version the catalog does not name (yet) is kept, not refused: a profiler
+    // that starts beside the planner measures before the planner's catalog record lands (seen on a
+    // cluster of processes), and a refused timing was never measured again. The planner plans only
+    // what the catalog names, so such a timing waits in the store until its model version arrives.
     if (!e.getGrouping().isEmpty()) {
       answer(e);
       if (BUSY_AFTER_WAIT.equals(e.getCondition())) {

@@ -33,8 +33,10 @@ import io.partita.planning.TimingObservation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -67,7 +69,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
   private final Duration debounce;
   private final Codecs codecs;
   private final PlannerMetrics metrics;
-  private final Map<Class<?>, RecordCodec<?>> codecCache = new java.util.HashMap<>();
+  private final Map<Class<?>, RecordCodec<?>> codecCache = new HashMap<>();
   private ProcessorContext<String, byte[]> context;
   private KeyValueStore<String, byte[]> dirty;
   private KeyValueStore<String, byte[]> plans;
@@ -339,7 +341,7 @@ final class PlanProcessor implements Processor<String, byte[], String, byte[]> {
       Set<String> models = new TreeSet<>(before.keySet());
       models.addAll(after.keySet());
       for (String model : models) {
-        if (!java.util.Objects.equals(before.get(model), after.get(model))) {
+        if (!Objects.equals(before.get(model), after.get(model))) {
           partitionModels.add(model);
         }
       }

@@ -56,6 +56,26 @@ public record ProbedHost(
         osVersion, osArch, javaVersion, score);
   }
 
+  /** The CFS period the kernel enforces a CPU quota over (the cgroup default, 100 ms). */
+  static final long QUOTA_PERIOD_MILLIS = 100;
+
+  /**
+   * The wall time to give a point whose budget is {@code budgetMillis} of a whole core. Under a CPU
+   * quota below the usable cores, the timed runs get only the quota's share of each 100 ms period
+   * and wait out the rest: the budget grows by {@code usableCores / quota} so a point gets the same
+   * CPU time as on an unthrottled host, and is at least five periods, so that a point never fits
+   * inside one period and misses the throttling that serving meets. (At 0.2 of a core, a 100 ms
+   * budget was one period: a heavy model got five samples, under the ten a stable median needs,
+   * and the host was never planned from its own timings.)
+   */
+  public long wallBudgetMillis(long budgetMillis) {
+    if (cpuQuotaCores == null || !(cpuQuotaCores > 0) || cpuQuotaCores >= usableCores) {
+      return budgetMillis;
+    }
+    long scaled = (long) Math.ceil(budgetMillis * usableCores / cpuQuotaCores);
+    return Math.max(scaled, 5 * QUOTA_PERIOD_MILLIS);
+  }
+
   /**
    * Whether the host changed in a way that must be republished: everything but the baseline score,
    * which varies a little from run to run.

@@ -1,6 +1,8 @@
 package io.partita.profiler.env;
 
+import io.partita.runtime.CpuList;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalLong;
 
@@ -11,18 +13,18 @@ public final class ProcFiles {
 
   /** Parses a CPU list such as {@code 0-3,8,10-11} into sorted, distinct CPU ids. */
   public static List<Integer> parseCpuList(String list) {
-    return io.partita.runtime.CpuList.parse(list);
+    return CpuList.parse(list);
   }
 
   /** The value of {@code key:} in a /proc status-style file, trimmed; empty if absent. */
-  static java.util.Optional<String> field(String text, String key) {
+  static Optional<String> field(String text, String key) {
     for (String line : text.split("\n")) {
       int colon = line.indexOf(':');
       if (colon > 0 && line.substring(0, colon).trim().equals(key)) {
-        return java.util.Optional.of(line.substring(colon + 1).trim());
+        return Optional.of(line.substring(colon + 1).trim());
       }
     }
-    return java.util.Optional.empty();
+    return Optional.empty();
   }
 
   /** {@code Cpus_allowed_list} of /proc/self/status: the CPUs this process may run on. */

@@ -13,6 +13,7 @@ import io.partita.profiler.measure.GroupingResult;
 import io.partita.profiler.measure.TimingResult;
 import io.partita.profiler.run.ProfileSpec;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -203,7 +204,7 @@ public final class AvroMapper {
         providers.add(Provider.valueOf(name));
       } catch (IllegalArgumentException unknown) {
         throw new IllegalArgumentException("providers: unknown provider '" + name + "'; known: "
-            + java.util.Arrays.toString(Provider.values()) + ", or none for every provider that loads");
+            + Arrays.toString(Provider.values()) + ", or none for every provider that loads");
       }
     }
     return new ProfileSpec(r.getRequestId(), r.getModel(), version, r.getSizes(), r.getBatches(), r.getGroupings(),

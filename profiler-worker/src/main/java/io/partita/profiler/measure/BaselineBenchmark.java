@@ -9,6 +9,8 @@ import io.partita.profiler.stats.LatencySummary;
 import io.partita.profiler.stats.Sampler;
 import io.partita.runtime.SlotConfig;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 
@@ -49,7 +51,7 @@ public final class BaselineBenchmark {
     /** The grid's best point, when the grid was measured. */
     public Optional<Measured> gridBest() {
       return grid.flatMap(all -> all.stream().filter(m -> !m.failed())
-          .max(java.util.Comparator.comparingDouble(Measured::throughput)));
+          .max(Comparator.comparingDouble(Measured::throughput)));
     }
   }
 
@@ -127,7 +129,7 @@ public final class BaselineBenchmark {
     }
     Sampler.Outcome outcome = run.slots().get(0).outcome();
     long[] sorted = outcome.samplesNanos().clone();
-    java.util.Arrays.sort(sorted);
+    Arrays.sort(sorted);
     return score(p.batch() * 1e9 / LatencySummary.percentile(sorted, SCORE_PERCENTILE), outcome.throughput(p.batch()),
         measurer.host().cpuQuotaCores(), p.threads());
   }

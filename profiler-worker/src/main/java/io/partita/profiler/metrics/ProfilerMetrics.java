@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.partita.profiler.idle.IdleGate;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -104,7 +105,7 @@ public final class ProfilerMetrics {
   }
 
   private Timer timer(String name, String... tags) {
-    List<String> key = new java.util.ArrayList<>(List.of(name));
+    List<String> key = new ArrayList<>(List.of(name));
     key.addAll(List.of(tags));
     return (Timer) meters.computeIfAbsent(key, k -> Timer.builder(name).tags(tags).register(registry));
   }

@@ -13,7 +13,10 @@ import java.util.function.LongSupplier;
  * <p>Stopping early on a stable median waits for {@code samplesBeforeEarlyStop} samples (100 by
  * default, so that the reported p99 is a 99th percentile and not simply the slowest run) or for a
  * quarter of the budget, whichever comes first; slow models thus still stop early, with fewer
- * samples. Stability is checked on a geometric schedule (each time the sample count has grown by a tenth) so that fast
+ * samples. A median that has not settled when the budget is spent may take up to
+ * {@code unsettledBudgets} more budgets, checked as it goes: with more samples the median's interval
+ * narrows, so a noisy host (a CPU quota, neighbours) still gets a point the planner can use, at the
+ * cost of time only where the median did not settle. Stability is checked on a geometric schedule (each time the sample count has grown by a tenth) so that fast
  * models with tens of thousands of samples do not spend their budget sorting.
  *
  * <p>It does not catch the trial's exceptions: a trial that fails is a failed measurement, and the
@@ -39,9 +42,21 @@ public final class Sampler {
    * @param stopWhenStable false to use the whole budget (grouping mode, where partitions must overlap)
    * @param samplesBeforeEarlyStop samples needed before a stable median may stop sampling, unless a
    *     quarter of the budget has passed
+   * @param unsettledBudgets further budgets a median that has not settled may take (only when
+   *     {@code stopWhenStable}); 0 stops at the budget
    */
   public record Settings(int warmupRuns, long budgetNanos, int maxSamples, StabilityRule rule, boolean stopWhenStable,
-                         int samplesBeforeEarlyStop) {
+                         int samplesBeforeEarlyStop, int unsettledBudgets) {
+
+    /** Further budgets {@link #ofBudgetMillis} gives a median that has not settled. */
+    public static final int DEFAULT_UNSETTLED_BUDGETS = 3;
+
+    /** Settings that stop at the budget, settled or not. */
+    public Settings(int warmupRuns, long budgetNanos, int maxSamples, StabilityRule rule, boolean stopWhenStable,
+        int samplesBeforeEarlyStop) {
+      this(warmupRuns, budgetNanos, maxSamples, rule, stopWhenStable, samplesBeforeEarlyStop, 0);
+    }
+
     public Settings {
       if (warmupRuns < 0) {
         throw new IllegalArgumentException("warmupRuns must not be negative, got " + warmupRuns);
@@ -58,19 +73,23 @@ public final class Sampler {
       if (samplesBeforeEarlyStop < 0) {
         throw new IllegalArgumentException("samplesBeforeEarlyStop must not be negative, got " + samplesBeforeEarlyStop);
       }
+      if (unsettledBudgets < 0) {
+        throw new IllegalArgumentException("unsettledBudgets must not be negative, got " + unsettledBudgets);
+      }
     }
 
     /** Defaults for one measurement point with the given budget in milliseconds. */
     public static Settings ofBudgetMillis(long budgetMillis) {
-      return new Settings(3, budgetMillis * 1_000_000L, 1_000_000, StabilityRule.DEFAULT, true, 100);
+      return new Settings(3, budgetMillis * 1_000_000L, 1_000_000, StabilityRule.DEFAULT, true, 100,
+          DEFAULT_UNSETTLED_BUDGETS);
     }
 
     public Settings withStopWhenStable(boolean stop) {
-      return new Settings(warmupRuns, budgetNanos, maxSamples, rule, stop, samplesBeforeEarlyStop);
+      return new Settings(warmupRuns, budgetNanos, maxSamples, rule, stop, samplesBeforeEarlyStop, unsettledBudgets);
     }
 
     public Settings withWarmupRuns(int runs) {
-      return new Settings(runs, budgetNanos, maxSamples, rule, stopWhenStable, samplesBeforeEarlyStop);
+      return new Settings(runs, budgetNanos, maxSamples, rule, stopWhenStable, samplesBeforeEarlyStop, unsettledBudgets);
     }
   }
 
@@ -127,8 +146,11 @@ public final class Sampler {
         break;
       }
       if (t1 - start >= settings.budgetNanos()) {
-        reason = StopReason.BUDGET;
-        break;
+        long extended = settings.stopWhenStable() ? settings.budgetNanos() * (1L + settings.unsettledBudgets()) : 0;
+        if (t1 - start >= extended) {
+          reason = StopReason.BUDGET;
+          break;
+        }
       }
     }
     long[] taken = Arrays.copyOf(samples, n);

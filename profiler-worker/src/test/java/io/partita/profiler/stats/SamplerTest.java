@@ -67,9 +67,48 @@ class SamplerTest {
   }
 
   @Test
-  void shouldStopAtTheBudgetWhenTheMedianNeverSettles() throws Exception {
+  void shouldStopAfterTheUnsettledBudgetsWhenTheMedianNeverSettles() throws Exception {
     ScriptedWork work = new ScriptedWork(i -> i % 2 == 0 ? MS : 3 * MS);
     Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(100), work::clock, work::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.BUDGET);
+    assertThat(out.stable()).isFalse();
+    // the budget and three more, stopping after the run that crossed them
+    assertThat(out.elapsedNanos()).isGreaterThanOrEqualTo(400 * MS);
+    assertThat(out.elapsedNanos()).isLessThan(404 * MS);
+    assertThat(out.summary().p50Nanos()).isLessThanOrEqualTo(out.summary().p90Nanos());
+    assertThat(out.summary().p90Nanos()).isLessThanOrEqualTo(out.summary().p99Nanos());
+  }
+
+  /** Times spread evenly over 50-150 ms in a shuffled cycle: the median's interval narrows as 1/sqrt(n). */
+  private static long spread(int run) {
+    return (50 + (run * 37L) % 101) * MS;
+  }
+
+  @Test
+  void shouldSettleANoisyMedianInTheUnsettledBudgets() throws Exception {
+    // 20 s takes about 200 runs, whose median interval is about +-7 %; settling at +-5 % needs about 400
+    ScriptedWork work = new ScriptedWork(SamplerTest::spread);
+    Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(20_000), work::clock, work::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.STABLE);
+    assertThat(out.stable()).isTrue();
+    assertThat(out.elapsedNanos()).isGreaterThan(20_000 * MS).isLessThan(80_000 * MS);
+  }
+
+  @Test
+  void shouldStopAtTheBudgetWithNoUnsettledBudgets() throws Exception {
+    ScriptedWork work = new ScriptedWork(SamplerTest::spread);
+    Sampler.Settings settings = new Sampler.Settings(3, 20_000 * MS, 1_000_000, StabilityRule.DEFAULT, true, 100);
+    Sampler.Outcome out = Sampler.sample(settings, work::clock, work::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.BUDGET);
+    assertThat(out.stable()).isFalse();
+    assertThat(out.elapsedNanos()).isGreaterThanOrEqualTo(20_000 * MS).isLessThan(20_200 * MS);
+  }
+
+  @Test
+  void shouldStopAtTheBudgetWhenTheMedianNeverSettlesAndNoMoreIsGiven() throws Exception {
+    ScriptedWork work = new ScriptedWork(i -> i % 2 == 0 ? MS : 3 * MS);
+    Sampler.Outcome out = Sampler.sample(new Sampler.Settings(3, 100 * MS, 1_000_000, StabilityRule.DEFAULT, true, 100),
+        work::clock, work::run);
     assertThat(out.reason()).isEqualTo(Sampler.StopReason.BUDGET);
     assertThat(out.stable()).isFalse();
     assertThat(out.elapsedNanos()).isGreaterThanOrEqualTo(100 * MS);

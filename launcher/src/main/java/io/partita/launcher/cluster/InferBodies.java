@@ -1,4 +1,4 @@
-package io.partita.launcher.bench;
+package io.partita.launcher.cluster;
 
 import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelSignature;
