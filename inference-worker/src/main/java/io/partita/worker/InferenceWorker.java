@@ -200,10 +200,11 @@ public final class InferenceWorker implements Service {
         Map<String, Double> capacity = new TreeMap<>();
         planned.forEach(a -> capacity.put(a.getHost() + "/" + a.getSlot(), a.getCapacity()));
         plannedCapacity = capacity;
-        if (slots.runsExactly(specs)) {
-          // Only what the plan expects of the slots changed (their capacity): the assignor reads it
-          // at its next check; nothing opens or closes.
-          log.debug("The plan's assignments for host {} changed only in capacity: {}", config.hostId(), capacity);
+        if (!slots.wouldReplace(specs)) {
+          // Only the slots' capacity or largest batch changed (both move as timings arrive): the
+          // assignor reads the capacity at its next check, a running slot takes the batch in place.
+          log.debug("The plan's assignments for host {} changed only in capacity or largest batch: {}", config.hostId(),
+              capacity);
         } else {
           log.info("Applying the plan's assignments for host {}: {}", config.hostId(), specs.stream().map(SlotSpec::slot).toList());
         }

@@ -185,20 +185,25 @@ public final class Slots implements AutoCloseable {
   }
 
   /**
-   * Whether the slots running now are exactly {@code specs} (same specs, all running, no other):
-   * applying them would change nothing.
+   * Whether applying {@code specs} would open or close a slot: false when every spec is a running
+   * slot's, or differs from it only in the largest batch (which {@link #apply} takes in place), and
+   * no other slot runs.
    */
-  public boolean runsExactly(List<SlotSpec> specs) {
+  public boolean wouldReplace(List<SlotSpec> specs) {
     List<Slot> current = slots;
     if (current.size() != specs.size()) {
-      return false;
+      return true;
     }
+    List<Slot> matched = new ArrayList<>();
     for (SlotSpec spec : specs) {
-      if (current.stream().noneMatch(s -> s.spec().equals(spec) && s.running())) {
-        return false;
+      Slot match = current.stream().filter(s -> s.running() && !matched.contains(s)
+          && (s.spec().equals(spec) || sameButBatch(s.spec(), spec))).findFirst().orElse(null);
+      if (match == null) {
+        return true;
       }
+      matched.add(match);
     }
-    return true;
+    return false;
   }
 
   /** Whether two specs differ at most in the largest batch (a running slot then takes the new one in place). */
