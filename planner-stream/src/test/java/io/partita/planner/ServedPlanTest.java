@@ -134,4 +134,41 @@ class ServedPlanTest {
     assertThat(run.servingTimings()).hasSize(4);
     assertThat(run.emissions().values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(before);
   }
+
+  /** A grouping-mode measurement by the profiler on an idle host (t = 50 s). */
+  private static TimingEvent idle(String host, List<Integer> sizes, double throughput) {
+    return TimingEvent.newBuilder(timing("mlp", "1", host, "cpu", sizes.stream().mapToInt(Integer::intValue).sum(), 10.0))
+        .setGrouping(sizes).setThroughput(throughput).setCondition("IDLE").setTimestamp(50_000).build();
+  }
+
+  @Test
+  void shouldKeepTheProfilersIdleFigureBesideTheServingOneAndCompareAlternativesUnderTheSameServingCosts() {
+    // 2 cores, T(1) = 10 ms, T(2) = 6 ms: [1, 1] predicted 200/s, [2] 166.7/s; the profiler measured
+    // [1, 1] idle at 160/s and [2] at 116.7/s, so [1, 1] runs.
+    pipe(topics.catalogModels(), "mlp/1", version("mlp", "1", "CPU"), 1000);
+    pipe(topics.catalogServices(), "mlp", serviceModel("mlp", "mlp", 2), 1000);
+    pipe(topics.hostEnvironments(), "host-a", host("host-a", 2, 0), 1000);
+    pipe(topics.profileTimings(), "t1", timing("mlp", "1", "host-a", "cpu", 1, 10.0), 1000);
+    pipe(topics.profileTimings(), "t2", timing("mlp", "1", "host-a", "cpu", 2, 6.0), 1000);
+    pipe(topics.profileTimings(), "g11", idle("host-a", List.of(1, 1), 160.0), 50_000);
+    pipe(topics.profileTimings(), "g2", idle("host-a", List.of(2), 116.7), 50_000);
+    run.plan();
+    assertThat(partitions("host-a").getSizes()).containsExactly(1, 1);
+    assertThat(partitions("host-a").getWhy()).startsWith("[1, 1] measured 160.0/s");
+
+    // Under a job both slots serve at 0.08 of the profile: [1, 1] measured from serving at 16/s, a
+    // tenth of its idle 160/s (kept beside it: were it replaced, the factor would come from the
+    // prediction x f(2) = 140/s instead)
+    for (String slot : List.of("cpu-0", "cpu-1")) {
+      SlotStatus s = serving(ready("host-a", slot, "mlp", "1", "mlp#0"), 100_000, 30_000, 1, 1000, 1000 * 10.0 / 0.08);
+      pipe(topics.workerStatus(), "host-a/" + slot, s, 100_000);
+    }
+    planTwice();
+
+    PartitionPlan plan = partitions("host-a");
+    assertThat(plan.getSizes()).as("no switch: [2] is not better under the same serving costs").containsExactly(1, 1);
+    assertThat(plan.getWhy()).startsWith(
+        "[1, 1] measured from serving 16.0/s (predicted 200.0/s), ahead of [2] measured idle 116.7/s x serving 0.10 = 11.7/s");
+    assertThat(run.servingTimings()).hasSize(1);
+  }
 }

@@ -73,7 +73,7 @@ class ServingEvidenceTest {
     SortedMap<String, SlotAssignment> slots = AssignmentPlans.assignments(in, SETTINGS, List.of(before));
     Map<String, TimingEvent> after = new TreeMap<>(recorded);
     ServedGroupings.measurements(in, SETTINGS, "host-a", List.of(before), slots.values())
-        .forEach(e -> after.put(Keys.grouping(e), e));
+        .forEach(e -> after.put(Keys.groupingRecord(e), e));
     return plan(inputs(statuses, after), Map.of(KEY, before)).get(KEY);
   }
 
@@ -85,16 +85,55 @@ class ServingEvidenceTest {
   }
 
   static Stream<Arguments> groupings() {
+    // Idle figures here are the predictions (no profiler measurement): under serving they are
+    // multiplied by what serving costs on the pool, {1,1}'s served figure over its prediction.
     return Stream.of(
         // name, runs per slot, speed, sizes, basis, measured throughput, why starts with
         Arguments.of("serving at 0.95 of the profile: {1,1} measured from serving", 1000, 0.95, List.of(1, 1), "measured",
-            190.0, "[1, 1] measured from serving 190.0/s (predicted 200.0/s), ahead of [2] predicted 166.7/s"),
-        Arguments.of("at 0.8: {2}'s prediction is better, but not by more than the hysteresis", 1000, 0.8, List.of(1, 1),
-            "measured", 160.0, "kept [1, 1] measured from serving 160.0/s (predicted 200.0/s): [2] predicted 166.7/s"),
-        Arguments.of("at 0.6: {2} is better by more than the hysteresis, the plan switches", 1000, 0.6, List.of(2),
-            "predicted", null, "[2] predicted 166.7/s (not measured in grouping mode), ahead of [1, 1] measured from serving 120.0/s"),
+            190.0, "[1, 1] measured from serving 190.0/s (predicted 200.0/s), ahead of [2] predicted 166.7/s x serving 0.95 = 158.3/s"),
+        Arguments.of("at 0.6: {2} under the same serving costs is 100/s, no switch", 1000, 0.6, List.of(1, 1),
+            "measured", 120.0, "[1, 1] measured from serving 120.0/s (predicted 200.0/s), ahead of [2] predicted 166.7/s x serving 0.60 = 100.0/s"),
+        Arguments.of("at 0.1 (a job's load): still no switch", 1000, 0.1, List.of(1, 1),
+            "measured", 20.0, "[1, 1] measured from serving 20.0/s (predicted 200.0/s), ahead of [2] predicted 166.7/s x serving 0.10 = 16.7/s"),
         Arguments.of("at 0.6 but 20 runs in 30 s: too little to call it measured", 10, 0.6, List.of(1, 1), "predicted",
             null, "[1, 1] predicted 200.0/s"));
+  }
+
+  /** The profiler's idle grouping-mode figure of {@code sizes}, measured at 50 s. */
+  private static TimingEvent idle(List<Integer> sizes, double throughput) {
+    int size = sizes.stream().mapToInt(Integer::intValue).sum();
+    return TimingEvent.newBuilder(timing("mlp", "1", "host-a", "cpu", size, 10.0)).setGrouping(sizes)
+        .setThroughput(throughput).setCondition("IDLE").setTimestamp(50_000).build();
+  }
+
+  static Stream<Arguments> underLoad() {
+    return Stream.of(
+        // name, {1,1}'s idle figure (null: its prediction x f(2)), {2}'s, the slots' speed, sizes, expected throughput, why
+        Arguments.of("{1,1} served at 0.1 of its idle 140/s (200 x f(2) = 0.7), {2} idle at 0.7 of its prediction: no switch",
+            null, 116.7, 0.07, List.of(1, 1), 14.0,
+            "[1, 1] measured from serving 14.0/s (predicted 200.0/s), ahead of [2] measured idle 116.7/s x serving 0.10 = 11.7/s"),
+        Arguments.of("the same, {1,1}'s idle figure measured by the profiler", 140.0, 116.7, 0.07, List.of(1, 1), 14.0,
+            "[1, 1] measured from serving 14.0/s (predicted 200.0/s), ahead of [2] measured idle 116.7/s x serving 0.10 = 11.7/s"),
+        Arguments.of("{2} idle at 166.7/s, 19 % better than {1,1}'s 140/s under the same serving costs: switch", 140.0,
+            166.7, 0.07, List.of(2), 16.67,
+            "[2] measured idle 166.7/s x serving 0.10 = 16.7/s, ahead of [1, 1] measured from serving 14.0/s"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("underLoad")
+  void shouldNotSwitchUnderLoadUnlessTheAlternativeIsBetterUnderTheSameServingCosts(String name, Double idle11,
+      double idle2, double speed, List<Integer> sizes, double expected, String why) {
+    Map<String, TimingEvent> profiled = new TreeMap<>(Map.of("mlp/1/host-a/cpu/1/CPU/2", idle(List.of(2), idle2)));
+    if (idle11 != null) {
+      profiled.put(GROUPING_11, idle(List.of(1, 1), idle11));
+    }
+    // {1,1} runs (planned before the profiler's figures arrived); its slots serve at {@code speed} of the profile
+    PartitionPlan plan = replanned(both(100_000, 1000, speed), profiled, predicted());
+
+    assertThat(plan.getSizes()).isEqualTo(sizes);
+    assertThat(plan.getBasis()).isEqualTo("measured");
+    assertThat(plan.getExpectedThroughput()).isCloseTo(expected, offset(0.01));
+    assertThat(plan.getWhy()).startsWith(why);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -124,6 +163,7 @@ class ServingEvidenceTest {
     assertThat(recorded).hasSize(1);
     TimingEvent e = recorded.get(0);
     assertThat(Keys.grouping(e)).isEqualTo(GROUPING_11);
+    assertThat(Keys.groupingRecord(e)).as("kept beside the profiler's figure").isEqualTo(GROUPING_11 + "/serving");
     assertThat(e.getCondition()).isEqualTo(ServedGroupings.SERVING);
     assertThat(e.getThroughput()).isCloseTo(190.0, offset(1e-6));
     assertThat(e.getP50Ms()).as("a run of batch 1 at 0.95 of 10 ms").isCloseTo(10 / 0.95, offset(1e-6));
@@ -133,7 +173,7 @@ class ServingEvidenceTest {
     assertThat(e.getOk() && e.getStable()).isTrue();
 
     // The same window again (the statuses did not move on): already recorded, nothing new
-    assertThat(ServedGroupings.measurements(inputs(both(100_000, 1000, 0.6), Map.of(GROUPING_11, e)), SETTINGS, "host-a",
+    assertThat(ServedGroupings.measurements(inputs(both(100_000, 1000, 0.6), Map.of(Keys.groupingRecord(e), e)), SETTINGS, "host-a",
         List.of(before), AssignmentPlans.assignments(in, SETTINGS, List.of(before)).values())).isEmpty();
     // Serving evidence off: nothing
     PlanSettings off = SETTINGS.withServing(ServingSettings.OFF);
@@ -143,6 +183,7 @@ class ServingEvidenceTest {
 
   static Stream<Arguments> weights() {
     // The profiler measured {1,1} at 200/s (t = 50 s); the window (ending at 100 s) saw it serve at half of the profile.
+    // With no serving figure yet, the window moves the profiler's figure by its weight (recorded beside it).
     return Stream.of(
         // name, runs per slot, recorded figure (null = nothing new)
         Arguments.of("6 runs each, 0.24 s of runs: weight 0.24 moves 200 a quarter of the way to 100", 6, 176.0),

@@ -37,8 +37,13 @@ import java.util.TreeMap;
  *       planned, by the evidence's weight, and back when it recovers.
  * </ul>
  *
- * A window is used once: a grouping's window must begin at or after the timestamp of the
- * grouping's latest measurement (by the profiler, or from an earlier window), so windows never
+ * The figure from serving is kept beside the profiler's ({@link Keys#groupingRecord}): the
+ * profiler's stays the grouping's idle figure, and the two give the pool's serving factor by which
+ * alternatives with only idle figures are compared ({@code ServingFactor}). A window moves the
+ * grouping's serving figure so far or, with none yet, its profiler figure.
+ *
+ * <p>A window is used once: a grouping's window must begin at or after the timestamp of the
+ * grouping's latest measurement (from an earlier window, else by the profiler), so windows never
  * overlap what is already recorded and a stale status (its worker gone) is never counted twice.
  * Only slots whose status runs what the plan assigned there (model, version, pool; on a CPU pool the
  * partition's size) and are serving (READY or DEGRADED) count; a plan with a slot that does not
@@ -186,7 +191,12 @@ public final class ServedGroupings {
     }
     String key = Keys.grouping(p.getModel(), p.getVersion(), p.getHost(), p.getPool(), p.getBatch(), p.getProvider(),
         p.getSizes());
-    TimingEvent recorded = in.groupings().get(key);
+    // The serving figure so far moves by the window's weight; a grouping with none yet starts from
+    // the profiler's idle figure, so that a window of little traffic moves it little.
+    TimingEvent recorded = in.groupings().get(Keys.served(key));
+    if (recorded == null) {
+      recorded = in.groupings().get(key);
+    }
     if (recorded != null && start < recorded.getTimestamp()) {
       return Optional.empty(); // the window overlaps what is recorded already
     }

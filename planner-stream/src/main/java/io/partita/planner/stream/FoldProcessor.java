@@ -174,14 +174,16 @@ final class FoldProcessor implements Processor<String, byte[], String, byte[]> {
     }
     boolean grouping = !e.getGrouping().isEmpty();
     KeyValueStore<String, byte[]> target = grouping ? groupings : store;
-    String key = grouping ? Keys.grouping(e) : Keys.timing(e);
+    // A grouping's figure from serving is kept beside the profiler's (idle) one, not over it: their
+    // ratio is what serving costs on the pool, by which idle figures are compared with served ones.
+    String key = grouping ? Keys.groupingRecord(e) : Keys.timing(e);
     byte[] old = target.get(key);
     if (old != null && timings.decode(topic, old).getTimestamp() > e.getTimestamp()) {
       return; // an older measurement arriving late does not replace a newer one
     }
     target.put(key, record.value());
     if (grouping) {
-      asked.delete(key); // measured: the planner never needs to ask for it again
+      asked.delete(Keys.grouping(e)); // measured: the planner never needs to ask for it again
     }
     mark(Scopes.PARTITIONS_HOST + e.getHost());
     if (!grouping) {
