@@ -41,7 +41,7 @@ public final class ServingWindow {
     }
   }
 
-  private final long openedAtMs;
+  private long openedAtMs; // guarded by this
   private final long[] bucketStart;
   private final SortedMap<Integer, Runs>[] buckets;
 
@@ -79,6 +79,20 @@ public final class ServingWindow {
       buckets[i].clear();
     }
     buckets[i].merge(items, new Runs(1, nanos), Runs::plus);
+  }
+
+  /**
+   * Forgets every run so far and begins the window again at {@code nowMs}, as if the slot opened
+   * then: for runs that are not serving (a synthetic warm-up through the slot before it takes
+   * traffic), whose times would otherwise be read as the slot's serving rate. A snapshot covers
+   * nothing before {@code nowMs}, so the planner never counts such runs.
+   */
+  public synchronized void reset(long nowMs) {
+    openedAtMs = nowMs;
+    Arrays.fill(bucketStart, Long.MIN_VALUE);
+    for (SortedMap<Integer, Runs> bucket : buckets) {
+      bucket.clear();
+    }
   }
 
   /** The runs of the window ending at {@code nowMs}. */

@@ -634,6 +634,20 @@ public final class Slot implements AutoCloseable {
         .build();
   }
 
+  /**
+   * Forgets the runs counted so far in the slot's serving evidence, its window beginning again now
+   * ({@link ServingWindow#reset}). Call it after runs that are not serving, such as a synthetic
+   * warm-up through {@code execute} before the slot takes traffic: their times are not what the
+   * slot serves at, and the planner would record them as a measurement of the running grouping.
+   * Does nothing before the session opened (there is no window yet).
+   */
+  public void resetServingWindow() {
+    ServingWindow window = served;
+    if (window != null) {
+      window.reset(clock.getAsLong());
+    }
+  }
+
   /** The serving evidence of the status at {@code nowMs}: the runs of the last window; null before the session opened. */
   private ServingEvidence evidence(long nowMs) {
     ServingWindow window = served;

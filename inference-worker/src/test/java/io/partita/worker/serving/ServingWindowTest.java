@@ -52,6 +52,24 @@ class ServingWindowTest {
   }
 
   @Test
+  void shouldForgetTheRunsBeforeAResetAndCoverOnlyTheSpanSinceIt() {
+    ServingWindow window = new ServingWindow(30_000, 0);
+    window.record(1_500, 1, 2_000_000); // a synthetic warm-up, say
+    window.record(2_500, 8, 9_000_000);
+    window.reset(3_000);
+    window.record(4_200, 2, 1_000_000);
+
+    ServingWindow.Snapshot s = window.snapshot(10_000);
+
+    assertThat(s.bySize()).isEqualTo(Map.of(2, new ServingWindow.Runs(1, 1_000_000)));
+    assertThat(s.items()).isEqualTo(2);
+    assertThat(s.windowMs()).as("from the reset").isEqualTo(7_000);
+    window.reset(11_000);
+    assertThat(window.snapshot(11_500).batches()).isZero();
+    assertThat(window.snapshot(11_500).windowMs()).isEqualTo(500);
+  }
+
+  @Test
   void shouldNotCountRunsWithNothingInThem() {
     ServingWindow window = new ServingWindow(30_000, 0);
     window.record(1_000, 0, 10);
