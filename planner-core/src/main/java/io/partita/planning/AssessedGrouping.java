@@ -7,7 +7,8 @@ package io.partita.planning;
  * @param basis whether {@code expectedThroughputPerSecond} was measured or predicted
  * @param expectedThroughputPerSecond the measured aggregate throughput, or the prediction times
  *     {@code interferenceFactor}; either times {@code servingFactor} when not measured from serving
- * @param expectedLatencyMs the measured largest median latency, or the predicted one
+ * @param expectedLatencyMs the measured largest median latency, or the predicted one; either divided
+ *     by {@code servingFactor} when not measured from serving
  * @param measuredThroughputPerSecond the grouping-mode measurement, or null when never measured
  * @param interferenceFactor {@code f(p)} applied to the prediction (1 when measured or uncorrected)
  * @param source who measured it when measured, else null

@@ -131,20 +131,22 @@ public final class MeasuredGroupings {
 
   /**
    * As above; a figure not measured from serving (the profiler's, or a prediction) is multiplied by
-   * {@code serving}'s factor when it applies.
+   * {@code serving}'s factor when it applies, and its latency divided by it (a run at the speed
+   * served takes {@code 1 / factor} as long), so that the latency objective compares like with
+   * like too.
    */
   public static AssessedGrouping assess(Grouping g, Map<List<Integer>, GroupingMeasurement> measured,
       Interference interference, ServingFactor serving) {
     GroupingMeasurement m = measured.get(g.sizes());
     if (m != null) {
       double s = m.source() == MeasurementSource.SERVING ? 1.0 : serving.factor();
-      return new AssessedGrouping(g, ChoiceBasis.MEASURED, m.throughputPerSecond() * s, m.maxLatencyMs(),
+      return new AssessedGrouping(g, ChoiceBasis.MEASURED, m.throughputPerSecond() * s, m.maxLatencyMs() / s,
           m.throughputPerSecond(), 1.0, m.source(), s);
     }
     double f = interference.factor(g.partitions());
     double s = serving.factor();
-    return new AssessedGrouping(g, ChoiceBasis.PREDICTED, g.throughputPerSecond() * f * s, g.maxLatencyMs(), null, f,
-        null, s);
+    return new AssessedGrouping(g, ChoiceBasis.PREDICTED, g.throughputPerSecond() * f * s, g.maxLatencyMs() / s, null,
+        f, null, s);
   }
 
   /**

@@ -113,6 +113,31 @@ class ServingFactorTest {
   }
 
   @Test
+  void shouldCompareLatenciesUnderTheSameServingConditionsToo() {
+    // Latency objective: [2] (one run of 6 ms) runs, served at 0.1 of its prediction (60 ms a run);
+    // [1, 1]'s predicted 10 ms a run is 100 ms under the same serving costs.
+    List<ProfilePoint> points = List.of(new ProfilePoint(1, 10, 1L << 30), new ProfilePoint(2, 6, 1L << 30));
+    GroupingProblem problem = new GroupingProblem("m", 2, 64L << 30, 1, points, 0, Long.MAX_VALUE, null,
+        GroupingObjective.LATENCY);
+    Map<List<Integer>, GroupingMeasurement> served = Map.of(List.of(2),
+        new GroupingMeasurement(List.of(2), PREDICTED_2 * 0.1, 60, MeasurementSource.SERVING));
+    ServingFactor serving = MeasuredGroupings.servingFactor(problem, List.of(2), Map.of(), served, Interference.none());
+    assertThat(serving.factor()).isCloseTo(0.1, offset(1e-9));
+
+    MeasuredChoice like = MeasuredGroupings.keepRunning(problem, MeasuredGroupings.choose(problem,
+        GroupingPlanner.plan(problem), served, Interference.none(), serving), List.of(2), served, Interference.none(),
+        MARGIN, serving);
+    MeasuredChoice unlike = MeasuredGroupings.keepRunning(problem, MeasuredGroupings.choose(problem,
+        GroupingPlanner.plan(problem), served, Interference.none()), List.of(2), served, Interference.none(), MARGIN);
+
+    assertThat(like.plan().choice().sizes()).containsExactly(2);
+    AssessedGrouping alternative = like.ranked().stream().filter(a -> a.grouping().sizes().equals(RUNNING)).findFirst()
+        .orElseThrow();
+    assertThat(alternative.expectedLatencyMs()).isCloseTo(100, offset(1e-9));
+    assertThat(unlike.plan().choice().sizes()).as("60 ms served against 10 ms idle").containsExactly(1, 1);
+  }
+
+  @Test
   void shouldReadTheFactorFromTheRunningGroupingsServedAndIdleFigures() {
     GroupingProblem problem = pool();
     Map<List<Integer>, GroupingMeasurement> served = Map.of(RUNNING,
