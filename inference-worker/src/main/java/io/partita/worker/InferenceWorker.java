@@ -205,7 +205,14 @@ public final class InferenceWorker implements Service {
         Map<String, Double> capacity = new TreeMap<>();
         planned.forEach(a -> capacity.put(a.getHost() + "/" + a.getSlot(), a.getCapacity()));
         plannedCapacity = capacity;
-        log.info("Applying the plan's assignments for host {}: {}", config.hostId(), specs.stream().map(SlotSpec::slot).toList());
+        if (!slots.wouldReplace(specs)) {
+          // Only the slots' capacity or largest batch changed (both move as timings arrive): the
+          // assignor reads the capacity at its next check, a running slot takes the batch in place.
+          log.debug("The plan's assignments for host {} changed only in capacity or largest batch: {}", config.hostId(),
+              capacity);
+        } else {
+          log.info("Applying the plan's assignments for host {}: {}", config.hostId(), specs.stream().map(SlotSpec::slot).toList());
+        }
         Slots.Change change = slots.apply(specs, SLOT_START, Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
         problem = change.applied() ? null : source + ": " + change.reason();
         change.retired().forEach(status::tombstone);

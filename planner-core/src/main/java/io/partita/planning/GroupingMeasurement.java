@@ -11,9 +11,21 @@ import java.util.List;
  * @param sizes the partition sizes, sorted descending
  * @param throughputPerSecond the aggregate throughput measured, inferences per second
  * @param maxLatencyMs the largest median latency among the partitions
+ * @param source who measured it: the profiler running the grouping on purpose, or the planner
+ *     reading what the serving slots of the grouping ran ({@link ServingRate})
  */
-public record GroupingMeasurement(List<Integer> sizes, double throughputPerSecond, double maxLatencyMs) {
+public record GroupingMeasurement(List<Integer> sizes, double throughputPerSecond, double maxLatencyMs,
+    MeasurementSource source) {
+
+  /** A measurement by the profiler. */
+  public GroupingMeasurement(List<Integer> sizes, double throughputPerSecond, double maxLatencyMs) {
+    this(sizes, throughputPerSecond, maxLatencyMs, MeasurementSource.PROFILER);
+  }
+
   public GroupingMeasurement {
+    if (source == null) {
+      throw new IllegalArgumentException("source: must be given (PROFILER or SERVING)");
+    }
     if (sizes == null || sizes.isEmpty()) {
       throw new IllegalArgumentException("sizes: a measured grouping has at least one partition");
     }

@@ -22,6 +22,10 @@ import java.util.Map;
  * latency objective the lowest expected latency first. With no measurement on the pool the choice,
  * runners-up and method are exactly {@link GroupingPlanner}'s.
  *
+ * <p>Under serving ({@link ServingFactor}): when the running grouping is measured from serving, every
+ * grouping with only an idle figure (the profiler's, or a prediction) is multiplied by the pool's
+ * serving factor, so that all are compared under the same serving conditions.
+ *
  * <p>Not done here: a measured grouping whose sizes were never measured as single points is not a
  * candidate (its latency and memory are unknown); latencies are not corrected for interference.
  */
@@ -39,6 +43,16 @@ public final class MeasuredGroupings {
    */
   public static MeasuredChoice choose(GroupingProblem problem, GroupingPlan fresh,
       Map<List<Integer>, GroupingMeasurement> measured, Interference interference) {
+    return choose(problem, fresh, measured, interference, ServingFactor.none());
+  }
+
+  /**
+   * As above, idle and predicted figures multiplied by {@code serving} ({@link ServingFactor}).
+   *
+   * @param measured the figure each measured grouping is compared by ({@link ServingFactor#compared})
+   */
+  public static MeasuredChoice choose(GroupingProblem problem, GroupingPlan fresh,
+      Map<List<Integer>, GroupingMeasurement> measured, Interference interference, ServingFactor serving) {
     if (!fresh.planned()) {
       return new MeasuredChoice(fresh, null, List.of(), null);
     }
@@ -61,7 +75,7 @@ public final class MeasuredGroupings {
       }
     }
     List<AssessedGrouping> ranked = new ArrayList<>();
-    candidates.values().forEach(g -> ranked.add(assess(g, measured, interference)));
+    candidates.values().forEach(g -> ranked.add(assess(g, measured, interference, serving)));
     ranked.sort(order(problem.objective()));
     AssessedGrouping best = ranked.get(0);
     String method = best.grouping().sizes().equals(fresh.choice().sizes()) ? fresh.method()
@@ -76,6 +90,16 @@ public final class MeasuredGroupings {
    */
   public static MeasuredChoice keepRunning(GroupingProblem problem, MeasuredChoice fresh, List<Integer> incumbent,
       Map<List<Integer>, GroupingMeasurement> measured, Interference interference, double margin) {
+    return keepRunning(problem, fresh, incumbent, measured, interference, margin, ServingFactor.none());
+  }
+
+  /**
+   * As above, {@code fresh} chosen with {@code serving}: a running grouping measured from serving
+   * is replaced only by one better under the same serving conditions.
+   */
+  public static MeasuredChoice keepRunning(GroupingProblem problem, MeasuredChoice fresh, List<Integer> incumbent,
+      Map<List<Integer>, GroupingMeasurement> measured, Interference interference, double margin,
+      ServingFactor serving) {
     if (incumbent == null || incumbent.isEmpty() || fresh.choice() == null) {
       return fresh;
     }
@@ -83,7 +107,7 @@ public final class MeasuredGroupings {
     if (current == null || current.sizes().equals(fresh.choice().grouping().sizes())) {
       return fresh;
     }
-    AssessedGrouping kept = assess(current, measured, interference);
+    AssessedGrouping kept = assess(current, measured, interference, serving);
     AssessedGrouping challenger = fresh.choice();
     boolean better = problem.objective() == GroupingObjective.LATENCY
         ? Hysteresis.replacesLower(kept.expectedLatencyMs(), challenger.expectedLatencyMs(), margin)
@@ -102,13 +126,61 @@ public final class MeasuredGroupings {
   /** The figure a grouping is compared by, given the measurements and the pool's interference. */
   public static AssessedGrouping assess(Grouping g, Map<List<Integer>, GroupingMeasurement> measured,
       Interference interference) {
+    return assess(g, measured, interference, ServingFactor.none());
+  }
+
+  /**
+   * As above; a figure not measured from serving (the profiler's, or a prediction) is multiplied by
+   * {@code serving}'s factor when it applies, and its latency divided by it (a run at the speed
+   * served takes {@code 1 / factor} as long), so that the latency objective compares like with
+   * like too.
+   */
+  public static AssessedGrouping assess(Grouping g, Map<List<Integer>, GroupingMeasurement> measured,
+      Interference interference, ServingFactor serving) {
     GroupingMeasurement m = measured.get(g.sizes());
     if (m != null) {
-      return new AssessedGrouping(g, ChoiceBasis.MEASURED, m.throughputPerSecond(), m.maxLatencyMs(),
-          m.throughputPerSecond(), 1.0);
+      double s = m.source() == MeasurementSource.SERVING ? 1.0 : serving.factor();
+      return new AssessedGrouping(g, ChoiceBasis.MEASURED, m.throughputPerSecond() * s, m.maxLatencyMs() / s,
+          m.throughputPerSecond(), 1.0, m.source(), s);
     }
     double f = interference.factor(g.partitions());
-    return new AssessedGrouping(g, ChoiceBasis.PREDICTED, g.throughputPerSecond() * f, g.maxLatencyMs(), null, f);
+    double s = serving.factor();
+    return new AssessedGrouping(g, ChoiceBasis.PREDICTED, g.throughputPerSecond() * f * s, g.maxLatencyMs() / s, null,
+        f, null, s);
+  }
+
+  /**
+   * The serving factor of a pool ({@link ServingFactor}) as the running grouping {@code running}
+   * shows it: its figure measured from serving over its idle figure (the profiler's grouping-mode
+   * measurement, else its prediction times {@code interference}); {@link ServingFactor#none()} when
+   * it has no serving figure or is not a grouping of this problem.
+   *
+   * @param profiled the profiler's grouping-mode measurements, by sizes
+   * @param served the measurements from serving, by sizes
+   */
+  public static ServingFactor servingFactor(GroupingProblem problem, List<Integer> running,
+      Map<List<Integer>, GroupingMeasurement> profiled, Map<List<Integer>, GroupingMeasurement> served,
+      Interference interference) {
+    if (running == null || running.isEmpty()) {
+      return ServingFactor.none();
+    }
+    Grouping g;
+    try {
+      g = GroupingPlanner.toGrouping(problem, running);
+    } catch (IllegalArgumentException | ArithmeticException notPlannable) {
+      return ServingFactor.none();
+    }
+    GroupingMeasurement s = served.get(g.sizes());
+    if (s == null || !(s.throughputPerSecond() > 0)) {
+      return ServingFactor.none();
+    }
+    GroupingMeasurement p = profiled.get(g.sizes());
+    boolean measured = p != null && p.throughputPerSecond() > 0;
+    double idle = measured ? p.throughputPerSecond() : g.throughputPerSecond() * interference.factor(g.partitions());
+    if (!(idle > 0) || Double.isInfinite(idle)) {
+      return ServingFactor.none();
+    }
+    return new ServingFactor(g.sizes(), s.throughputPerSecond(), idle, measured);
   }
 
   /** The grouping of {@code sizes} when every size has a point and it is eligible; else null. */
@@ -167,12 +239,26 @@ public final class MeasuredGroupings {
     return next == null ? head + "; no other eligible grouping" : head + ", ahead of " + describe(next);
   }
 
-  /** E.g. {@code [2] measured 160.0/s (predicted 166.7/s)} or {@code [1, 1] predicted 200.0/s x 0.60 = 120.0/s}. */
+  /**
+   * E.g. {@code [2] measured 160.0/s (predicted 166.7/s)}, {@code [2] measured from serving 150.0/s
+   * (predicted 166.7/s)}, {@code [1, 1] predicted 200.0/s x 0.60 = 120.0/s} or, under serving,
+   * {@code [2] predicted 166.7/s x serving 0.60 = 100.0/s}.
+   */
   static String describe(AssessedGrouping a) {
     Grouping g = a.grouping();
+    if (a.servingFactor() != 1.0) {
+      String idle = a.measured()
+          ? String.format(Locale.ROOT, "%s measured idle %.1f/s", g.sizes(), a.measuredThroughputPerSecond())
+          : a.interferenceFactor() == 1.0 ? String.format(Locale.ROOT, "%s predicted %.1f/s", g.sizes(), g.throughputPerSecond())
+          : String.format(Locale.ROOT, "%s predicted %.1f/s x interference %.2f", g.sizes(), g.throughputPerSecond(),
+              a.interferenceFactor());
+      return String.format(Locale.ROOT, "%s x serving %.2f = %.1f/s", idle, a.servingFactor(),
+          a.expectedThroughputPerSecond());
+    }
     if (a.measured()) {
-      return String.format(Locale.ROOT, "%s measured %.1f/s (predicted %.1f/s)", g.sizes(),
-          a.expectedThroughputPerSecond(), g.throughputPerSecond());
+      return String.format(Locale.ROOT, "%s measured%s %.1f/s (predicted %.1f/s)", g.sizes(),
+          a.source() == MeasurementSource.SERVING ? " from serving" : "", a.expectedThroughputPerSecond(),
+          g.throughputPerSecond());
     }
     if (a.interferenceFactor() == 1.0) {
       return String.format(Locale.ROOT, "%s predicted %.1f/s (not measured in grouping mode)", g.sizes(),

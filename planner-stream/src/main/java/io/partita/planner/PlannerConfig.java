@@ -7,6 +7,7 @@ import io.partita.common.kafka.RequestTopics;
 import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.MeasureSettings;
 import io.partita.planner.plan.PlanSettings;
+import io.partita.planner.plan.ServingSettings;
 import io.partita.planning.GroupingObjective;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -93,7 +94,15 @@ public record PlannerConfig(
               settings.longValue("planner.measure.retry.ms",
                   MeasureSettings.DEFAULTS.retryMs(), 0, Long.MAX_VALUE),
               settings.longValue("planner.measure.budget.ms",
-                  MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000)),
+                  MeasureSettings.DEFAULTS.budgetMs(), 0, 3_600_000),
+              settings.longValue("planner.measure.busy.retry.ms",
+                  MeasureSettings.DEFAULTS.busyRetryMs(), 0, Long.MAX_VALUE)),
+          new ServingSettings(
+              settings.bool("planner.serving.enabled", ServingSettings.DEFAULTS.enabled()),
+              settings.longValue("planner.serving.full.busy.ms",
+                  ServingSettings.DEFAULTS.fullBusyMs(), 1, Long.MAX_VALUE),
+              settings.longValue("planner.serving.full.items",
+                  ServingSettings.DEFAULTS.fullItems(), 1, Long.MAX_VALUE)),
           settings.integer("planner.mapping.max-pools", PlanSettings.DEFAULT_MAPPING_POOL_LIMIT, 0, 1_000_000));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());

@@ -38,6 +38,8 @@ import org.apache.kafka.streams.state.Stores;
  *                                 write-plan-assignments, write-plan-routes
  *                              -> write-profile-requests (grouping-mode measurements it asks for;
  *                                 measure-asks-store, measure-asked-store, also read by fold-timings)
+ *                              -> write-serving-timings (grouping-mode measurements from the slots'
+ *                                 serving evidence, to profile.timings: read back by fold-timings)
  * </pre>
  *
  * Every node and store has a fixed name, so adding a step never renames state. Values travel as
@@ -92,6 +94,8 @@ public final class PlannerTopology {
     topology.addSink(PlannerTopologyNames.DEAD_LETTER_SINK, topics.deadLetter(), new StringSerializer(),
         new ByteArraySerializer(), foldNames);
     topology.addSink(PlannerTopologyNames.PROFILE_REQUEST_SINK, topics.profileRequests(), new StringSerializer(),
+        new ByteArraySerializer(), PlannerTopologyNames.PLAN_PROCESSOR);
+    topology.addSink(PlannerTopologyNames.SERVING_TIMINGS_SINK, topics.profileTimings(), new StringSerializer(),
         new ByteArraySerializer(), PlannerTopologyNames.PLAN_PROCESSOR);
     for (PlanTable table : PlanTable.values()) {
       topology.addSink(table.sink(), table.topic(topics), new StringSerializer(), new ByteArraySerializer(),

@@ -171,6 +171,7 @@ class MeasuredChoiceTest {
       assertThat(plan.getBasis()).isEqualTo("predicted");
       assertThat(plan.getMeasuredThroughput()).isNull();
       assertThat(plan.getInterferenceFactor()).as("nor learnt from").isEqualTo(1.0);
+      assertThat(requests(run)).as("and not asked for again at once").hasSize(1);
 
       // An idle measurement of the same groupings is chosen by
       pipe(run, topics.profileTimings(), "g11", TimingEvent.newBuilder(measuredGrouping(List.of(1, 1), 120.0, 16.0, null))
@@ -180,6 +181,31 @@ class MeasuredChoiceTest {
       run.plan();
       assertThat(partitionPlan(run).getSizes()).containsExactly(2);
       assertThat(partitionPlan(run).getBasis()).isEqualTo("measured");
+    }
+  }
+
+  @Test
+  void shouldAskAgainAfterTheBusyRetryTimeForAGroupingMeasuredBesideTraffic() {
+    try (PlanRun run = new PlanRun(settings, CODECS, stateDir)) {
+      given(run, 1000);
+      run.plan();
+      String id = requests(run).get(0).getRequestId();
+      pipe(run, topics.profileTimings(), "g11", TimingEvent.newBuilder(measuredGrouping(List.of(1, 1), 120.0, 16.0, id))
+          .setCondition("BUSY_AFTER_WAIT").build(), 2000);
+      pipe(run, topics.profileTimings(), "g2", TimingEvent.newBuilder(measuredGrouping(List.of(2), 160.0, 6.2, id))
+          .setCondition("BUSY_AFTER_WAIT").build(), 2000);
+      run.plan();
+
+      run.advanceWallClock(Duration.ofMinutes(9));
+      timings(run, 3000);
+      run.plan();
+      assertThat(requests(run)).as("within planner.measure.busy.retry.ms (10 min)").hasSize(1);
+
+      run.advanceWallClock(Duration.ofMinutes(2));
+      timings(run, 4000);
+      run.plan();
+      assertThat(requests(run)).as("asked again after 10 minutes, not after the hour a failed grouping waits").hasSize(2);
+      assertThat(requests(run).get(1).getGroupings()).containsExactly(List.of(1, 1), List.of(2));
     }
   }
 

@@ -1,12 +1,14 @@
 package io.partita.planner;
 
 import io.partita.avro.BaselineScore;
+import io.partita.avro.BatchRuns;
 import io.partita.avro.CatalogWeightFile;
 import io.partita.avro.Gpu;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.MountStatus;
 import io.partita.avro.ServiceModel;
+import io.partita.avro.ServingEvidence;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TopicPartitions;
 import io.partita.avro.TimingEvent;
@@ -68,6 +70,16 @@ final class TestRecords {
   static SlotStatus withLoad(SlotStatus status, int inFlight, int queueDepth, TopicPartitions... owned) {
     return SlotStatus.newBuilder(status).setInFlight(inFlight).setQueueDepth(queueDepth)
         .setRequestPartitions(List.of(owned)).build();
+  }
+
+  /**
+   * A copy of {@code status} at {@code timestamp} that reports a window of {@code windowMs} in which
+   * it ran {@code runs} batches of {@code rows} rows taking {@code busyMs} in all.
+   */
+  static SlotStatus serving(SlotStatus status, long timestamp, long windowMs, int rows, long runs, double busyMs) {
+    long busyNanos = Math.round(busyMs * 1e6);
+    return SlotStatus.newBuilder(status).setTimestamp(timestamp).setServing(new ServingEvidence(windowMs, rows * runs,
+        runs, busyNanos, runs == 0 ? List.of() : List.of(new BatchRuns(rows, runs, busyNanos)))).build();
   }
 
   static SlotStatus ready(String host, String slot, String model, String version, String... instanceIds) {

@@ -42,6 +42,8 @@ public final class ModelSession implements AutoCloseable {
   private final PerRowLora.Rewritten perRow;
   // Each thread (slot runner) reuses its stack buffers: its run ends, and its tensors close, before it builds the next.
   private final ThreadLocal<PerRowLoraFeeds.Buffers> buffers = ThreadLocal.withInitial(PerRowLoraFeeds.Buffers::reused);
+  // The time of the calling thread's last ONNX Runtime run call: each slot's runner reads its own.
+  private final ThreadLocal<long[]> lastRunNanos = ThreadLocal.withInitial(() -> new long[1]);
 
   public ModelSession(String id, VersionEntry version, OrtEnvironment env, SessionOpener.Opened opened, WeightFileMounts mounts) {
     this(id, version, env, opened, mounts, null);
@@ -84,6 +86,16 @@ public final class ModelSession implements AutoCloseable {
 
   public WeightFileMounts mounts() {
     return mounts;
+  }
+
+  /**
+   * How long ONNX Runtime's run call took in the calling thread's last {@link #run} or {@link
+   * #runPerRow} that completed: the model's work alone, as the profiler times it (the inputs built
+   * before and the outputs read after are not in it), so that a slot's serving evidence can be
+   * compared with the profile.
+   */
+  public long lastRunNanos() {
+    return lastRunNanos.get()[0];
   }
 
   /** Whether the session runs the per-row LoRA form: requests of different weight files may share a run. */
@@ -183,7 +195,9 @@ public final class ModelSession implements AutoCloseable {
         all.putAll(extra);
       }
       OrtSession session = opened.session();
+      long start = System.nanoTime();
       try (OrtSession.Result result = wanted.isEmpty() ? session.run(all, options) : session.run(all, wanted, options)) {
+        lastRunNanos.get()[0] = System.nanoTime() - start;
         List<List<Tensor>> out = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
           out.add(new ArrayList<>());

@@ -2,10 +2,12 @@ package io.partita.worker.slot;
 
 import ai.onnxruntime.OrtException;
 import io.micrometer.core.instrument.Meter;
+import io.partita.avro.BatchRuns;
 import io.partita.avro.ErrorCode;
 import io.partita.avro.InferenceReply;
 import io.partita.avro.InferenceRequest;
 import io.partita.avro.MountStatus;
+import io.partita.avro.ServingEvidence;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.Tensor;
 import io.partita.common.EpochMicros;
@@ -21,6 +23,7 @@ import io.partita.worker.serving.ModelSession;
 import io.partita.worker.serving.NotRunnableException;
 import io.partita.worker.serving.Replies;
 import io.partita.worker.serving.RequestCheck;
+import io.partita.worker.serving.ServingWindow;
 import io.partita.worker.serving.WeightFileMounts;
 import io.partita.worker.serving.WeightFileRef;
 import java.time.Duration;
@@ -85,6 +88,8 @@ public final class Slot implements AutoCloseable {
   private volatile int inFlight;
   private volatile int inFlightRows;
   private volatile ModelSession session;
+  /** The runs of the last {@link ServingWindow#DEFAULT_WINDOW_MS}, from when the session opened; null before. */
+  private volatile ServingWindow served;
   private volatile boolean failed;
   private volatile boolean stopped;
   private volatile boolean pinned;
@@ -368,6 +373,7 @@ public final class Slot implements AutoCloseable {
       log.warn("Slot {} could not pin its threads to CPUs {} (taskset missing or refused); running unpinned", spec.name(), cpus);
     }
     message = s.providerFallback();
+    served = new ServingWindow(ServingWindow.DEFAULT_WINDOW_MS, clock.getAsLong());
     session = s;
     log.info("Slot {} runs {}/{} on {} ({}), serving {}", spec.name(), spec.model(), spec.version().version(), s.provider(),
         cpus.isEmpty() ? (s.spec().cuda() ? "GPU " + s.spec().gpu() : "unpinned, threads " + s.spec().threads()) : "CPUs " + cpus,
@@ -500,6 +506,8 @@ public final class Slot implements AutoCloseable {
     long took = System.nanoTime() - t0;
     long endMicros = EpochMicros.now();
     metrics.inference(tag, spec.slot(), took);
+    // ONNX Runtime's time alone, as the profiler times a run: the planner compares it with the profile
+    served.record(clock.getAsLong(), batch.stream().mapToInt(Pending::rows).sum(), session.lastRunNanos());
     for (int i = 0; i < batch.size(); i++) {
       batch.get(i).item().stages().ran(endMicros - took / 1000, endMicros);
       answer(batch.get(i).item(), result(batch.get(i).item(), outputs.get(i), startMs, took));
@@ -542,6 +550,7 @@ public final class Slot implements AutoCloseable {
       long endMicros = EpochMicros.now();
       job.stages().ran(endMicros - took / 1000, endMicros);
       metrics.inference(job.request().getServiceModel(), spec.slot(), took);
+      served.record(clock.getAsLong(), pending.rows(), session.lastRunNanos());
       answer(job, result(job, out.get(0), startMs, took));
     } catch (OrtException | RuntimeException e) {
       answer(job, error(job.request(), ErrorCode.MODEL_ERROR, "the model failed: " + e.getMessage()));
@@ -621,7 +630,34 @@ public final class Slot implements AutoCloseable {
         .setServiceModels(mounts)
         .setAnswered(answered.get())
         .setTimestamp(nowMs)
+        .setServing(evidence(nowMs))
         .build();
+  }
+
+  /**
+   * Forgets the runs counted so far in the slot's serving evidence, its window beginning again now
+   * ({@link ServingWindow#reset}). Call it after runs that are not serving, such as a synthetic
+   * warm-up through {@code execute} before the slot takes traffic: their times are not what the
+   * slot serves at, and the planner would record them as a measurement of the running grouping.
+   * Does nothing before the session opened (there is no window yet).
+   */
+  public void resetServingWindow() {
+    ServingWindow window = served;
+    if (window != null) {
+      window.reset(clock.getAsLong());
+    }
+  }
+
+  /** The serving evidence of the status at {@code nowMs}: the runs of the last window; null before the session opened. */
+  private ServingEvidence evidence(long nowMs) {
+    ServingWindow window = served;
+    if (window == null) {
+      return null;
+    }
+    ServingWindow.Snapshot s = window.snapshot(nowMs);
+    List<BatchRuns> sizes = new ArrayList<>();
+    s.bySize().forEach((rows, runs) -> sizes.add(new BatchRuns(rows, runs.runs(), runs.busyNanos())));
+    return new ServingEvidence(s.windowMs(), s.items(), s.batches(), s.busyNanos(), sizes);
   }
 
   private static WeightFileMounts.State mountState(ModelSession s, String serviceModel) {

@@ -195,6 +195,28 @@ public final class Slots implements AutoCloseable {
     return new Change(true, null, retired);
   }
 
+  /**
+   * Whether applying {@code specs} would open or close a slot: false when every spec is a running
+   * slot's, or differs from it only in the largest batch (which {@link #apply} takes in place), and
+   * no other slot runs.
+   */
+  public boolean wouldReplace(List<SlotSpec> specs) {
+    List<Slot> current = slots;
+    if (current.size() != specs.size()) {
+      return true;
+    }
+    List<Slot> matched = new ArrayList<>();
+    for (SlotSpec spec : specs) {
+      Slot match = current.stream().filter(s -> s.running() && !matched.contains(s)
+          && (s.spec().equals(spec) || sameButBatch(s.spec(), spec))).findFirst().orElse(null);
+      if (match == null) {
+        return true;
+      }
+      matched.add(match);
+    }
+    return false;
+  }
+
   /** Whether two specs differ at most in the largest batch (a running slot then takes the new one in place). */
   private static boolean sameButBatch(SlotSpec a, SlotSpec b) {
     return a.equals(new SlotSpec(b.host(), b.slot(), b.version(), b.pool(), b.session(), a.maxRows(), b.budgetBytes(), b.instances()));

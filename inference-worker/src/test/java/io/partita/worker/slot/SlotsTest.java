@@ -119,9 +119,14 @@ class SlotsTest {
     List<SlotAssignment> first = Assignments.fromSettings(index, DEFAULTS, List.of(1), -1, Pinning.usableCpus());
     startDefaultFrom(first);
     List<Slot> before = slots.slots();
+    // The same assignments with another capacity: nothing to open or close (the worker logs no change)
+    List<SlotAssignment> otherCapacity = first.stream().map(a -> SlotAssignment.newBuilder(a).setCapacity(42.0).build()).toList();
+    assertThat(slots.wouldReplace(Assignments.resolve(otherCapacity, index, DEFAULTS, Pinning.usableCpus(), "test"))).isFalse();
 
     // Only maxBatch changes (the planner's profile batch): the same slots keep running with the new limit.
     List<SlotAssignment> smaller = first.stream().map(a -> SlotAssignment.newBuilder(a).setMaxBatch(4).build()).toList();
+    assertThat(slots.wouldReplace(Assignments.resolve(smaller, index, DEFAULTS, Pinning.usableCpus(), "test")))
+        .as("another largest batch is taken in place").isFalse();
     Slots.Change retuned = slots.apply(Assignments.resolve(smaller, index, DEFAULTS, Pinning.usableCpus(), "test"),
         Duration.ofMinutes(1), Duration.ofSeconds(30));
     assertThat(retuned.applied()).isTrue();
@@ -134,6 +139,7 @@ class SlotsTest {
 
     // Another slot id: new slots open, the old ones are drained, closed and reported retired.
     List<SlotAssignment> renamed = smaller.stream().map(a -> SlotAssignment.newBuilder(a).setSlot("p-" + a.getSlot()).build()).toList();
+    assertThat(slots.wouldReplace(Assignments.resolve(renamed, index, DEFAULTS, Pinning.usableCpus(), "test"))).isTrue();
     for (int i = 0; i < 20; i++) {
       submit(request("before-" + i, "demo-b", DemoMlp.sampleInput(1, i)), Long.MAX_VALUE);
     }

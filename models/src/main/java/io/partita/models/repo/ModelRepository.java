@@ -72,7 +72,9 @@ public final class ModelRepository {
         services.put(s.name(), s);
       }
     }
-    log.info("Scanned model repository {}: {} models, {} service models", absRoot, models.size(),
+    // DEBUG: partita local rescans the repository every 2 s; what changed is logged by whoever
+    // acts on it (the catalog sync, the worker's start line)
+    log.debug("Scanned model repository {}: {} models, {} service models", absRoot, models.size(),
         services.size());
     return new RepositoryIndex(absRoot, models, services);
   }

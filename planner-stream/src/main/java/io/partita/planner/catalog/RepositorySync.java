@@ -90,6 +90,7 @@ public final class RepositorySync {
     lastProblem = null;
     List<ProducerRecord<String, byte[]>> changes = changes(published, CatalogPublisher.records(index, topics, codecs, baseUri));
     if (changes.isEmpty()) {
+      log.debug("Rescanned {}: the catalog is unchanged", root);
       return 0;
     }
     List<Future<RecordMetadata>> sent = new ArrayList<>();

@@ -29,7 +29,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       over its prediction, while the live plan has one;
  *   <li>{@value #REQUESTED}, {@value #ANSWERED} (counters) and {@value #OUTSTANDING} (gauge):
  *       grouping-mode measurements the planner asked for, answers received (one per grouping), and
- *       host/pools with a request outstanding.
+ *       host/pools with a request outstanding;
+ *   <li>{@value #SERVING_MEASUREMENTS} (counter): grouping-mode measurements the planner recorded from
+ *       the serving slots' evidence.
  * </ul>
  *
  * Recording never throws and never blocks the stream thread.
@@ -40,18 +42,20 @@ public final class PlannerMetrics {
   public static final String STAGE = "partita.planner.stage";
   /** The stages of a pass, in order, as {@value #STAGE}'s {@code stage} tag spells them. */
   public static final List<String> STAGES =
-      List.of("inputs", "versions", "mappings", "partitions", "assignments", "routes", "asks");
+      List.of("inputs", "versions", "mappings", "partitions", "serving", "assignments", "routes", "asks");
   public static final String DEAD_LETTERS = "partita.planner.dead.letters";
   public static final String CHOICES = "partita.planner.choices";
   public static final String MEASURED_OVER_PREDICTED = "partita.planner.choice.measured.over.predicted";
   public static final String REQUESTED = "partita.planner.measurements.requested";
   public static final String ANSWERED = "partita.planner.measurements.answered";
   public static final String OUTSTANDING = "partita.planner.measurements.outstanding";
+  public static final String SERVING_MEASUREMENTS = "partita.planner.measurements.from.serving";
 
   private final MeterRegistry registry;
   private final Timer pass;
   private final Counter requested;
   private final Counter answered;
+  private final Counter fromServing;
   private final AtomicInteger outstanding = new AtomicInteger();
   private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Ratio> ratios = new ConcurrentHashMap<>();
@@ -62,6 +66,8 @@ public final class PlannerMetrics {
     pass = Timer.builder(PASS).description("Time per planning pass").register(registry);
     requested = Counter.builder(REQUESTED).description("Grouping-mode measurement requests sent").register(registry);
     answered = Counter.builder(ANSWERED).description("Groupings of the planner's requests answered").register(registry);
+    fromServing = Counter.builder(SERVING_MEASUREMENTS)
+        .description("Grouping-mode measurements recorded from the serving slots' evidence").register(registry);
     Gauge.builder(OUTSTANDING, outstanding, AtomicInteger::get)
         .description("Host/pools with a measurement request outstanding").register(registry);
   }
@@ -103,6 +109,10 @@ public final class PlannerMetrics {
 
   public void answered() {
     answered.increment();
+  }
+
+  public void servingMeasurement() {
+    fromServing.increment();
   }
 
   public void outstanding(int hostPools) {

@@ -140,10 +140,12 @@ public final class AssignmentPlans {
         }
         String slot = p.getPool() + "-" + n;
         String key = Keys.hostSlot(p.getHost(), slot);
+        // the plan's share, cut toward what the slot serves when its serving evidence says it is slower
+        double capacity = ServedGroupings.capacity(in, settings, p, key, size, capacity(p, size, total));
         SlotAssignment fresh = SlotAssignment.newBuilder().setHost(p.getHost()).setSlot(slot)
             .setModel(p.getModel()).setVersion(p.getVersion()).setPool(p.getPool()).setCpus(cpus).setGpu(gpu)
             .setProvider(p.getProvider()).setThreads(p.getPool().equals(CPU) ? size : 0).setMaxBatch(p.getBatch())
-            .setMemoryBudgetBytes(0).setCapacity(capacity(p, size, total)).setPlanId(null).setTimestamp(0)
+            .setMemoryBudgetBytes(0).setCapacity(capacity).setPlanId(null).setTimestamp(0)
             .setServiceModels(List.of()).build();
         out.put(key, keepCapacity(fresh, running.get(key), settings.hysteresis()));
       }
@@ -286,7 +288,9 @@ public final class AssignmentPlans {
    * interference factor), shared among the grouping's partitions in proportion to their sizes (the
    * grouping's per-size times are not kept in the plan record; most groupings cut equal sizes, where
    * this is exact). 0 for a default placement, which rests on no timing: the workers then share the
-   * partitions by slot count (see the worker's capacity assignor).
+   * partitions by slot count (see the worker's capacity assignor). The slot's assignment then cuts
+   * it toward what the slot serves when its serving evidence says it is slower ({@link
+   * ServedGroupings#capacity}).
    */
   static double capacity(PartitionPlan p, int size, int totalSize) {
     Double expected = p.getExpectedThroughput();

@@ -4,6 +4,7 @@ import io.partita.avro.TimingEvent;
 import io.partita.planning.GroupingMeasurement;
 import io.partita.planning.Interference;
 import io.partita.planning.InterferenceSample;
+import io.partita.planning.MeasurementSource;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -12,33 +13,45 @@ import java.util.Map;
 /**
  * What the grouping-mode measurements in the input tables say, for {@link
  * io.partita.planning.MeasuredGroupings}: the measured groupings of one model version, batch and
- * provider on one pool, and the interference factor of a host's pool learnt from every model
- * measured there. Pure.
+ * provider on one pool, by who measured them (the profiler's idle figures and those from serving,
+ * {@link ServedGroupings}, are kept apart: {@link Keys#groupingRecord}), and the interference
+ * factor of a host's pool learnt from every model the profiler measured there. A figure from
+ * serving is not a sample of interference: it holds serving's own costs as well, which the pool's
+ * serving factor ({@code ServingFactor}) accounts for instead. Pure.
  */
 public final class GroupingEvidence {
   private GroupingEvidence() {}
 
-  /** The grouping-mode measurements of one model version on one pool at one batch and provider, by sizes (descending). */
+  /**
+   * The grouping-mode measurements of one model version on one pool at one batch and provider made
+   * by {@code source}, by sizes (descending).
+   */
   public static Map<List<Integer>, GroupingMeasurement> measured(PlanInputs in, String model, String version,
-      String host, String pool, int batch, String provider) {
+      String host, String pool, int batch, String provider, MeasurementSource source) {
     String prefix = Keys.partition(model, version, host, pool) + Keys.SEP + batch + Keys.SEP + provider + Keys.SEP;
     Map<List<Integer>, GroupingMeasurement> out = new HashMap<>();
     for (TimingEvent e : in.groupings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
-      GroupingMeasurement m = new GroupingMeasurement(e.getGrouping(), e.getThroughput(), e.getP50Ms());
-      out.put(m.sizes(), m);
+      if (source(e) == source) {
+        GroupingMeasurement m = new GroupingMeasurement(e.getGrouping(), e.getThroughput(), e.getP50Ms(), source);
+        out.put(m.sizes(), m);
+      }
     }
     return out;
   }
 
+  static MeasurementSource source(TimingEvent e) {
+    return ServedGroupings.SERVING.equals(e.getCondition()) ? MeasurementSource.SERVING : MeasurementSource.PROFILER;
+  }
+
   /**
-   * One sample per grouping-mode measurement on the host's pool (any model) whose every size has a
+   * One sample per grouping-mode measurement of the profiler on the host's pool (any model) whose every size has a
    * single-size point of the same model version, batch and provider: measured throughput against
    * {@code sum_i b * 1000 / T(k_i)}.
    */
   public static List<InterferenceSample> samples(PlanInputs in, String host, String pool) {
     List<InterferenceSample> out = new ArrayList<>();
     for (TimingEvent e : in.groupingsOn(host, pool).values()) {
-      if (!(e.getThroughput() > 0)) {
+      if (!(e.getThroughput() > 0) || source(e) != MeasurementSource.PROFILER) {
         continue;
       }
       Double predicted = predicted(in, e);

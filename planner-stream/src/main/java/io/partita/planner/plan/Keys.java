@@ -7,6 +7,7 @@ import java.util.List;
 /** The record keys of the input and plan tables, built in one place. */
 public final class Keys {
   public static final String SEP = "/";
+  private static final String SERVED = "serving";
 
   private Keys() {}
 
@@ -46,6 +47,21 @@ public final class Keys {
   public static String grouping(TimingEvent e) {
     return grouping(e.getModel(), e.getVersion(), e.getHost(), e.getPool(), e.getBatch(), e.getProvider(),
         e.getGrouping());
+  }
+
+  /**
+   * Where a grouping-mode measurement is kept in the groupings store: the profiler's under {@link
+   * #grouping(TimingEvent)}, one from serving ({@code condition = SERVING}) beside it under that
+   * key plus {@code /serving}, so that a grouping keeps its idle figure and its serving figure both
+   * (their ratio is what serving costs on the pool, planner-core's {@code ServingFactor}).
+   */
+  public static String groupingRecord(TimingEvent e) {
+    return ServedGroupings.SERVING.equals(e.getCondition()) ? served(grouping(e)) : grouping(e);
+  }
+
+  /** The key of the serving figure of the grouping whose profiler key is {@code groupingKey}. */
+  public static String served(String groupingKey) {
+    return groupingKey + SEP + SERVED;
   }
 
   public static String grouping(String model, String version, String host, String pool, int batch,

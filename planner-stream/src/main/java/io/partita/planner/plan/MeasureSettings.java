@@ -17,12 +17,25 @@ package io.partita.planner.plan;
  *     3 600 000)
  * @param budgetMs time budget per grouping sent with the request; 0 = the profiler's default
  *     ({@code planner.measure.budget.ms})
+ * @param busyRetryMs a grouping whose measurement came back taken beside serving traffic
+ *     ({@code BUSY_AFTER_WAIT}) is asked for again after this time instead of {@code retryMs}
+ *     ({@code planner.measure.busy.retry.ms}, default 600 000): traffic comes and goes, so the next
+ *     try may find the host idle, while a busy host's running grouping is measured from serving
+ *     meanwhile and no longer asked for
  */
 public record MeasureSettings(boolean enabled, double margin, long intervalMs, long timeoutMs, long retryMs,
-    long budgetMs) {
+    long budgetMs, long busyRetryMs) {
 
-  public static final MeasureSettings DEFAULTS = new MeasureSettings(true, 0.25, 60_000, 600_000, 3_600_000, 0);
-  public static final MeasureSettings OFF = new MeasureSettings(false, 0.25, 60_000, 600_000, 3_600_000, 0);
+  private static final long DEFAULT_BUSY_RETRY_MS = 600_000;
+  public static final MeasureSettings DEFAULTS =
+      new MeasureSettings(true, 0.25, 60_000, 600_000, 3_600_000, 0, DEFAULT_BUSY_RETRY_MS);
+  public static final MeasureSettings OFF =
+      new MeasureSettings(false, 0.25, 60_000, 600_000, 3_600_000, 0, DEFAULT_BUSY_RETRY_MS);
+
+  /** Settings with the default {@code busyRetryMs}. */
+  public MeasureSettings(boolean enabled, double margin, long intervalMs, long timeoutMs, long retryMs, long budgetMs) {
+    this(enabled, margin, intervalMs, timeoutMs, retryMs, budgetMs, DEFAULT_BUSY_RETRY_MS);
+  }
 
   public MeasureSettings {
     if (!(margin >= 0 && margin <= 1)) {
@@ -37,6 +50,9 @@ public record MeasureSettings(boolean enabled, double margin, long intervalMs, l
     }
     if (retryMs < 0) {
       throw new IllegalArgumentException("planner.measure.retry.ms: must be >= 0, was " + retryMs);
+    }
+    if (busyRetryMs < 0) {
+      throw new IllegalArgumentException("planner.measure.busy.retry.ms: must be >= 0, was " + busyRetryMs);
     }
     if (budgetMs < 0) {
       throw new IllegalArgumentException("planner.measure.budget.ms: must be >= 0 (0 = the profiler's default), was "

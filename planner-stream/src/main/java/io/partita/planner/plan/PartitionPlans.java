@@ -20,11 +20,13 @@ import io.partita.planning.GroupingProblem;
 import io.partita.planning.Interference;
 import io.partita.planning.MeasuredChoice;
 import io.partita.planning.MeasuredGroupings;
+import io.partita.planning.MeasurementSource;
 import io.partita.planning.ModelDemand;
 import io.partita.planning.ModelShare;
 import io.partita.planning.PoolPlacement;
 import io.partita.planning.PoolSharing;
 import io.partita.planning.PoolSplitProblem;
+import io.partita.planning.ServingFactor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -165,11 +167,14 @@ public final class PartitionPlans {
         PredictedProfiles.HostProfile hostProfile = profiles.get(pool).get(model);
         Profile profile = hostProfile.profile();
         // A predicted profile is compared by its scaled points alone: no grouping of it ran here.
-        Map<List<Integer>, GroupingMeasurement> measured = hostProfile.own()
-            ? GroupingEvidence.measured(in, model, version, host, pool, profile.batch(), profile.provider()) : Map.of();
+        Map<List<Integer>, GroupingMeasurement> profiled = hostProfile.own() ? GroupingEvidence.measured(in, model,
+            version, host, pool, profile.batch(), profile.provider(), MeasurementSource.PROFILER) : Map.of();
+        Map<List<Integer>, GroupingMeasurement> served = hostProfile.own() ? GroupingEvidence.measured(in, model,
+            version, host, pool, profile.batch(), profile.provider(), MeasurementSource.SERVING) : Map.of();
         Interference interference = interferences.computeIfAbsent(pool, p -> GroupingEvidence.interference(in, host, p));
         MeasuredChoice choice = choose(share, placement, problem, settings,
-            running.get(Keys.partition(model, version, host, pool)), profile, measured, interference);
+            running.get(Keys.partition(model, version, host, pool)), profile, profiled, served, interference);
+        Map<List<Integer>, GroupingMeasurement> measured = ServingFactor.none().compared(profiled, served);
         GroupingPlan g = choice.plan();
         PartitionPlan.Builder b = PartitionPlan.newBuilder().setModel(model).setVersion(version).setHost(host)
             .setPool(pool).setProvider(profile.provider()).setBatch(profile.batch())
@@ -180,7 +185,9 @@ public final class PartitionPlans {
             .setPlacement(placement.kind().name().toLowerCase(Locale.ROOT)).setDefaultPlan(false);
         List<GroupingOption> runnersUp = new ArrayList<>();
         for (Grouping r : g.runnersUp()) {
-          AssessedGrouping a = MeasuredGroupings.assess(r, measured, interference);
+          // as the choice compared it (under the serving factor when one applied)
+          AssessedGrouping a = choice.ranked().stream().filter(x -> x.grouping().sizes().equals(r.sizes())).findFirst()
+              .orElseGet(() -> MeasuredGroupings.assess(r, measured, interference));
           runnersUp.add(GroupingOption.newBuilder().setSizes(r.sizes()).setThroughput(r.throughputPerSecond())
               .setMaxLatencyMs(r.maxLatencyMs()).setBasis(basis(a)).setExpectedThroughput(a.expectedThroughputPerSecond())
               .setMeasuredThroughput(a.measuredThroughputPerSecond()).build());
@@ -216,27 +223,38 @@ public final class PartitionPlans {
    * The share's grouping chosen by what was measured ({@link MeasuredGroupings}), keeping the
    * running sizes when the choice is not better by the hysteresis margin. A shared placement's
    * single partition is not a choice: it is only assessed.
+   *
+   * <p>When the running grouping is measured from serving, the choice is made under the pool's
+   * serving factor ({@link MeasuredGroupings#servingFactor}): alternatives with only idle or
+   * predicted figures are scaled by what serving costs here, so a plan does not switch away from
+   * its running grouping under load only because serving is slower than the profiler's idle runs.
    */
   private static MeasuredChoice choose(ModelShare share, PoolPlacement placement, PoolSplitProblem problem,
-      PlanSettings settings, PartitionPlan running, Profile profile, Map<List<Integer>, GroupingMeasurement> measured,
-      Interference interference) {
+      PlanSettings settings, PartitionPlan running, Profile profile, Map<List<Integer>, GroupingMeasurement> profiled,
+      Map<List<Integer>, GroupingMeasurement> served, Interference interference) {
     GroupingPlan fresh = share.plan();
     ModelDemand demand = problem == null ? null
         : problem.models().stream().filter(m -> m.modelId().equals(share.modelId())).findFirst().orElse(null);
     if (!fresh.planned() || demand == null || share.resources() <= 0 || placement.kind() != PoolPlacement.Kind.SPLIT) {
+      Map<List<Integer>, GroupingMeasurement> measured = ServingFactor.none().compared(profiled, served);
       AssessedGrouping a = fresh.planned() ? MeasuredGroupings.assess(fresh.choice(), measured, interference) : null;
       return new MeasuredChoice(fresh, a, a == null ? List.of() : List.of(a), null);
     }
     GroupingProblem grouping = new GroupingProblem(share.modelId(), share.resources(), share.memoryBytes(),
         demand.batchSize(), demand.profile(), settings.bufferBytesPerPartition(), share.bufferThresholdBytes(),
         demand.sloMs(), settings.objective());
-    MeasuredChoice choice = MeasuredGroupings.choose(grouping, fresh, measured, interference);
-    if (running == null || !running.getPlanned() || running.getDefaultPlan()
-        || !running.getPlacement().equals(placement.kind().name().toLowerCase(Locale.ROOT))
-        || running.getBatch() != profile.batch() || !running.getProvider().equals(profile.provider())) {
+    boolean keeps = running != null && running.getPlanned() && !running.getDefaultPlan()
+        && running.getPlacement().equals(placement.kind().name().toLowerCase(Locale.ROOT))
+        && running.getBatch() == profile.batch() && running.getProvider().equals(profile.provider());
+    ServingFactor serving = keeps
+        ? MeasuredGroupings.servingFactor(grouping, running.getSizes(), profiled, served, interference)
+        : ServingFactor.none();
+    Map<List<Integer>, GroupingMeasurement> measured = serving.compared(profiled, served);
+    MeasuredChoice choice = MeasuredGroupings.choose(grouping, fresh, measured, interference, serving);
+    if (!keeps) {
       return choice;
     }
     return MeasuredGroupings.keepRunning(grouping, choice, running.getSizes(), measured, interference,
-        settings.hysteresis());
+        settings.hysteresis(), serving);
   }
 }

@@ -15,6 +15,7 @@ import io.partita.planning.GroupingObjective;
  * @param hysteresis how much better (relative) a new grouping or version must be than the running
  *     one to replace it ({@code planner.hysteresis}, default 0.10): measurement noise never flips a plan
  * @param measure how the planner asks for grouping-mode measurements ({@code planner.measure.*})
+ * @param serving how the planner learns from what the serving slots ran ({@code planner.serving.*})
  * @param mappingPoolLimit above this many pools the mapping works on classes of alike pools
  *     ({@code planner.mapping.max-pools}, default {@value #DEFAULT_MAPPING_POOL_LIMIT}; {@link
  *     MappingPlans#mappingProblem(PlanInputs, PlanSettings, MappingPlans.ChosenVersions)})
@@ -27,6 +28,7 @@ public record PlanSettings(
     double defaultRequestsPerSecond,
     double hysteresis,
     MeasureSettings measure,
+    ServingSettings serving,
     int mappingPoolLimit) {
 
   /** The default of {@code planner.hysteresis}: 10 %, beyond the few percent timings move by between runs. */
@@ -37,21 +39,25 @@ public record PlanSettings(
 
   /** Settings with the default pool limit of the mapping. */
   public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
-      long bufferThresholdBytes, double defaultRequestsPerSecond, double hysteresis, MeasureSettings measure) {
+      long bufferThresholdBytes, double defaultRequestsPerSecond, double hysteresis, MeasureSettings measure,
+      ServingSettings serving) {
     this(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond, hysteresis, measure,
-        DEFAULT_MAPPING_POOL_LIMIT);
+        serving, DEFAULT_MAPPING_POOL_LIMIT);
   }
 
-  /** Settings with the default {@link MeasureSettings}. */
+  /** Settings with the default {@link MeasureSettings} and {@link ServingSettings}. */
   public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
       long bufferThresholdBytes, double defaultRequestsPerSecond, double hysteresis) {
     this(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond, hysteresis,
-        MeasureSettings.DEFAULTS);
+        MeasureSettings.DEFAULTS, ServingSettings.DEFAULTS);
   }
 
   public PlanSettings {
     if (measure == null) {
       throw new IllegalArgumentException("measure: must be given (MeasureSettings.DEFAULTS or OFF)");
+    }
+    if (serving == null) {
+      throw new IllegalArgumentException("serving: must be given (ServingSettings.DEFAULTS or OFF)");
     }
     if (bufferBytesPerPartition < 0) {
       throw new IllegalArgumentException("planner.buffer.bytes: must be >= 0, was " + bufferBytesPerPartition);
@@ -79,12 +85,18 @@ public record PlanSettings(
   /** The same settings with other measuring settings. */
   public PlanSettings withMeasure(MeasureSettings other) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, other, mappingPoolLimit);
+        hysteresis, other, serving, mappingPoolLimit);
+  }
+
+  /** The same settings with other serving-evidence settings. */
+  public PlanSettings withServing(ServingSettings other) {
+    return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
+        hysteresis, measure, other, mappingPoolLimit);
   }
 
   /** The same settings with another pool limit of the mapping. */
   public PlanSettings withMappingPoolLimit(int pools) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, pools);
+        hysteresis, measure, serving, pools);
   }
 }

@@ -47,6 +47,8 @@ public final class PlanRun implements AutoCloseable {
   private final TestOutputTopic<String, byte[]> deadLetters;
   private final TestOutputTopic<String, byte[]> profileRequests;
   private final List<KeyValue<String, byte[]>> profileRequestRecords = new ArrayList<>();
+  private final TestOutputTopic<String, byte[]> servingTimings;
+  private final List<KeyValue<String, byte[]>> servingTimingRecords = new ArrayList<>();
   private final Map<PlanTable, SortedMap<String, byte[]>> tables = new EnumMap<>(PlanTable.class);
   private final List<KeyValue<String, byte[]>> deadLetterRecords = new ArrayList<>();
   private final Map<PlanTable, Integer> emissions = new EnumMap<>(PlanTable.class);
@@ -93,6 +95,10 @@ public final class PlanRun implements AutoCloseable {
     deadLetters = driver.createOutputTopic(topics.deadLetter(), new StringDeserializer(), new ByteArrayDeserializer());
     profileRequests = driver.createOutputTopic(topics.profileRequests(), new StringDeserializer(),
         new ByteArrayDeserializer());
+    // The driver feeds what the planner writes to an input topic back in itself (the measurements
+    // it records from serving evidence); this only reads what was written.
+    servingTimings = driver.createOutputTopic(topics.profileTimings(), new StringDeserializer(),
+        new ByteArrayDeserializer());
   }
 
   public Topics topics() {
@@ -127,6 +133,7 @@ public final class PlanRun implements AutoCloseable {
     }
     deadLetterRecords.addAll(deadLetters.readKeyValuesToList());
     profileRequestRecords.addAll(profileRequests.readKeyValuesToList());
+    servingTimingRecords.addAll(servingTimings.readKeyValuesToList());
   }
 
   /** The plan so far: per table, the latest bytes per key (tombstoned keys removed). */
@@ -147,6 +154,12 @@ public final class PlanRun implements AutoCloseable {
   public List<KeyValue<String, byte[]>> profileRequests() {
     collect();
     return List.copyOf(profileRequestRecords);
+  }
+
+  /** The timing events the planner wrote (grouping-mode measurements from serving evidence) so far. */
+  public List<KeyValue<String, byte[]>> servingTimings() {
+    collect();
+    return List.copyOf(servingTimingRecords);
   }
 
   /** Moves the simulated wall clock on (the clock of asking: rate limit, timeouts); planning punctuations due meanwhile run. */

@@ -6,6 +6,7 @@ import io.partita.avro.HostEnvironment;
 import io.partita.avro.HostLiveness;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.ServiceModel;
+import io.partita.avro.ServingEvidence;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
 import io.partita.common.kafka.DeadLetters;
@@ -13,6 +14,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
+import io.partita.planner.plan.AskedGrouping;
 import io.partita.planner.plan.HostStates;
 import io.partita.planner.plan.InputTables;
 import io.partita.planner.plan.Keys;
@@ -153,15 +155,20 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     // what the catalog names, so such a timing waits in the store until its model version arrives.
     if (!e.getGrouping().isEmpty()) {
       answer(e);
+      if (BUSY_AFTER_WAIT.equals(e.getCondition())) {
+        askSoonerAfterBusy(e);
+      }
     }
     if (!e.getOk() || !e.getStable()) {
       return; // a failed or unstable point is kept on the topic but never planned with
     }
     if (!e.getGrouping().isEmpty() && BUSY_AFTER_WAIT.equals(e.getCondition())) {
       // Serving traffic shared the cores with the grouping (the profiler's wait for idle slots ran
-      // out): its throughput says more about the traffic than about the grouping. It answered the
-      // request above, but is neither chosen by nor learnt from; the prediction stands in for it,
-      // and the planner asks again after planner.measure.retry.ms.
+      // out): its throughput mixes the grouping with the traffic in an unknown proportion, a lower
+      // bound of unknown slack, and weighting it in would bias the plan against whichever grouping
+      // happened to be measured under load. It answered the request above and is not planned with;
+      // the grouping may be asked for again sooner (askSoonerAfterBusy), and a running grouping is
+      // measured from serving meanwhile.
       return;
     }
     if (!(e.getP50Ms() > 0)) {
@@ -169,7 +176,9 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     }
     boolean grouping = !e.getGrouping().isEmpty();
     KeyValueStore<String, byte[]> target = grouping ? groupings : store;
-    String key = grouping ? Keys.grouping(e) : Keys.timing(e);
+    // A grouping's figure from serving is kept beside the profiler's (idle) one, not over it: their
+    // ratio is what serving costs on the pool, by which idle figures are compared with served ones.
+    String key = grouping ? Keys.groupingRecord(e) : Keys.timing(e);
     byte[] old = target.get(key);
     if (old != null && timings.decode(topic, old).getTimestamp() > e.getTimestamp()) {
       return; // an older measurement arriving late does not replace a newer one
@@ -177,12 +186,25 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     target.put(key, record.value());
     changed(grouping ? InputTables.Table.GROUPINGS : InputTables.Table.TIMINGS, key, e, record.timestamp());
     if (grouping) {
-      asked.delete(key); // measured: the planner never needs to ask for it again
+      asked.delete(Keys.grouping(e)); // measured: the planner never needs to ask for it again
     }
     mark(Scopes.PARTITIONS_HOST + e.getHost());
     if (!grouping) {
       mark(Scopes.VERSIONS_AT + Keys.modelHost(e.getModel(), e.getHost()));
       mark(Scopes.MAPPING);
+    }
+  }
+
+  /**
+   * A grouping measured beside serving traffic is asked for again after planner.measure.busy.retry.ms
+   * instead of planner.measure.retry.ms (the hour meant for a grouping that failed or would not
+   * settle): the traffic that spoiled it comes and goes.
+   */
+  private void askSoonerAfterBusy(TimingEvent e) {
+    String key = Keys.grouping(e);
+    AskedGrouping at = AskedGrouping.decode(asked.get(key));
+    if (at != null && !at.busy()) {
+      asked.put(key, at.answeredBusy().encode());
     }
   }
 
@@ -345,9 +367,25 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     checkId("host", status.getHost());
     checkId("slot", status.getSlot());
     expectKey(key, Keys.hostSlot(status.getHost(), status.getSlot()));
+    ServingEvidence evidence = status.getServing();
+    if (evidence != null && (evidence.getItems() < 0 || evidence.getBatches() < 0 || evidence.getBusyNanos() < 0
+        || evidence.getWindowMs() < 0)) {
+      throw new Rejected("serving: items, batches, busyNanos and windowMs must be >= 0, got " + evidence);
+    }
+    byte[] old = store.get(key);
     store.put(key, record.value());
     changed(InputTables.Table.SLOTS, key, status, record.timestamp());
     mark(Scopes.ROUTES_HOST + status.getHost());
+    // Serving evidence may measure the host's running groupings and re-weigh its slots' capacity;
+    // a slot that stopped serving (its last window had runs, this one none) gives its capacity back.
+    if (ran(evidence) || (old != null && ran(statuses.decode(topic, old).getServing()))) {
+      mark(Scopes.SERVING_HOST + status.getHost());
+      mark(Scopes.ASSIGNMENTS_HOST + status.getHost());
+    }
+  }
+
+  private static boolean ran(ServingEvidence evidence) {
+    return evidence != null && evidence.getBatches() > 0;
   }
 
   private void storeDemand(Record<String, byte[]> record) {

@@ -17,6 +17,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.common.serde.RecordCodec;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.AskState;
+import io.partita.planner.plan.AskedGrouping;
 import io.partita.planner.plan.AssignmentPlans;
 import io.partita.planner.plan.InputTables;
 import io.partita.planner.plan.Keys;
@@ -28,8 +29,8 @@ import io.partita.planner.plan.PlanInputs;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.plan.Plans;
 import io.partita.planner.plan.RoutePlans;
+import io.partita.planner.plan.ServedGroupings;
 import io.partita.planner.plan.VersionPlans;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -242,7 +243,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
             key -> askedRecently(key, now), now, settings.measure());
         if (decision.request() != null) {
           for (String key : decision.state().open()) {
-            asked.put(key, Long.toString(now).getBytes(StandardCharsets.UTF_8));
+            asked.put(key, new AskedGrouping(now, false).encode());
           }
           byte[] bytes = settings.topics().profileRequests(codecs).encode(decision.request());
           context.forward(new Record<>(host, bytes, Math.max(0, context.currentStreamTimeMs())),
@@ -275,9 +276,8 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
   }
 
   private boolean askedRecently(String groupingKey, long now) {
-    byte[] at = asked.get(groupingKey);
-    return at != null
-        && now - Long.parseLong(new String(at, StandardCharsets.UTF_8)) < settings.measure().retryMs();
+    AskedGrouping at = AskedGrouping.decode(asked.get(groupingKey));
+    return at != null && at.recent(now, settings.measure());
   }
 
   private final class Pass {
@@ -291,6 +291,8 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
     private final Set<String> versionHosts = new TreeSet<>();
     private final Set<String> partitionHosts = new TreeSet<>();
     private final Set<String> partitionModels = new TreeSet<>();
+    /** Hosts whose slots reported serving evidence: their running groupings may be measured from it. */
+    private final Set<String> servingHosts = new TreeSet<>();
     private boolean mapping;
     private boolean allAssignments;
     private final Set<String> assignmentHosts = new TreeSet<>();
@@ -321,6 +323,8 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
           partitionHosts.add(scope.substring(Scopes.PARTITIONS_HOST.length()));
         } else if (scope.startsWith(Scopes.PARTITIONS_MODEL)) {
           partitionModels.add(scope.substring(Scopes.PARTITIONS_MODEL.length()));
+        } else if (scope.startsWith(Scopes.SERVING_HOST)) {
+          servingHosts.add(scope.substring(Scopes.SERVING_HOST.length()));
         } else if (scope.equals(Scopes.MAPPING)) {
           mapping = true;
         } else if (scope.equals(Scopes.ASSIGNMENTS)) {
@@ -353,6 +357,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         metrics.stage("mappings").record(this::planMappings);
       }
       metrics.stage("partitions").record(this::planPartitions);
+      metrics.stage("serving").record(this::recordServing);
       metrics.stage("assignments").record(this::planAssignments);
       metrics.stage("routes").record(this::planRoutes);
     }
@@ -450,6 +455,35 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         }
         if (any) {
           assignmentHosts.add(host);
+        }
+      }
+    }
+
+    /**
+     * The grouping-mode measurements the serving slots' evidence gives ({@link ServedGroupings}),
+     * published on the timings topic; they come back through {@code fold-timings} like a profiler's
+     * and re-plan their host.
+     */
+    private void recordServing() {
+      if (servingHosts.isEmpty() || !settings.serving().enabled()) {
+        return;
+      }
+      Topic<TimingEvent> timings = settings.topics().profileTimings(codecs);
+      for (String host : servingHosts) {
+        List<PartitionPlan> partitions = new ArrayList<>();
+        for (String key : live.partitionKeys(host)) {
+          partitions.add(live.get(PlanTable.PARTITIONS, key, PartitionPlan.class));
+        }
+        List<SlotAssignment> slots = new ArrayList<>();
+        for (String key : live.slotsOfHost(host)) {
+          slots.add(live.get(PlanTable.ASSIGNMENTS, key, SlotAssignment.class));
+        }
+        for (TimingEvent e : ServedGroupings.measurements(in, settings, host, partitions, slots)) {
+          context.forward(new Record<>(Keys.grouping(e), timings.encode(e), Math.max(0, context.currentStreamTimeMs())),
+              PlannerTopologyNames.SERVING_TIMINGS_SINK);
+          metrics.servingMeasurement();
+          log.debug("Serving on {}/{} measured {}/{} {} at {}/s ({} runs)", e.getHost(), e.getPool(), e.getModel(),
+              e.getVersion(), e.getGrouping(), e.getThroughput(), e.getSamples());
         }
       }
     }

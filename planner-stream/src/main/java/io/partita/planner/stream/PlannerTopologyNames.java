@@ -14,6 +14,8 @@ public final class PlannerTopologyNames {
   /** Grouping-mode measurements the planner asks for, on {@code <p>.profile.requests}. */
   public static final String PROFILE_REQUEST_SINK = "write-profile-requests";
   public static final String DEAD_LETTER_SINK = "write-dead-letters";
+  /** Grouping-mode measurements from the serving slots' evidence, on {@code <p>.profile.timings} (read back by {@code fold-timings}). */
+  public static final String SERVING_TIMINGS_SINK = "write-serving-timings";
 
   private PlannerTopologyNames() {}
 }

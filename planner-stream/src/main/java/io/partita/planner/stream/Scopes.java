@@ -18,6 +18,8 @@ final class Scopes {
   static final String VERSIONS_HOST = "versions-host:";
   static final String PARTITIONS_HOST = "partitions-host:";
   static final String PARTITIONS_MODEL = "partitions-model:";
+  /** A host whose slots reported serving evidence: its running groupings may be measured from it. */
+  static final String SERVING_HOST = "serving-host:";
   static final String MAPPING = "mapping";
   /** Every slot and instance. */
   static final String ASSIGNMENTS = "assignments";

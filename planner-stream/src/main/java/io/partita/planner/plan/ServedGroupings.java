@@ -1,0 +1,230 @@
+package io.partita.planner.plan;
+
+import static io.partita.planner.plan.Plans.CPU;
+
+import io.partita.avro.BatchRuns;
+import io.partita.avro.HostEnvironment;
+import io.partita.avro.PartitionPlan;
+import io.partita.avro.ServingEvidence;
+import io.partita.avro.SlotAssignment;
+import io.partita.avro.SlotStatus;
+import io.partita.avro.TimingEvent;
+import io.partita.planning.ServedRuns;
+import io.partita.planning.ServingRate;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * What the serving slots' evidence (their {@code SlotStatus.serving}: the runs of the last window,
+ * their sizes and busy time) says about the plan, by {@link ServingRate}'s rules, compared like
+ * with like with the single-size points the plan was made from:
+ *
+ * <ul>
+ *   <li>{@link #measurements}: for each running grouping of a host, a grouping-mode {@link
+ *       TimingEvent} ({@code condition = SERVING}) when a window says something new about it. The
+ *       planner publishes it on {@code <p>.profile.timings} and folds it back like a profiler's, so
+ *       the grouping is compared by what it served ({@code basis = measured}, {@code why} says "from
+ *       serving") without taking the cores of a busy host, stays measured after it stops running (a
+ *       plan that switched away does not switch back to a prediction), and a replay plans from it.
+ *   <li>{@link #capacity}: a slot's capacity cut toward what it serves when that is slower than
+ *       planned, by the evidence's weight, and back when it recovers.
+ * </ul>
+ *
+ * The figure from serving is kept beside the profiler's ({@link Keys#groupingRecord}): the
+ * profiler's stays the grouping's idle figure, and the two give the pool's serving factor by which
+ * alternatives with only idle figures are compared ({@code ServingFactor}). A window moves the
+ * grouping's serving figure so far or, with none yet, its profiler figure.
+ *
+ * <p>A window is used once: a grouping's window must begin at or after the timestamp of the
+ * grouping's latest measurement (from an earlier window, else by the profiler), so windows never
+ * overlap what is already recorded and a stale status (its worker gone) is never counted twice.
+ * Only slots whose status runs what the plan assigned there (model, version, pool; on a CPU pool the
+ * partition's size) and are serving (READY or DEGRADED) count; a plan with a slot that does not
+ * match yet (a plan change being applied) is left alone. Plans with no timing of their own here
+ * (default placements, plans predicted from another host) have nothing to compare with. Pure.
+ */
+public final class ServedGroupings {
+  /** The {@code condition} of the grouping-mode events made from serving evidence. */
+  public static final String SERVING = "SERVING";
+  private static final Set<String> SERVING_HEALTH = Set.of("READY", "DEGRADED");
+
+  private ServedGroupings() {}
+
+  /** One slot of a plan, with what its status says it served. */
+  record PlanSlot(String key, int size, SlotStatus status, ServingRate.Slot slot) {}
+
+  /**
+   * The slot's evidence against the plan's profile, when its status runs what the plan assigned
+   * there and carries serving evidence; else empty.
+   */
+  static Optional<PlanSlot> slot(PlanInputs in, PartitionPlan p, String slotKey, int size) {
+    SlotStatus status = in.slots().get(slotKey);
+    if (status == null || status.getServing() == null || !SERVING_HEALTH.contains(status.getHealth())
+        || !status.getModel().equals(p.getModel()) || !status.getVersion().equals(p.getVersion())
+        || !status.getPool().equals(p.getPool()) || (p.getPool().equals(CPU) && status.getThreads() != size)) {
+      return Optional.empty();
+    }
+    SortedMap<Integer, Double> times = batchTimes(in, p, size);
+    if (times.isEmpty() || !times.containsKey(p.getBatch())) {
+      return Optional.empty();
+    }
+    return Optional.of(new PlanSlot(slotKey, size, status, new ServingRate.Slot(runs(status.getServing()), times)));
+  }
+
+  /** The plan's profile for one partition size: time of one run by batch size, at the plan's provider. */
+  static SortedMap<Integer, Double> batchTimes(PlanInputs in, PartitionPlan p, int size) {
+    String prefix = Keys.partition(p.getModel(), p.getVersion(), p.getHost(), p.getPool()) + Keys.SEP + size + Keys.SEP;
+    HostEnvironment env = in.hosts().get(p.getHost());
+    SortedMap<Integer, Double> out = new TreeMap<>();
+    for (TimingEvent e : in.timings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
+      if (e.getProvider().equals(p.getProvider()) && e.getP50Ms() > 0) {
+        out.put(e.getBatch(), Plans.batchTimeMs(e, env));
+      }
+    }
+    return out;
+  }
+
+  static ServedRuns runs(ServingEvidence evidence) {
+    SortedMap<Integer, Long> bySize = new TreeMap<>();
+    for (BatchRuns b : evidence.getSizes()) {
+      if (b.getRows() > 0 && b.getRuns() > 0) {
+        bySize.merge(b.getRows(), b.getRuns(), Long::sum);
+      }
+    }
+    return new ServedRuns(Math.max(0, evidence.getItems()), Math.max(0, evidence.getBusyNanos()) / 1e6, bySize);
+  }
+
+  /**
+   * The capacity of one slot of a partition plan: {@code planned} (the plan's share for it), cut
+   * toward the rate the slot serves at when its evidence says it is slower, by the evidence's
+   * weight ({@link ServingRate#capacity}).
+   */
+  public static double capacity(PlanInputs in, PlanSettings settings, PartitionPlan p, String slotKey, int size,
+      double planned) {
+    if (!settings.serving().enabled() || !(planned > 0)) {
+      return planned;
+    }
+    Optional<PlanSlot> slot = slot(in, p, slotKey, size);
+    if (slot.isEmpty()) {
+      return planned;
+    }
+    ServingRate.Slot s = slot.get().slot();
+    return ServingRate.capacity(planned, ServingRate.observedRate(s, p.getBatch()),
+        ServingRate.weight(s.runs(), settings.serving().fullness()));
+  }
+
+  /**
+   * The grouping-mode measurements from serving to record for the running groupings of one host:
+   * at most one per live partition plan, when its slots' window says something new
+   * ({@link ServingRate#update}).
+   *
+   * @param live the live partition plans (any host; those of {@code host} are looked at)
+   * @param assignments the live slot assignments: which slots run each plan
+   */
+  public static List<TimingEvent> measurements(PlanInputs in, PlanSettings settings, String host,
+      Collection<PartitionPlan> live, Collection<SlotAssignment> assignments) {
+    List<TimingEvent> out = new ArrayList<>();
+    if (!settings.serving().enabled()) {
+      return out;
+    }
+    for (PartitionPlan p : live) {
+      if (!p.getHost().equals(host) || !p.getPlanned() || p.getDefaultPlan() || p.getPredictedFrom() != null
+          || p.getSizes().isEmpty()) {
+        continue;
+      }
+      List<PlanSlot> slots = slotsOf(in, p, assignments);
+      if (slots.isEmpty()) {
+        continue;
+      }
+      measurement(in, settings, p, slots).ifPresent(out::add);
+    }
+    return out;
+  }
+
+  /** The plan's slots with their evidence, paired with its sizes in slot order; empty unless every one matches. */
+  static List<PlanSlot> slotsOf(PlanInputs in, PartitionPlan p, Collection<SlotAssignment> assignments) {
+    List<SlotAssignment> mine = new ArrayList<>();
+    for (SlotAssignment a : assignments) {
+      if (a.getHost().equals(p.getHost()) && a.getPool().equals(p.getPool()) && a.getModel().equals(p.getModel())
+          && a.getVersion().equals(p.getVersion())) {
+        mine.add(a);
+      }
+    }
+    // AssignmentPlans numbers a plan's slots in the order of its sizes (descending)
+    mine.sort(Comparator.comparingInt((SlotAssignment a) -> slotNumber(a.getSlot())).thenComparing(SlotAssignment::getSlot));
+    if (mine.size() != p.getSizes().size()) {
+      return List.of();
+    }
+    List<PlanSlot> out = new ArrayList<>();
+    for (int i = 0; i < mine.size(); i++) {
+      Optional<PlanSlot> slot = slot(in, p, Keys.hostSlot(p.getHost(), mine.get(i).getSlot()), p.getSizes().get(i));
+      if (slot.isEmpty()) {
+        return List.of();
+      }
+      out.add(slot.get());
+    }
+    return out;
+  }
+
+  private static Optional<TimingEvent> measurement(PlanInputs in, PlanSettings settings, PartitionPlan p,
+      List<PlanSlot> slots) {
+    List<ServingRate.Slot> rates = new ArrayList<>();
+    long start = Long.MAX_VALUE;
+    long end = Long.MIN_VALUE;
+    boolean pinned = true;
+    for (PlanSlot s : slots) {
+      rates.add(s.slot());
+      start = Math.min(start, s.status().getTimestamp() - Math.max(0, s.status().getServing().getWindowMs()));
+      end = Math.max(end, s.status().getTimestamp());
+      pinned &= s.status().getPinned();
+    }
+    Optional<ServingRate.Observed> observed = ServingRate.grouping(p.getBatch(), rates, settings.serving().fullness());
+    if (observed.isEmpty()) {
+      return Optional.empty();
+    }
+    String key = Keys.grouping(p.getModel(), p.getVersion(), p.getHost(), p.getPool(), p.getBatch(), p.getProvider(),
+        p.getSizes());
+    // The serving figure so far moves by the window's weight; a grouping with none yet starts from
+    // the profiler's idle figure, so that a window of little traffic moves it little.
+    TimingEvent recorded = in.groupings().get(Keys.served(key));
+    if (recorded == null) {
+      recorded = in.groupings().get(key);
+    }
+    if (recorded != null && start < recorded.getTimestamp()) {
+      return Optional.empty(); // the window overlaps what is recorded already
+    }
+    ServingRate.Observed o = observed.get();
+    OptionalDouble figure = ServingRate.update(recorded == null ? null : recorded.getThroughput(),
+        o.throughputPerSecond(), o.weight(), settings.hysteresis());
+    if (figure.isEmpty()) {
+      return Optional.empty();
+    }
+    double latency = recorded == null ? o.maxLatencyMs()
+        : recorded.getP50Ms() + Math.min(1, o.weight()) * (o.maxLatencyMs() - recorded.getP50Ms());
+    List<Integer> sizes = new ArrayList<>(p.getSizes());
+    sizes.sort(Comparator.reverseOrder());
+    return Optional.of(TimingEvent.newBuilder().setModel(p.getModel()).setVersion(p.getVersion()).setHost(p.getHost())
+        .setPool(p.getPool()).setSize(sizes.stream().mapToInt(Integer::intValue).sum()).setBatch(p.getBatch())
+        .setProvider(p.getProvider()).setGrouping(sizes).setP50Ms(latency).setP90Ms(latency).setP99Ms(latency)
+        .setMeanMs(latency).setSamples((int) Math.min(Integer.MAX_VALUE, o.runs().runs()))
+        .setThroughput(figure.getAsDouble()).setMemoryBytes(p.getMemoryBytes()).setStable(true).setPinned(pinned)
+        .setOk(true).setError(null).setRequestId(null).setTimestamp(end).setCondition(SERVING).build());
+  }
+
+  /** The n of a slot named {@code <pool>-<n>}; slots named otherwise sort last. */
+  static int slotNumber(String slot) {
+    int cut = slot.lastIndexOf('-');
+    try {
+      return Integer.parseInt(slot.substring(cut + 1));
+    } catch (NumberFormatException e) {
+      return Integer.MAX_VALUE;
+    }
+  }
+}
