@@ -30,6 +30,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Not a check: a slot whose warm-up fails (a model whose inputs cannot be made of zeros, an input
  * of strings) still serves; the failure is reported in the outcome. The slots' own counters (answered,
  * inference metrics) include the warm-up's requests; the worker's replies do not (nothing is produced).
+ * Their serving evidence does not: each warmed slot's serving window begins again after its
+ * warm-up ({@link Slot#resetServingWindow}), since the planner reads that window as what the running
+ * grouping serves at, and a cold JIT's runs of zeros are not.
  */
 final class WarmUp {
   /** The largest wave: one full batch of one-row requests, as a busy slot runs. */
@@ -106,6 +109,8 @@ final class WarmUp {
         break;
       }
     }
+    // The warm-up served no one: its runs must not be read as the slots' serving rate.
+    targets.forEach(t -> t.slot().resetServingWindow());
     return new Outcome(targets.size(), answered.get(), failed.get(), (System.nanoTime() - start) / 1_000_000, problem.get());
   }
 

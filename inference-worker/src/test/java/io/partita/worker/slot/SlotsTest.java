@@ -445,6 +445,45 @@ class SlotsTest {
   }
 
   @Test
+  void shouldLeaveTheServingWindowOfAWarmedUpSlotEmptySoThePlannerNeverCountsWarmUpRuns() throws Exception {
+    List<SlotSpec> specs = Assignments.resolve(Assignments.read(writeList("""
+        [{"slot": "s1", "model": "demo-mlp", "version": "1", "serviceModels": ["demo-a"]},
+         {"slot": "s2", "model": "demo-mlp", "version": "1", "serviceModels": ["demo"]}]"""), index, "host-1"),
+        index, DEFAULTS, Pinning.usableCpus(), "test");
+    int warmUp = 40;
+    slots = new Slots(index, specs, new Slots.Settings(1, true, true, java.util.Optional.empty(), java.util.Optional.empty(), warmUp),
+        new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), new WorkerMetrics(registry),
+        System::currentTimeMillis, () -> { });
+    slots.start(Duration.ofMinutes(1));
+
+    slots.warmUp(warmUp); // as the worker does before its first status
+    for (SlotStatus st : slots.statuses()) {
+      assertThat(st.getAnswered()).as("%s ran its warm-up", st.getSlot()).isEqualTo(warmUp);
+      assertThat(st.getServing().getBatches()).as("%s serving runs after the warm-up", st.getSlot()).isZero();
+      assertThat(st.getServing().getItems()).isZero();
+      assertThat(st.getServing().getBusyNanos()).isZero();
+      assertThat(st.getServing().getSizes()).isEmpty();
+    }
+
+    // Slots opened for a new plan are warmed up before they take requests: theirs is empty too.
+    List<SlotSpec> renamed = specs.stream().map(sp -> new SlotSpec(sp.host(), "p-" + sp.slot(), sp.version(), sp.pool(),
+        sp.session(), sp.maxRows(), sp.budgetBytes(), sp.instances())).toList();
+    assertThat(slots.apply(renamed, Duration.ofMinutes(1), Duration.ofSeconds(30)).applied()).isTrue();
+    assertThat(slots.statuses()).extracting(SlotStatus::getSlot).containsExactlyInAnyOrder("p-s1", "p-s2");
+    for (SlotStatus st : slots.statuses()) {
+      assertThat(st.getAnswered()).as("%s ran its warm-up", st.getSlot()).isEqualTo(warmUp);
+      assertThat(st.getServing().getBatches()).as("%s serving runs after the warm-up", st.getSlot()).isZero();
+    }
+
+    // What serves afterwards is counted.
+    submit(request("real", "demo", null, DemoMlp.sampleInput(3, 1)), Long.MAX_VALUE);
+    awaitReplies(1);
+    assertThat(replies.get("real").getError()).isNull();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(slots.statuses())
+        .extracting(st -> st.getServing().getItems()).containsExactlyInAnyOrder(3L, 0L));
+  }
+
+  @Test
   void shouldRunTheRestOfAMixedBatchAfterwardsWhenItsWeightFilesDoNotFitTheBudgetTogether() throws Exception {
     long oneAdapter = java.nio.file.Files.size(repo.resolve(io.partita.models.demo.DemoRepository.adapterPath("a")));
     start(Assignments.read(writeList("[{\"slot\": \"s\", \"model\": \"demo-mlp\", \"version\": \"1\", \"memoryBudgetBytes\": "
