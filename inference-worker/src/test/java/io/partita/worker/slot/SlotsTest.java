@@ -484,6 +484,30 @@ class SlotsTest {
   }
 
   @Test
+  void shouldCountTheRunsOfServiceModelsMountedOnDemandInTheSlotsServingEvidence() throws Exception {
+    // The slot's only instance is demo's; demo-a and demo-b are mounted when their requests come. Their runs are the
+    // base model's runs on this slot's grouping, so its serving evidence counts them as any other.
+    start(Assignments.read(writeList("[{\"slot\": \"s\", \"model\": \"demo-mlp\", \"version\": \"1\", \"serviceModels\": [\"demo\"]}]"),
+        index, "host-1"), 0, true);
+    List<String> order = List.of("demo-a", "demo-b", "demo-a", "demo-b", "demo-a");
+    for (int i = 0; i < order.size(); i++) {
+      submit(request("od-" + i, order.get(i), null, DemoMlp.sampleInput(2, i)), Long.MAX_VALUE);
+      awaitReplies(i + 1); // one at a time: each runs as a batch of its own 2 rows
+      assertThat(replies.get("od-" + i).getError()).as(order.get(i)).isNull();
+    }
+    SlotStatus status = slots.statuses().get(0);
+    assertThat(status.getServiceModels()).extracting(m -> m.getServiceModel() + "=" + m.getInstanceId())
+        .contains("demo-a=host-1/s/demo-a", "demo-b=host-1/s/demo-b");
+    assertThat(status.getServing().getItems()).isEqualTo(2L * order.size());
+    assertThat(status.getServing().getBatches()).isEqualTo(order.size());
+    assertThat(status.getServing().getBusyNanos()).isPositive();
+    assertThat(status.getServing().getSizes()).singleElement().satisfies(b -> {
+      assertThat(b.getRows()).isEqualTo(2);
+      assertThat(b.getRuns()).isEqualTo(order.size());
+    });
+  }
+
+  @Test
   void shouldRunTheRestOfAMixedBatchAfterwardsWhenItsWeightFilesDoNotFitTheBudgetTogether() throws Exception {
     long oneAdapter = java.nio.file.Files.size(repo.resolve(io.partita.models.demo.DemoRepository.adapterPath("a")));
     start(Assignments.read(writeList("[{\"slot\": \"s\", \"model\": \"demo-mlp\", \"version\": \"1\", \"memoryBudgetBytes\": "
