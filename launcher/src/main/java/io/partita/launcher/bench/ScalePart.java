@@ -91,7 +91,8 @@ final class ScalePart {
     report.add(new Report.Table("8b. Where a pass's time goes",
         "Mean time per stage of the passes of each kind of change (the planner's partita.planner.stage timers): inputs "
             + "(the input tables as the pass reads them), versions (method 4), mappings (method 2), partitions (method 1), "
-            + "assignments (slots and instances, method 3), routes, asks (grouping-mode measurements); then the mean plan "
+            + "serving (measurements from the slots' serving evidence), assignments (slots and instances, method 3), "
+            + "routes, asks (grouping-mode measurements); then the mean plan "
             + "records written per pass, by table.",
         stageColumns, stageRows, self));
     report.add(new Report.Table("8c. How the cost grows",
