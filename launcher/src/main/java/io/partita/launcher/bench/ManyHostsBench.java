@@ -241,6 +241,8 @@ final class ManyHostsBench {
     for (int i = 0; i < 64; i++) {
       new Lane().next();
     }
+    // The load runs for a set time and the host joins at a set second of it: a schedule of the
+    // experiment, not a condition to wait for.
     Thread.sleep(joinAt * 1000);
     long joinNanos = System.nanoTime() - start;
     CompletableFuture.runAsync(() -> {
@@ -250,7 +252,7 @@ final class ManyHostsBench {
         joined.completeExceptionally(e);
       }
     });
-    Thread.sleep((length - joinAt) * 1000 + 5_000);
+    Thread.sleep((length - joinAt) * 1000 + 5_000); // the rest of the load, and 5 s for its last answers
     joined.get();
     List<List<String>> rows = new ArrayList<>();
     for (long w = 0; w < length / 5; w++) {

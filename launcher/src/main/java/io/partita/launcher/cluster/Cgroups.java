@@ -89,7 +89,7 @@ final class Cgroups {
         throw new IllegalStateException(state + " is still " + read(state) + " 10 s after writing " + want);
       }
       write(state, want);
-      Thread.sleep(20);
+      Thread.sleep(20); // the freezer gives no notification of its state: polled, and asked again
     }
   }
 

@@ -113,7 +113,7 @@ final class Procs {
       if (System.nanoTime() > until) {
         return false;
       }
-      Thread.sleep(50);
+      Thread.sleep(50); // not our child (started through nsenter): no exit notification to wait on
     }
     return true;
   }

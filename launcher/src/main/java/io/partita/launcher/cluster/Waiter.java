@@ -175,6 +175,8 @@ final class Waiter {
       throw new IllegalStateException("timed out after " + Duration.ofNanos(System.nanoTime() - started).toSeconds()
           + " s waiting for " + what + " (raise --timeout; the logs are in " + Path.of(state.dir(), "logs") + ")");
     }
+    // Readiness is asked of other processes over HTTP and Kafka, which notify nothing: a probe
+    // every 500 ms keeps up with a start-up of tens of seconds without loading the infra core.
     Thread.sleep(500);
   }
 

@@ -159,8 +159,13 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
         askSoonerAfterBusy(e);
       }
     }
-    if (!e.getOk() || !e.getStable()) {
-      return; // a failed or unstable point is kept on the topic but never planned with
+    if (!e.getOk() || (!e.getStable() && e.getGrouping().isEmpty())) {
+      // A failed measurement, or a single point whose median did not settle, is kept on the topic
+      // but never planned with. A grouping-mode measurement is planned with by its throughput over
+      // the whole window, which holds when the per-run median wanders (a host under a CPU quota,
+      // partitions running side by side): dropping it left a host predicted for the hour before
+      // the planner asked again.
+      return;
     }
     if (!e.getGrouping().isEmpty() && BUSY_AFTER_WAIT.equals(e.getCondition())) {
       // Serving traffic shared the cores with the grouping (the profiler's wait for idle slots ran
