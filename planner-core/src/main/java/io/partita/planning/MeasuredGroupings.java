@@ -150,8 +150,8 @@ public final class MeasuredGroupings {
   }
 
   /**
-   * The serving factor of a pool ({@link ServingFactor}) as the running grouping {@code running}
-   * shows it: its figure measured from serving over its idle figure (the profiler's grouping-mode
+   * The serving factor of a pool ({@link ServingFactor}) as the grouping {@code running} shows it
+   * (the grouping served last, normally the one running): its figure measured from serving over its idle figure (the profiler's grouping-mode
    * measurement, else its prediction times {@code interference}); {@link ServingFactor#none()} when
    * it has no serving figure or is not a grouping of this problem.
    *

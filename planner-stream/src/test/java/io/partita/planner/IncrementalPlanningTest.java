@@ -10,6 +10,7 @@ import static io.partita.planner.TestRecords.version;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.partita.avro.AssignedServiceModel;
+import io.partita.avro.BatchRuns;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.HostLiveness;
@@ -18,6 +19,7 @@ import io.partita.avro.MountStatus;
 import io.partita.avro.Route;
 import io.partita.avro.RouteInstance;
 import io.partita.avro.ServiceModel;
+import io.partita.avro.ServingEvidence;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
@@ -52,7 +54,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (every key re-planned in every pass, through the whole-problem functions), are fed the same
  * random changes (timings and grouping-mode timings; hosts joining, leaving (environment deleted,
  * or its worker LEFT) and changing (a CPU quota too); models, versions, service models and demand
- * added, changed and deleted; slot status, with service models mounted on demand); after every pass
+ * added, changed and deleted; slot status, with service models mounted on demand and serving
+ * evidence); after every pass
  * their plan tables are equal byte for byte. Half the runs map classes of alike pools, whose
  * matrix the live planner keeps between passes and the exhaustive one builds whole.
  */
@@ -63,7 +66,7 @@ class IncrementalPlanningTest {
   @TempDir Path stateDir;
 
   @ParameterizedTest
-  @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 28})
+  @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 28, 95, 164, 263})
   void shouldPlanWhatReplanningEverythingPlans(long seed) {
     // Even seeds map classes of alike pools (more than 3 pools), odd ones single pools.
     PlanSettings settings = PlanSettings.defaults(topics).withMappingPoolLimit(seed % 2 == 0 ? 3 : 64);
@@ -213,6 +216,8 @@ class IncrementalPlanningTest {
     final Random random;
     /** Draws the on-demand mounts of slot statuses, apart from {@link #random}: the worlds' other changes stay as they were. */
     final Random mounts;
+    /** Draws the serving evidence of slot statuses, apart from the other two. */
+    final Random serving;
     final List<PlanRun> runs;
     /** Few kinds of hardware, so that hosts share classes of alike pools. */
     final boolean alike;
@@ -225,6 +230,7 @@ class IncrementalPlanningTest {
     World(long seed, List<PlanRun> runs, boolean alike) {
       this.random = new Random(seed);
       this.mounts = new Random(~seed);
+      this.serving = new Random(seed * 31 + 7);
       this.runs = runs;
       this.alike = alike;
     }
@@ -322,6 +328,11 @@ class IncrementalPlanningTest {
             .setBytes(0).setLastUsed(0).build());
         status = SlotStatus.newBuilder(status).setServiceModels(list).build();
       }
+      if (serving.nextInt(3) > 0) { // what the slot ran over its last window, some sizes slower than profiled
+        // runs as assigned (pool, provider, threads), after every window already recorded
+        status = SlotStatus.newBuilder(status).setPool(a.getPool()).setProvider(a.getProvider())
+            .setThreads(a.getThreads()).setTimestamp(++clock * 100_000).setServing(evidence()).build();
+      }
       status = SlotStatus.newBuilder(status).setInFlight(random.nextInt(5)).setRequestPartitions(
           List.of(new TopicPartitions(topics.requests(a.getModel()), List.of(random.nextInt(4))))).build();
       send(topics.workerStatus(), key, random.nextInt(6) == 0 ? null : status);
@@ -330,6 +341,25 @@ class IncrementalPlanningTest {
         send(topics.workerStatus(), other, ready(a.getHost(), "cpu-" + other.substring(other.lastIndexOf('-') + 1),
             a.getModel(), a.getVersion(), ids.toArray(String[]::new)));
       }
+    }
+
+    ServingEvidence evidence() {
+      List<BatchRuns> sizes = new ArrayList<>();
+      long items = 0;
+      long runs = 0;
+      long busy = 0;
+      for (int rows : new int[] {1, 2, 4, 8}) {
+        if (serving.nextBoolean()) {
+          long n = serving.nextInt(3) == 0 ? 0 : 1 + serving.nextInt(400);
+          long nanos = n * rows * (200_000L + serving.nextInt(20_000_000));
+          sizes.add(new BatchRuns(rows, n, nanos));
+          items += n * rows;
+          runs += n;
+          busy += nanos;
+        }
+      }
+      return ServingEvidence.newBuilder().setWindowMs(serving.nextInt(4) == 0 ? 5_000 : 30_000).setItems(items)
+          .setBatches(runs).setBusyNanos(busy).setSizes(sizes).build();
     }
 
     @SuppressWarnings("unchecked")

@@ -39,6 +39,23 @@ public final class GroupingEvidence {
     return out;
   }
 
+  /**
+   * The sizes of the grouping of one model version on one pool at one batch and provider measured
+   * from serving most recently (the latest timestamp; ties by sizes), or null when none was.
+   */
+  public static List<Integer> lastServed(PlanInputs in, String model, String version, String host, String pool,
+      int batch, String provider) {
+    String prefix = Keys.partition(model, version, host, pool) + Keys.SEP + batch + Keys.SEP + provider + Keys.SEP;
+    TimingEvent last = null;
+    for (TimingEvent e : in.groupings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
+      if (source(e) == MeasurementSource.SERVING && e.getThroughput() > 0
+          && (last == null || e.getTimestamp() > last.getTimestamp())) {
+        last = e;
+      }
+    }
+    return last == null ? null : last.getGrouping();
+  }
+
   static MeasurementSource source(TimingEvent e) {
     return ServedGroupings.SERVING.equals(e.getCondition()) ? MeasurementSource.SERVING : MeasurementSource.PROFILER;
   }

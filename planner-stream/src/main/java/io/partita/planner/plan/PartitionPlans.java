@@ -172,8 +172,11 @@ public final class PartitionPlans {
         Map<List<Integer>, GroupingMeasurement> served = hostProfile.own() ? GroupingEvidence.measured(in, model,
             version, host, pool, profile.batch(), profile.provider(), MeasurementSource.SERVING) : Map.of();
         Interference interference = interferences.computeIfAbsent(pool, p -> GroupingEvidence.interference(in, host, p));
+        List<Integer> lastServed = hostProfile.own() ? GroupingEvidence.lastServed(in, model, version, host, pool,
+            profile.batch(), profile.provider()) : null;
         MeasuredChoice choice = choose(share, placement, problem, settings,
-            running.get(Keys.partition(model, version, host, pool)), profile, profiled, served, interference);
+            running.get(Keys.partition(model, version, host, pool)), profile, profiled, served, lastServed,
+            interference);
         Map<List<Integer>, GroupingMeasurement> measured = ServingFactor.none().compared(profiled, served);
         GroupingPlan g = choice.plan();
         PartitionPlan.Builder b = PartitionPlan.newBuilder().setModel(model).setVersion(version).setHost(host)
@@ -224,14 +227,18 @@ public final class PartitionPlans {
    * running sizes when the choice is not better by the hysteresis margin. A shared placement's
    * single partition is not a choice: it is only assessed.
    *
-   * <p>When the running grouping is measured from serving, the choice is made under the pool's
-   * serving factor ({@link MeasuredGroupings#servingFactor}): alternatives with only idle or
-   * predicted figures are scaled by what serving costs here, so a plan does not switch away from
-   * its running grouping under load only because serving is slower than the profiler's idle runs.
+   * <p>When a grouping of this batch and provider was measured from serving, the choice is made
+   * under the pool's serving factor ({@link MeasuredGroupings#servingFactor}), read from the
+   * grouping served last ({@code lastServed}, normally the running one): alternatives with only
+   * idle or predicted figures are scaled by what serving costs here, so a plan does not switch away
+   * from its running grouping under load only because serving is slower than the profiler's idle
+   * runs. The factor does not depend on the running plan: right after a switch the new grouping has
+   * not served yet and the one it replaced still sets the factor, so the next pass compares as this
+   * one did and does not switch back.
    */
   private static MeasuredChoice choose(ModelShare share, PoolPlacement placement, PoolSplitProblem problem,
       PlanSettings settings, PartitionPlan running, Profile profile, Map<List<Integer>, GroupingMeasurement> profiled,
-      Map<List<Integer>, GroupingMeasurement> served, Interference interference) {
+      Map<List<Integer>, GroupingMeasurement> served, List<Integer> lastServed, Interference interference) {
     GroupingPlan fresh = share.plan();
     ModelDemand demand = problem == null ? null
         : problem.models().stream().filter(m -> m.modelId().equals(share.modelId())).findFirst().orElse(null);
@@ -246,9 +253,8 @@ public final class PartitionPlans {
     boolean keeps = running != null && running.getPlanned() && !running.getDefaultPlan()
         && running.getPlacement().equals(placement.kind().name().toLowerCase(Locale.ROOT))
         && running.getBatch() == profile.batch() && running.getProvider().equals(profile.provider());
-    ServingFactor serving = keeps
-        ? MeasuredGroupings.servingFactor(grouping, running.getSizes(), profiled, served, interference)
-        : ServingFactor.none();
+    ServingFactor serving = lastServed == null ? ServingFactor.none()
+        : MeasuredGroupings.servingFactor(grouping, lastServed, profiled, served, interference);
     Map<List<Integer>, GroupingMeasurement> measured = serving.compared(profiled, served);
     MeasuredChoice choice = MeasuredGroupings.choose(grouping, fresh, measured, interference, serving);
     if (!keeps) {

@@ -78,6 +78,21 @@ public final class ServedGroupings {
     return Optional.of(new PlanSlot(slotKey, size, status, new ServingRate.Slot(runs(status.getServing()), times)));
   }
 
+  /**
+   * Whether a slot of {@code host} reports serving evidence with runs: its capacity is then cut by
+   * comparing them with the host's timings ({@link #capacity}), so a change of those timings changes
+   * the slot's capacity even when the partition plans stay as they were.
+   */
+  public static boolean servesOn(PlanInputs in, String host) {
+    String prefix = Keys.hostSlot(host, "");
+    for (SlotStatus status : in.slots().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
+      if (status.getServing() != null && status.getServing().getBatches() > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The plan's profile for one partition size: time of one run by batch size, at the plan's provider. */
   static SortedMap<Integer, Double> batchTimes(PlanInputs in, PartitionPlan p, int size) {
     String prefix = Keys.partition(p.getModel(), p.getVersion(), p.getHost(), p.getPool()) + Keys.SEP + size + Keys.SEP;

@@ -453,7 +453,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
             any |= emit(PlanTable.PARTITIONS, key, null);
           }
         }
-        if (any) {
+        if (any || ServedGroupings.servesOn(in, host)) {
           assignmentHosts.add(host);
         }
       }
