@@ -150,7 +150,9 @@ class ProfilerServiceIT {
     assertThat(env.getBaseline().getThroughput()).isPositive();
     assertThat(env.getBaseline().getPointsMeasured()).isPositive()
         .isLessThanOrEqualTo(env.getBaseline().getGridSize());
-    assertThat(service.environment().baseline()).isNotNull();
+    // environment() is set once the broker acknowledged the record, just after the reader may see it
+    assertThat(await().atMost(Duration.ofSeconds(10)).until(service::environment, e -> e != null && e.baseline() != null))
+        .isNotNull();
   }
 
   @Test
