@@ -136,7 +136,7 @@ class VersionObjectiveTest {
     // The fast host runs the cheaper version (chosen before its prediction improved); the accurate
     // one now qualifies and is slower: under the accuracy objective it replaces the running one.
     VersionPlan fresh = choose(FAST, LAB_TIMINGS, req);
-    assertThat(Hysteresis.keepVersion(fresh, "2", 0.10).chosenVersionId()).isEqualTo("1");
+    assertThat(VersionHysteresis.keepVersion(fresh, "2", 0.10).chosenVersionId()).isEqualTo("1");
 
     // Two equally accurate versions 5 % apart: the running one stays within the 10 % margin.
     ModelVersion x = new ModelVersion("x", Set.of("CPU"), "fp32", GIB, 0.9);
@@ -144,7 +144,7 @@ class VersionObjectiveTest {
     VersionPlan tied = VersionSelector.choose(new VersionProblem(LAB, List.of(), List.of(x, y),
         List.of(new TimingObservation("x", "lab", 2.0), new TimingObservation("y", "lab", 2.1)), req));
     assertThat(tied.chosenVersionId()).isEqualTo("x");
-    VersionPlan kept = Hysteresis.keepVersion(tied, "y", 0.10);
+    VersionPlan kept = VersionHysteresis.keepVersion(tied, "y", 0.10);
     assertThat(kept.chosenVersionId()).isEqualTo("y");
     assertThat(kept.objective()).isEqualTo(VersionObjective.ACCURACY);
     assertThat(kept.outcomes().get(0).reason()).startsWith("kept: version x (2.0 ms) is not faster by more than the"

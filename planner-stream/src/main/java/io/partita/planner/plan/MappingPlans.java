@@ -11,7 +11,7 @@ import io.partita.avro.ServiceMapping;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.TimingEvent;
 import io.partita.planning.Assignment;
-import io.partita.planning.Hysteresis;
+import io.partita.planning.MappingHysteresis;
 import io.partita.planning.MappingPlan;
 import io.partita.planning.MappingPlanner;
 import io.partita.planning.MappingProblem;
@@ -269,8 +269,8 @@ public final class MappingPlans {
       }
     }
     MappingPlan fresh = MappingPlanner.plan(problem);
-    MappingPlan plan = Hysteresis.keepMapping(problem, fresh, incumbent, settings.hysteresis());
-    String kept = plan == fresh ? null : Hysteresis.KEPT_MAPPING + ": the fresh mapping's bottleneck "
+    MappingPlan plan = MappingHysteresis.keepMapping(problem, fresh, incumbent, settings.hysteresis());
+    String kept = plan == fresh ? null : MappingHysteresis.KEPT_MAPPING + ": the fresh mapping's bottleneck "
         + fresh.costMsPerSecond() + " ms/s is not lower than the running one's " + plan.costMsPerSecond()
         + " ms/s by more than " + settings.hysteresis();
     Map<String, String> kindOf = new TreeMap<>();

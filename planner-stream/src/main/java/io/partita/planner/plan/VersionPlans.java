@@ -9,8 +9,8 @@ import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionCandidate;
 import io.partita.avro.VersionChoice;
 import io.partita.planning.HostFacts;
-import io.partita.planning.Hysteresis;
 import io.partita.planning.TimingObservation;
+import io.partita.planning.VersionHysteresis;
 import io.partita.planning.VersionOutcome;
 import io.partita.planning.VersionPlan;
 import io.partita.planning.VersionProblem;
@@ -213,7 +213,7 @@ public final class VersionPlans {
     if (problem == null) {
       return null;
     }
-    VersionPlan plan = Hysteresis.keepVersion(VersionSelector.choose(problem), running, hysteresis);
+    VersionPlan plan = VersionHysteresis.keepVersion(VersionSelector.choose(problem), running, hysteresis);
     List<VersionCandidate> candidates = new ArrayList<>();
     for (VersionOutcome o : plan.outcomes()) {
       candidates.add(VersionCandidate.newBuilder().setVersion(o.versionId()).setStatus(o.status().name())
