@@ -42,9 +42,9 @@ class InlineQualifiedNamesTest {
       "inference-worker/src/main/java/io/partita/worker/kafka/RequestLoop.java: java.util.function.Consumer",
       "inference-worker/src/main/java/io/partita/worker/kafka/RequestLoop.java: java.util.function.Consumer",
       // the pure planner's records beside the Avro records of the same names
-      "planner-stream/src/main/java/io/partita/planner/plan/VersionPlans.java: io.partita.planning.ModelVersion",
-      "planner-stream/src/main/java/io/partita/planner/plan/VersionPlans.java: io.partita.planning.ModelVersion",
-      "planner-stream/src/main/java/io/partita/planner/plan/MappingPlans.java: io.partita.planning.ServiceMapping",
+      "planner-stream/src/main/java/io/partita/planner/plan/VersionPlans.java: io.partita.planning.version.ModelVersion",
+      "planner-stream/src/main/java/io/partita/planner/plan/VersionPlans.java: io.partita.planning.version.ModelVersion",
+      "planner-stream/src/main/java/io/partita/planner/plan/MappingPlans.java: io.partita.planning.mapping.ServiceMapping",
       "profiler-worker/src/main/java/io/partita/profiler/env/ProviderProbe.java: io.partita.runtime.Provider");
 
   @Test

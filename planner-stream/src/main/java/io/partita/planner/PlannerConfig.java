@@ -8,7 +8,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.MeasureSettings;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.plan.ServingSettings;
-import io.partita.planning.GroupingObjective;
+import io.partita.planning.grouping.GroupingObjective;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;

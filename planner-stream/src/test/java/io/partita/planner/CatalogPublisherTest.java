@@ -66,7 +66,7 @@ class CatalogPublisherTest {
         .filter(r -> r.key().equals(DemoHeavy.MODEL_NAME + "/1")).findFirst().orElseThrow().value());
     assertThat(v1.getAccuracy()).isEqualTo(DemoHeavy.ACCURACY_WIDE);
     assertThat(io.partita.models.repo.ServiceRequirements.OBJECTIVES).as("what a manifest may name, the planner reads")
-        .isEqualTo(io.partita.planning.VersionObjective.choices());
+        .isEqualTo(io.partita.planning.version.VersionObjective.choices());
   }
 
   @Test

@@ -13,7 +13,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.replay.PlanRun;
 import io.partita.planner.stream.PlanTable;
-import io.partita.planning.GroupingObjective;
+import io.partita.planning.grouping.GroupingObjective;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;

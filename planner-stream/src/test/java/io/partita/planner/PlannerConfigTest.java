@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
-import io.partita.planning.GroupingObjective;
+import io.partita.planning.grouping.GroupingObjective;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.streams.StreamsConfig;

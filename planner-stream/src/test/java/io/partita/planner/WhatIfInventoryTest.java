@@ -130,12 +130,12 @@ class WhatIfInventoryTest {
     record(topics.demand(), "b", new io.partita.avro.Demand("b", 100.0, 0L, 0L));
     Map<PlanTable, SortedMap<String, byte[]>> plan = plan(history, "demand");
 
-    io.partita.planning.PoolSplitPlan expected = io.partita.planning.PoolSplitter.split(
-        new io.partita.planning.PoolSplitProblem(8, 64 * TestRecords.GIB, 0, Long.MAX_VALUE,
-            io.partita.planning.GroupingObjective.THROUGHPUT, List.of(
-                new io.partita.planning.ModelDemand("a", 300.0, 1, List.of(
+    io.partita.planning.grouping.PoolSplitPlan expected = io.partita.planning.grouping.PoolSplitter.split(
+        new io.partita.planning.grouping.PoolSplitProblem(8, 64 * TestRecords.GIB, 0, Long.MAX_VALUE,
+            io.partita.planning.grouping.GroupingObjective.THROUGHPUT, List.of(
+                new io.partita.planning.grouping.ModelDemand("a", 300.0, 1, List.of(
                     new io.partita.planning.ProfilePoint(1, 10.0, 1 << 20), new io.partita.planning.ProfilePoint(2, 6.0, 1 << 20)), null),
-                new io.partita.planning.ModelDemand("b", 100.0, 1, List.of(
+                new io.partita.planning.grouping.ModelDemand("b", 100.0, 1, List.of(
                     new io.partita.planning.ProfilePoint(1, 10.0, 1 << 20), new io.partita.planning.ProfilePoint(2, 6.0, 1 << 20)), null))));
     PartitionPlan a = decode(PartitionPlan.class, plan.get(PlanTable.PARTITIONS).get("a/1/host-a/cpu"));
     PartitionPlan b = decode(PartitionPlan.class, plan.get(PlanTable.PARTITIONS).get("b/1/host-a/cpu"));

@@ -1,10 +1,10 @@
 package io.partita.launcher.bench;
 
-import io.partita.planning.GroupingPlanner;
-import io.partita.planning.GroupingProblem;
-import io.partita.planning.MappingPlanner;
-import io.partita.planning.MappingProblem;
 import io.partita.planning.bench.Problems;
+import io.partita.planning.grouping.GroupingPlanner;
+import io.partita.planning.grouping.GroupingProblem;
+import io.partita.planning.mapping.MappingPlanner;
+import io.partita.planning.mapping.MappingProblem;
 import java.util.Arrays;
 import java.util.function.Supplier;
 

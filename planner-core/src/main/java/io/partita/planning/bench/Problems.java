@@ -1,12 +1,12 @@
 package io.partita.planning.bench;
 
-import io.partita.planning.GroupingObjective;
-import io.partita.planning.GroupingProblem;
-import io.partita.planning.MappingProblem;
 import io.partita.planning.ProfilePoint;
-import io.partita.planning.ResourceSpec;
-import io.partita.planning.ServiceSpec;
-import io.partita.planning.ServiceStage;
+import io.partita.planning.grouping.GroupingObjective;
+import io.partita.planning.grouping.GroupingProblem;
+import io.partita.planning.mapping.MappingProblem;
+import io.partita.planning.mapping.ResourceSpec;
+import io.partita.planning.mapping.ServiceSpec;
+import io.partita.planning.mapping.ServiceStage;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,8 +1,8 @@
 package io.partita.planning.bench;
 
-import io.partita.planning.GroupingPlan;
-import io.partita.planning.GroupingPlanner;
-import io.partita.planning.GroupingProblem;
+import io.partita.planning.grouping.GroupingPlan;
+import io.partita.planning.grouping.GroupingPlanner;
+import io.partita.planning.grouping.GroupingProblem;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -1,8 +1,8 @@
 package io.partita.planning.bench;
 
-import io.partita.planning.MappingPlan;
-import io.partita.planning.MappingPlanner;
-import io.partita.planning.MappingProblem;
+import io.partita.planning.mapping.MappingPlan;
+import io.partita.planning.mapping.MappingPlanner;
+import io.partita.planning.mapping.MappingProblem;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -1,10 +1,10 @@
 package io.partita.planning.bench;
 
-import io.partita.planning.ExactMapping;
-import io.partita.planning.MappingPlan;
-import io.partita.planning.MappingPlanner;
-import io.partita.planning.MappingProblem;
-import io.partita.planning.MappingScheme;
+import io.partita.planning.mapping.ExactMapping;
+import io.partita.planning.mapping.MappingPlan;
+import io.partita.planning.mapping.MappingPlanner;
+import io.partita.planning.mapping.MappingProblem;
+import io.partita.planning.mapping.MappingScheme;
 import java.util.Arrays;
 import java.util.Random;
 

@@ -10,14 +10,14 @@ import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
-import io.partita.planning.AllocationPlan;
-import io.partita.planning.CoreLayout;
 import io.partita.planning.Hysteresis;
-import io.partita.planning.InstanceAllocator;
-import io.partita.planning.InstancePlacement;
-import io.partita.planning.ServiceModelSpec;
-import io.partita.planning.SlotState;
-import io.partita.planning.WeightFile;
+import io.partita.planning.allocation.AllocationPlan;
+import io.partita.planning.allocation.InstanceAllocator;
+import io.partita.planning.allocation.InstancePlacement;
+import io.partita.planning.allocation.ServiceModelSpec;
+import io.partita.planning.allocation.SlotState;
+import io.partita.planning.allocation.WeightFile;
+import io.partita.planning.grouping.CoreLayout;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -30,8 +30,8 @@ import java.util.TreeMap;
 
 /**
  * Slots and instances for the plan table {@code <p>.plan.assignments} (key host/slot): one slot
- * per planned partition, laid out on the pool's resources by {@link io.partita.planning.CoreLayout},
- * with the catalog's service model instances placed by {@link io.partita.planning.InstanceAllocator}.
+ * per planned partition, laid out on the pool's resources by {@link io.partita.planning.grouping.CoreLayout},
+ * with the catalog's service model instances placed by {@link io.partita.planning.allocation.InstanceAllocator}.
  * Pure.
  */
 public final class AssignmentPlans {
@@ -43,7 +43,7 @@ public final class AssignmentPlans {
    * the partition plans' keys and their sizes (descending); CPU partitions take consecutive CPU ids
    * of the pool, GPU partitions consecutive GPU indices (the slot records the first, the
    * assignment record has one GPU field). Instances of the catalog's service models are placed on
-   * these slots by {@link io.partita.planning.InstanceAllocator}; key host/slot.
+   * these slots by {@link io.partita.planning.allocation.InstanceAllocator}; key host/slot.
    *
    * <p>The same as {@link #slots} of each host with the {@link #instances} of each base model: a
    * slot's layout depends on its host's partitions only, and an instance goes only to a slot of
@@ -182,7 +182,7 @@ public final class AssignmentPlans {
 
   /**
    * The instances of one base model's service models on its slots ({@link
-   * io.partita.planning.InstanceAllocator}), by slot key; {@code slots} are all the slots running
+   * io.partita.planning.allocation.InstanceAllocator}), by slot key; {@code slots} are all the slots running
    * {@code baseModel}, on every host.
    */
   public static Map<String, List<AssignedServiceModel>> instances(PlanInputs in, String baseModel,

@@ -4,7 +4,7 @@ import io.partita.avro.HostEnvironment;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.TimingEvent;
-import io.partita.planning.ModelShare;
+import io.partita.planning.grouping.ModelShare;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

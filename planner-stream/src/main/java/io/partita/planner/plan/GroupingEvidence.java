@@ -1,10 +1,10 @@
 package io.partita.planner.plan;
 
 import io.partita.avro.TimingEvent;
-import io.partita.planning.GroupingMeasurement;
-import io.partita.planning.Interference;
-import io.partita.planning.InterferenceSample;
-import io.partita.planning.MeasurementSource;
+import io.partita.planning.grouping.GroupingMeasurement;
+import io.partita.planning.grouping.Interference;
+import io.partita.planning.grouping.InterferenceSample;
+import io.partita.planning.grouping.MeasurementSource;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -12,7 +12,7 @@ import java.util.Map;
 
 /**
  * What the grouping-mode measurements in the input tables say, for {@link
- * io.partita.planning.MeasuredGroupings}: the measured groupings of one model version, batch and
+ * io.partita.planning.grouping.MeasuredGroupings}: the measured groupings of one model version, batch and
  * provider on one pool, by who measured them (the profiler's idle figures and those from serving,
  * {@link ServedGroupings}, are kept apart: {@link Keys#groupingRecord}), and the interference
  * factor of a host's pool learnt from every model the profiler measured there. A figure from

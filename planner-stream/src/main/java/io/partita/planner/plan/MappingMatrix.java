@@ -6,7 +6,7 @@ import static io.partita.planner.plan.Plans.poolIds;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.TimingEvent;
 import io.partita.planner.plan.MappingPlans.ChosenVersions;
-import io.partita.planning.ResourceSpec;
+import io.partita.planning.mapping.ResourceSpec;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;

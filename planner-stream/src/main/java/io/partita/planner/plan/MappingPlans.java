@@ -10,14 +10,14 @@ import io.partita.avro.MappedModel;
 import io.partita.avro.ServiceMapping;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.TimingEvent;
-import io.partita.planning.Assignment;
-import io.partita.planning.Hysteresis;
-import io.partita.planning.MappingPlan;
-import io.partita.planning.MappingPlanner;
-import io.partita.planning.MappingProblem;
-import io.partita.planning.ResourceSpec;
-import io.partita.planning.ServiceSpec;
-import io.partita.planning.ServiceStage;
+import io.partita.planning.mapping.Assignment;
+import io.partita.planning.mapping.MappingHysteresis;
+import io.partita.planning.mapping.MappingPlan;
+import io.partita.planning.mapping.MappingPlanner;
+import io.partita.planning.mapping.MappingProblem;
+import io.partita.planning.mapping.ResourceSpec;
+import io.partita.planning.mapping.ServiceSpec;
+import io.partita.planning.mapping.ServiceStage;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -31,7 +31,7 @@ import java.util.TreeSet;
 /**
  * Method 2, mapping models to kinds of hardware, for the plan table {@code <p>.plan.mappings} (key
  * service): builds the timing matrix and the services from the input tables and calls {@link
- * io.partita.planning.MappingPlanner}. Pure: no Kafka, no clock.
+ * io.partita.planning.mapping.MappingPlanner}. Pure: no Kafka, no clock.
  */
 public final class MappingPlans {
 
@@ -269,14 +269,14 @@ public final class MappingPlans {
       }
     }
     MappingPlan fresh = MappingPlanner.plan(problem);
-    MappingPlan plan = Hysteresis.keepMapping(problem, fresh, incumbent, settings.hysteresis());
-    String kept = plan == fresh ? null : Hysteresis.KEPT_MAPPING + ": the fresh mapping's bottleneck "
+    MappingPlan plan = MappingHysteresis.keepMapping(problem, fresh, incumbent, settings.hysteresis());
+    String kept = plan == fresh ? null : MappingHysteresis.KEPT_MAPPING + ": the fresh mapping's bottleneck "
         + fresh.costMsPerSecond() + " ms/s is not lower than the running one's " + plan.costMsPerSecond()
         + " ms/s by more than " + settings.hysteresis();
     Map<String, String> kindOf = new TreeMap<>();
     problem.resources().forEach(r -> kindOf.put(r.id(), r.kind()));
     for (ServiceSpec service : problem.services()) {
-      io.partita.planning.ServiceMapping sm = plan.services().stream()
+      io.partita.planning.mapping.ServiceMapping sm = plan.services().stream()
           .filter(s -> s.serviceId().equals(service.id())).findFirst().orElse(null);
       List<MappedModel> assigned = new ArrayList<>();
       for (Assignment a : plan.assignments()) {

@@ -12,21 +12,21 @@ import io.partita.avro.GroupingOption;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
 import io.partita.planner.plan.Plans.Profile;
-import io.partita.planning.AssessedGrouping;
-import io.partita.planning.Grouping;
-import io.partita.planning.GroupingMeasurement;
-import io.partita.planning.GroupingPlan;
-import io.partita.planning.GroupingProblem;
-import io.partita.planning.Interference;
-import io.partita.planning.MeasuredChoice;
-import io.partita.planning.MeasuredGroupings;
-import io.partita.planning.MeasurementSource;
-import io.partita.planning.ModelDemand;
-import io.partita.planning.ModelShare;
-import io.partita.planning.PoolPlacement;
-import io.partita.planning.PoolSharing;
-import io.partita.planning.PoolSplitProblem;
-import io.partita.planning.ServingFactor;
+import io.partita.planning.grouping.AssessedGrouping;
+import io.partita.planning.grouping.Grouping;
+import io.partita.planning.grouping.GroupingMeasurement;
+import io.partita.planning.grouping.GroupingPlan;
+import io.partita.planning.grouping.GroupingProblem;
+import io.partita.planning.grouping.Interference;
+import io.partita.planning.grouping.MeasuredChoice;
+import io.partita.planning.grouping.MeasuredGroupings;
+import io.partita.planning.grouping.MeasurementSource;
+import io.partita.planning.grouping.ModelDemand;
+import io.partita.planning.grouping.ModelShare;
+import io.partita.planning.grouping.PoolPlacement;
+import io.partita.planning.grouping.PoolSharing;
+import io.partita.planning.grouping.PoolSplitProblem;
+import io.partita.planning.grouping.ServingFactor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -37,8 +37,8 @@ import java.util.TreeMap;
 
 /**
  * Method 1, partitioning each pool of a host, for the plan table {@code <p>.plan.partitions} (key
- * model/version/host/pool): every catalog model gets a place ({@link io.partita.planning.PoolSharing}),
- * measured ones grouped by {@link io.partita.planning.GroupingPlanner} and chosen by what was
+ * model/version/host/pool): every catalog model gets a place ({@link io.partita.planning.grouping.PoolSharing}),
+ * measured ones grouped by {@link io.partita.planning.grouping.GroupingPlanner} and chosen by what was
  * measured in grouping mode ({@link MeasuredGroupings}: measurements where they exist, predictions
  * corrected by the pool's interference elsewhere), ones this host has not measured yet from the
  * most similar host's timings ({@link PredictedProfiles}, {@code predictedFrom} names it), the rest

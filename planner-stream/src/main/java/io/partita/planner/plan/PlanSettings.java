@@ -1,7 +1,7 @@
 package io.partita.planner.plan;
 
 import io.partita.common.Topics;
-import io.partita.planning.GroupingObjective;
+import io.partita.planning.grouping.GroupingObjective;
 
 /**
  * The planning choices that are not inputs on topics.

@@ -2,8 +2,8 @@ package io.partita.planner.plan;
 
 import io.partita.avro.HostEnvironment;
 import io.partita.planner.plan.Plans.Profile;
-import io.partita.planning.HostFacts;
-import io.partita.planning.ProfilePrediction;
+import io.partita.planning.version.HostFacts;
+import io.partita.planning.version.ProfilePrediction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

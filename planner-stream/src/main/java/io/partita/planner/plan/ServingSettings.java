@@ -1,6 +1,6 @@
 package io.partita.planner.plan;
 
-import io.partita.planning.ServingRate;
+import io.partita.planning.grouping.ServingRate;
 
 /**
  * How the planner learns from what the serving slots ran ({@code planner.serving.*}; the rules are

@@ -8,13 +8,13 @@ import io.partita.avro.ModelVersion;
 import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionCandidate;
 import io.partita.avro.VersionChoice;
-import io.partita.planning.HostFacts;
-import io.partita.planning.Hysteresis;
-import io.partita.planning.TimingObservation;
-import io.partita.planning.VersionOutcome;
-import io.partita.planning.VersionPlan;
-import io.partita.planning.VersionProblem;
-import io.partita.planning.VersionSelector;
+import io.partita.planning.version.HostFacts;
+import io.partita.planning.version.TimingObservation;
+import io.partita.planning.version.VersionHysteresis;
+import io.partita.planning.version.VersionOutcome;
+import io.partita.planning.version.VersionPlan;
+import io.partita.planning.version.VersionProblem;
+import io.partita.planning.version.VersionSelector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +25,7 @@ import java.util.TreeSet;
 
 /**
  * Method 4, version choice, for the plan table {@code <p>.plan.versions} (key model/host): builds
- * the problem from the input tables and calls {@link io.partita.planning.VersionSelector}, keeping
+ * the problem from the input tables and calls {@link io.partita.planning.version.VersionSelector}, keeping
  * the running version within the hysteresis margin. Pure: no Kafka, no clock.
  */
 public final class VersionPlans {
@@ -59,9 +59,10 @@ public final class VersionPlans {
     return new VersionProblem(in.factsOf(host), others, candidates(versions), observations, requirementsOf(in, model));
   }
 
-  private static List<io.partita.planning.ModelVersion> candidates(List<ModelVersion> versions) {
-    return versions.stream().map(v -> new io.partita.planning.ModelVersion(v.getVersion(), Set.copyOf(v.getProviders()),
-        v.getPrecision(), v.getMemoryBytes() == null ? 0 : v.getMemoryBytes(), v.getAccuracy())).toList();
+  private static List<io.partita.planning.version.ModelVersion> candidates(List<ModelVersion> versions) {
+    return versions.stream().map(v -> new io.partita.planning.version.ModelVersion(v.getVersion(),
+        Set.copyOf(v.getProviders()), v.getPrecision(), v.getMemoryBytes() == null ? 0 : v.getMemoryBytes(),
+        v.getAccuracy())).toList();
   }
 
   /**
@@ -213,7 +214,7 @@ public final class VersionPlans {
     if (problem == null) {
       return null;
     }
-    VersionPlan plan = Hysteresis.keepVersion(VersionSelector.choose(problem), running, hysteresis);
+    VersionPlan plan = VersionHysteresis.keepVersion(VersionSelector.choose(problem), running, hysteresis);
     List<VersionCandidate> candidates = new ArrayList<>();
     for (VersionOutcome o : plan.outcomes()) {
       candidates.add(VersionCandidate.newBuilder().setVersion(o.versionId()).setStatus(o.status().name())

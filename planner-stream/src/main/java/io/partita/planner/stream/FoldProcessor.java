@@ -20,7 +20,7 @@ import io.partita.planner.plan.InputTables;
 import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.MeasurementAsks;
 import io.partita.planner.plan.Plans;
-import io.partita.planning.VersionObjective;
+import io.partita.planning.version.VersionObjective;
 import io.partita.schemas.DecodeException;
 import java.util.Locale;
 import org.apache.avro.AvroRuntimeException;

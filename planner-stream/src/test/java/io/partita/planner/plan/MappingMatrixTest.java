@@ -8,7 +8,7 @@ import io.partita.avro.HostEnvironment;
 import io.partita.avro.ModelVersion;
 import io.partita.avro.TimingEvent;
 import io.partita.common.Topics;
-import io.partita.planning.ResourceSpec;
+import io.partita.planning.mapping.ResourceSpec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

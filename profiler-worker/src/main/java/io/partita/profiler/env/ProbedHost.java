@@ -7,7 +7,7 @@ import java.util.List;
  * the processor, the cores this process can really use, memory, GPUs, the ONNX Runtime providers
  * that load, software versions and the baseline benchmark. Published as the Avro
  * {@code io.partita.avro.HostEnvironment} ({@code AvroMapper.environment}); the planner reads the
- * part version choice needs as {@code io.partita.planning.HostFacts}.
+ * part version choice needs as {@code io.partita.planning.version.HostFacts}.
  *
  * @param cpuFlags inference-relevant instruction-set flags ({@link CpuInfo#INFERENCE_FLAGS})
  * @param logicalCores logical CPUs on the machine

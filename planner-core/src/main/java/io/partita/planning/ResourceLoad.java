@@ -1,4 +1,0 @@
-package io.partita.planning;
-
-/** The load a mapping puts on one resource: {@code sum_{m on r} rate_m * T[m][r]} busy ms per second. */
-public record ResourceLoad(String resourceId, String kind, double loadMsPerSecond) {}

@@ -1,4 +1,0 @@
-package io.partita.planning;
-
-/** A measured size that no eligible grouping may use, and why. */
-public record SizeExclusion(int size, String reason) {}

@@ -1,0 +1,7 @@
+package io.partita.planning.mapping;
+
+/** The two heuristic schemes of {@link MappingPlanner}. */
+public enum MappingScheme {
+  MODEL_FIRST,
+  HARDWARE_FIRST
+}
