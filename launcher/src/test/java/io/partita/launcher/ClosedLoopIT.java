@@ -220,9 +220,12 @@ class ClosedLoopIT {
     assertThat(s.getRequestPartitions()).isNotEmpty();
     assertThat(s.getServiceModels()).isNotEmpty();
     for (MountStatus m : s.getServiceModels()) {
-      assertThat(m.getInstanceId()).isEqualTo(m.getServiceModel() + "#0");
+      // its planned instance, or a service model of the base model it mounted on demand for a request
+      assertThat(m.getInstanceId()).isIn(m.getServiceModel() + "#0", s.getHost() + "/" + s.getSlot() + "/" + m.getServiceModel());
       assertThat(m.getState()).isIn("READY", "EVICTED");
     }
+    assertThat(s.getServiceModels()).as("planned instances on the slot")
+        .anySatisfy(m -> assertThat(m.getInstanceId()).isEqualTo(m.getServiceModel() + "#0"));
   }
 
   private static void readStatus(KafkaConsumer<String, byte[]> reader, Map<String, SlotStatus> status) {
