@@ -41,7 +41,8 @@ class ModuleRulesTest {
       Map.entry("inference-worker", "io.partita.worker.."),
       Map.entry("gateway", "io.partita.gateway.."),
       Map.entry("client", "io.partita.client.."),
-      Map.entry("launcher", "io.partita.launcher.."));
+      Map.entry("launcher", "io.partita.launcher.."),
+      Map.entry("bench", "io.partita.bench.."));
 
   private static final String KAFKA = "org.apache.kafka..";
   private static final String ONNX_RUNTIME = "ai.onnxruntime..";
@@ -80,6 +81,7 @@ class ModuleRulesTest {
         .layer("gateway").definedBy(MODULES.get("gateway"))
         .layer("client").definedBy(MODULES.get("client"))
         .layer("launcher").definedBy(MODULES.get("launcher"))
+        .layer("bench").definedBy(MODULES.get("bench"))
         // schemas <- common <- services; models, planner-core and runtime are libraries below the services.
         .whereLayer("schemas").mayNotAccessAnyLayer()
         .whereLayer("common").mayOnlyAccessLayers("schemas", "models")
@@ -88,15 +90,19 @@ class ModuleRulesTest {
         .whereLayer("planner-core").mayOnlyAccessLayers("models")
         // The test kit is only ever a test dependency: no main class uses it.
         .whereLayer("testkit").mayNotBeAccessedByAnyLayer()
-        // Services see the floors below them, never each other; only the launcher sees them all.
-        .whereLayer("profiler-worker").mayOnlyBeAccessedByLayers("launcher")
-        .whereLayer("planner-stream").mayOnlyBeAccessedByLayers("launcher")
-        .whereLayer("inference-worker").mayOnlyBeAccessedByLayers("launcher")
-        .whereLayer("gateway").mayOnlyBeAccessedByLayers("launcher")
+        // Services see the floors below them, never each other; only the launcher (and the bench on
+        // top of it, which measures them) sees them all.
+        .whereLayer("profiler-worker").mayOnlyBeAccessedByLayers("launcher", "bench")
+        .whereLayer("planner-stream").mayOnlyBeAccessedByLayers("launcher", "bench")
+        .whereLayer("inference-worker").mayOnlyBeAccessedByLayers("launcher", "bench")
+        .whereLayer("gateway").mayOnlyBeAccessedByLayers("launcher", "bench")
         // The client is for applications: it depends on no service, and no service on it.
         .whereLayer("client").mayOnlyAccessLayers("schemas", "common", "models")
-        .whereLayer("client").mayOnlyBeAccessedByLayers("launcher")
-        .whereLayer("launcher").mayNotBeAccessedByAnyLayer()
+        .whereLayer("client").mayOnlyBeAccessedByLayers("launcher", "bench")
+        // The bench builds on the launcher (its broker and its multi-process cluster); the launcher
+        // finds the bench command at run time (CliExtension) and never names it, and nothing uses the bench.
+        .whereLayer("launcher").mayOnlyBeAccessedByLayers("bench")
+        .whereLayer("bench").mayNotBeAccessedByAnyLayer()
         .check(classes);
   }
 

@@ -4,6 +4,7 @@ import io.partita.common.cli.UsageErrors;
 import io.partita.common.config.ConfigException;
 import io.partita.models.repo.RepositoryException;
 import io.partita.profiler.cli.ProfileCli;
+import java.util.ServiceLoader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
 
@@ -29,10 +30,8 @@ import picocli.CommandLine;
       PlannerCommand.class,
       ReplayCommand.class,
       ProfileCli.class,
-      ProfilerCommand.class,
-      BenchCommand.class,
-      CompletionCommand.class,
-      HelpCommand.class
+      ProfilerCommand.class
+      // then the extensions found on the class path (bench), generate-completion and help: commandLine()
     })
 public final class Partita implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -50,10 +49,30 @@ public final class Partita implements Runnable {
     return commandLine().execute(args);
   }
 
-  /** The whole command tree with Partita's handling of usage errors and of failures while running. */
-  static CommandLine commandLine() {
-    return new CommandLine(new Partita())
-        .setParameterExceptionHandler(new UsageErrors())
+  /**
+   * The whole command tree with Partita's handling of usage errors and of failures while running.
+   * The subcommands of modules built on top of the launcher ({@link CliExtension}) come after the
+   * launcher's own, so {@code partita --help} lists them where they always stood; {@code bench}
+   * without its jar is {@link BenchMissing}, which says how to get it.
+   */
+  public static CommandLine commandLine() {
+    CommandLine root = new CommandLine(new Partita());
+    for (CliExtension extension : ServiceLoader.load(CliExtension.class, Partita.class.getClassLoader())) {
+      root.addSubcommand(extension.command());
+    }
+    if (!root.getSubcommands().containsKey("bench")) {
+      root.addSubcommand(new BenchMissing());
+    }
+    root.addSubcommand(new CompletionCommand());
+    root.addSubcommand(new HelpCommand());
+    UsageErrors usageErrors = new UsageErrors();
+    return root
+        .setParameterExceptionHandler((ex, args) -> {
+          if (ex.getCommandLine().getCommand() instanceof BenchMissing) {
+            ex.getCommandLine().getErr().println(BenchMissing.HINT);
+          }
+          return usageErrors.handleParseException(ex, args);
+        })
         .setExecutionExceptionHandler((e, cmd, parsed) -> {
           // Errors that name their cause (bad settings, ports in use, bad model repositories) are
           // shown as one line; anything unexpected keeps its stack trace for the bug report.

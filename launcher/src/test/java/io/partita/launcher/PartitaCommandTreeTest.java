@@ -134,17 +134,30 @@ class PartitaCommandTreeTest {
         .contains("--model-repo").contains("--input");
   }
 
+  /**
+   * The bench is its own module, built on top of the launcher, so this module's tests run without it:
+   * {@code partita bench} is then the command that says how to get it (the real one is checked in
+   * module bench, BenchCommandTest).
+   */
   @Test
-  void shouldRefuseABenchModelOrPartItDoesNotHaveBeforeRunningAnything() {
-    Run unknown = run(List.of("bench", "--model", "resnet", "--work-dir", "/nonexistent/bench"));
-    Run contradiction = run(List.of("bench", "--model", "ocr-rec", "--no-ocr", "--work-dir", "/nonexistent/bench"));
-    Run part = run(List.of("bench", "--only", "everything", "--work-dir", "/nonexistent/bench"));
+  void shouldSayHowToGetTheBenchWhenItsJarIsNotOnTheClassPath() {
+    Run bare = run(List.of("bench"));
+    Run withFlag = run(List.of("bench", "--quick"));
+    Run help = run(List.of("bench", "--help"));
 
-    assertThat(unknown.code()).isEqualTo(2);
-    assertThat(unknown.err()).contains("--model resnet").contains("'demo-mlp' and 'ocr-rec'");
-    assertThat(contradiction.code()).isEqualTo(2);
-    assertThat(contradiction.err()).contains("--model ocr-rec and --no-ocr");
-    assertThat(part.code()).isEqualTo(2);
-    assertThat(part.err()).contains("--only everything");
+    assertThat(bare.code()).isEqualTo(2);
+    assertThat(bare.err()).contains("not in this build").contains("./mvnw -B -DskipTests package");
+    assertThat(bare.out()).isEmpty();
+    assertThat(withFlag.code()).isEqualTo(2);
+    assertThat(withFlag.err()).contains("not in this build").contains("unknown flag '--quick'");
+    assertThat(help.code()).isZero();
+    assertThat(help.out()).contains("not in this build");
+  }
+
+  /** The order of partita --help, which the commands found at run time (bench) must not change. */
+  @Test
+  void shouldListTheCommandsInTheirOrderWithBenchAfterTheProfiler() {
+    assertThat(Partita.commandLine().getSubcommands().keySet()).containsExactly("local", "cluster", "broker", "worker",
+        "gateway", "job", "plan", "planner", "replay", "profile", "profiler", "bench", "generate-completion", "help");
   }
 }

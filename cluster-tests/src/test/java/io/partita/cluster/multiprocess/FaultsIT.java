@@ -2,9 +2,9 @@ package io.partita.cluster.multiprocess;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.partita.launcher.bench.FaultSuite;
-import io.partita.launcher.bench.FaultSuite.Fault;
-import io.partita.launcher.bench.ManyHosts;
+import io.partita.bench.FaultSuite;
+import io.partita.bench.FaultSuite.Fault;
+import io.partita.bench.ManyHosts;
 import io.partita.launcher.cluster.ClusterNames;
 import io.partita.models.demo.DemoHeavy;
 import io.partita.models.demo.DemoMlp;
