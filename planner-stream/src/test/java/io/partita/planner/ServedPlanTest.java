@@ -135,6 +135,28 @@ class ServedPlanTest {
     assertThat(run.emissions().values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(before);
   }
 
+  @Test
+  void shouldHoldAPredictedHostsSlotToItsPredictionAsAMeasuredHostsToItsProfile() {
+    pipe(topics.catalogModels(), "mlp/1", version("mlp", "1", "CPU"), 1000);
+    pipe(topics.catalogServices(), "mlp", serviceModel("mlp", "mlp", 2), 1000);
+    pipe(topics.hostEnvironments(), "host-a", host("host-a", 1, 0), 1000);
+    pipe(topics.profileTimings(), "host-a-t1", timing("mlp", "1", "host-a", "cpu", 1, 10.0), 1000);
+    // host-b has no timing of its own: its plan is predicted from host-a (same baseline: 10 ms a run)
+    pipe(topics.hostEnvironments(), "host-b", host("host-b", 1, 0), 1000);
+    run.plan();
+    assertThat(partitions("host-b").getPredictedFrom()).isEqualTo("host-a");
+    assertThat(capacity("host-b")).isCloseTo(100.0, offset(1e-9));
+
+    // Both slots serve at a third of what their profiles say (a host slower under load than idle)
+    status("host-a", 100_000, 1.0 / 3);
+    status("host-b", 100_000, 1.0 / 3);
+    run.plan();
+    assertThat(partitions("host-b").getPredictedFrom()).as("still predicted: serving measures only own plans")
+        .isEqualTo("host-a");
+    assertThat(capacity("host-b")).as("the predicted host's slot, cut toward what it serves")
+        .isCloseTo(capacity("host-a"), offset(1e-6)).isLessThan(50.0);
+  }
+
   /** A grouping-mode measurement by the profiler on an idle host (t = 50 s). */
   private static TimingEvent idle(String host, List<Integer> sizes, double throughput) {
     return TimingEvent.newBuilder(timing("mlp", "1", host, "cpu", sizes.stream().mapToInt(Integer::intValue).sum(), 10.0))

@@ -9,6 +9,7 @@ import io.partita.avro.ServingEvidence;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
+import io.partita.planning.ProfilePoint;
 import io.partita.planning.grouping.ServedRuns;
 import io.partita.planning.grouping.ServingRate;
 import java.util.ArrayList;
@@ -71,7 +72,7 @@ public final class ServedGroupings {
         || !status.getPool().equals(p.getPool()) || (p.getPool().equals(CPU) && status.getThreads() != size)) {
       return Optional.empty();
     }
-    SortedMap<Integer, Double> times = batchTimes(in, p, size);
+    SortedMap<Integer, Double> times = p.getPredictedFrom() == null ? batchTimes(in, p, size) : predictedTimes(in, p, size);
     if (times.isEmpty() || !times.containsKey(p.getBatch())) {
       return Optional.empty();
     }
@@ -91,6 +92,31 @@ public final class ServedGroupings {
       }
     }
     return false;
+  }
+
+  /**
+   * A predicted plan's profile for one partition size: the time of one run at the plan's batch, as
+   * predicted from the similar host; empty when the prediction no longer gives that batch and
+   * provider. A slot of a predicted plan is held to that prediction: were it not, a host planned by
+   * prediction would keep its predicted capacity while a measured host's capacity is cut toward
+   * what it serves, and the predicted one would take more than its share.
+   */
+  static SortedMap<Integer, Double> predictedTimes(PlanInputs in, PartitionPlan p, int size) {
+    SortedMap<Integer, Double> out = new TreeMap<>();
+    PredictedProfiles.HostProfile hp = PredictedProfiles.of(in, p.getModel(), p.getVersion(), p.getHost(), p.getPool());
+    if (hp == null || hp.own()) {
+      return hp == null ? out : batchTimes(in, p, size);
+    }
+    Plans.Profile profile = hp.profile();
+    if (profile.batch() != p.getBatch() || !profile.provider().equals(p.getProvider())) {
+      return out;
+    }
+    for (ProfilePoint point : profile.points()) {
+      if (point.size() == size && point.latencyMs() > 0) {
+        out.put(profile.batch(), point.latencyMs());
+      }
+    }
+    return out;
   }
 
   /** The plan's profile for one partition size: time of one run by batch size, at the plan's provider. */
