@@ -192,10 +192,16 @@ class LocalPlanMeasuredIT {
     throw new AssertionError("partita local was not ready within " + READY_WITHIN.toSeconds() + " s; see " + log);
   }
 
-  /** {@code partita local} on the test's class path (the launcher and everything it needs), as {@code ./partita local} runs it. */
+  /**
+   * {@code partita local} from the launcher jar the build made, as {@code ./partita local} runs it
+   * ({@code java -jar}, the jar's own class path). The test JVM's class path holds test-only jars
+   * besides, with which the embedded broker's process died on a native fault (exit 139).
+   */
   private static List<String> javaCommand(Path dir, int kafkaPort, int httpPort) {
     String java = ProcessHandle.current().info().command().orElse("java");
-    return List.of(java, "-Xmx2g", "-cp", ClusterMachine.classPath(), "io.partita.launcher.Partita", "local",
+    Path jar = Path.of("..", "launcher", "target", "partita-launcher.jar").toAbsolutePath().normalize();
+    assertThat(jar).as("the launcher jar (built by the launcher module's package phase)").isRegularFile();
+    return List.of(java, "-Xmx2g", "-jar", jar.toString(), "local",
         "--kafka-port", Integer.toString(kafkaPort), "--http-port", Integer.toString(httpPort), "--grpc-port", "-1",
         "--data-dir", dir.resolve("data").toString());
   }
