@@ -83,7 +83,7 @@ class MeasuredIsServedTest {
     WorkerConfig worker = WorkerConfig.from(settings(overrides));
     // What ProfilerService builds its Measurer with: the spinning setting comes from profiler.spin.
     Measurer measurer = new Measurer(OrtEnvironment.getEnvironment(), host, new Measurer.Settings(
-        Sampler.Settings.ofBudgetMillis(1), Map.of(), CommandRunner.processes(), false, profiler.spinning()));
+        Sampler.Settings.ofBudgetMillis(1), Map.of(), CommandRunner.processes(), false, profiler.measuring().spinning()));
     int cores = host.usableCores();
     List<List<Integer>> groupings = new ArrayList<>();
     for (int k = 1; k <= cores; k++) {

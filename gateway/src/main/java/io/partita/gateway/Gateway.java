@@ -4,9 +4,9 @@ import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.health.Loops;
-import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.RequestTopics;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.common.lifecycle.Closer;
 import io.partita.gateway.catalog.CatalogReader;
 import io.partita.gateway.catalog.CatalogView;
 import io.partita.gateway.catalog.ModelCatalog;
@@ -87,6 +87,8 @@ public final class Gateway implements Service {
   private final GatewayConfig config;
   private final Topics topics;
   private final GatewayLoops loops = new GatewayLoops();
+  /** What {@link #start} started, closed in reverse order by {@link #close}. */
+  private final Closer resources = new Closer("gateway");
   private HttpFrontDoor http;
   private GrpcFrontDoor grpc;
   private ExecutorService executor;
@@ -112,7 +114,7 @@ public final class Gateway implements Service {
 
   public Gateway(GatewayConfig config) {
     this.config = config;
-    this.topics = new Topics(config.kafka().topicPrefix());
+    this.topics = config.kafka().topics();
   }
 
   @Override
@@ -120,7 +122,7 @@ public final class Gateway implements Service {
     try {
       startAll();
     } catch (Exception e) {
-      close();
+      resources.closeAfter(e);
       throw e;
     }
   }
@@ -129,7 +131,7 @@ public final class Gateway implements Service {
     String replyTopic = topics.replies(config.gatewayId());
     List<TopicSpec> specs = new ArrayList<>(topics.infrastructure());
     specs.add(TopicSpec.stream(replyTopic, 1));
-    admin = Admin.create(base());
+    admin = resources.register("admin client", Admin.create(config.kafka().base()));
     TopicAdmin.ensure(admin, specs, (short) 3);
     ModelCatalog catalog = catalog();
     RepositoryIndex index = catalog.current();
@@ -139,11 +141,12 @@ public final class Gateway implements Service {
     new TreeSet<>(index.models().keySet()).forEach(b -> requestTopics.add(TopicSpec.stream(topics.requests(b),
         RequestTopics.DEFAULT_MIN_PARTITIONS)));
     TopicAdmin.ensure(admin, requestTopics, (short) 3);
-    producer = new KafkaProducer<>(producerProps());
+    producer = resources.register("producer", new KafkaProducer<>(producerProps()));
     router = new ReplyRouter(new KafkaConsumer<>(consumerProps()), topics.replies(config.gatewayId(), config.kafka().codecs()),
         loops.register(GatewayLoops.REPLIES));
     routerThread = new Thread(router, "partita-gateway-replies");
     routerThread.start();
+    resources.register("reply router", () -> stop(router, routerThread, 5000));
     router.ready().get(60, TimeUnit.SECONDS);
     Routing routing = Routing.any();
     if (config.steering().routing() == Routing.Mode.PLAN) {
@@ -154,6 +157,7 @@ public final class Gateway implements Service {
       routeTableThread = new Thread(routeTable, "partita-gateway-routes");
       routeTableThread.setDaemon(true);
       routeTableThread.start();
+      resources.register("route table", () -> stop(routeTable, routeTableThread, 5000));
       routeTable.caughtUp().get(60, TimeUnit.SECONDS);
       RouteTable table = routeTable;
       routing = new PlanRouting(table::route, table::routes, m -> topics.requests(catalog.baseModelOf(m)), table::reading);
@@ -167,27 +171,33 @@ public final class Gateway implements Service {
           config.kafka().codecs(), System::currentTimeMillis, loops.register(GatewayLoops.DEMAND));
       metrics.countDemandWith(demand::record);
       demandTimer = Executors.newSingleThreadScheduledExecutor(daemon("partita-demand"));
+      resources.register("demand timer", demandTimer::shutdownNow);
       demandTimer.scheduleAtFixedRate(demand, config.steering().demandIntervalMs(), config.steering().demandIntervalMs(), TimeUnit.MILLISECONDS);
     }
 
     JobsApi jobsApi = null;
     if (config.jobs().enabled()) {
-      jobsExecutor = Executors.newFixedThreadPool(4, daemon("partita-jobs-io"));
       jobStore = new JobStore(topics, producer, admin, () -> new KafkaConsumer<>(consumerProps()), config.kafka().codecs(), System::currentTimeMillis,
           loops.register(GatewayLoops.JOB_STATUS));
       jobStoreThread = new Thread(jobStore, "partita-jobs-status");
       jobStoreThread.start();
+      resources.register("job store", () -> stop(jobStore, jobStoreThread, 5000));
       jobStore.caughtUp().get(60, TimeUnit.SECONDS);
       jobRunner = new JobRunner(new JobRunner.Context(topics, config.gatewayId(), jobStore, requests, producer, capacity, metrics,
-          config.jobs().itemTimeoutMs(), config.jobs().retries(), System::currentTimeMillis, packing(catalog)), new KafkaConsumer<>(leaderProps()),
-          loops.register(GatewayLoops.JOB_LEADER));
+          System::currentTimeMillis, new JobRunner.Items(config.jobs().itemTimeoutMs(), config.jobs().retries(), packing(catalog))),
+          new KafkaConsumer<>(leaderProps()), loops.register(GatewayLoops.JOB_LEADER));
       jobRunnerThread = new Thread(jobRunner, "partita-jobs-leader");
       jobRunnerThread.start();
+      // stops sending, flushes results, then leaves the group
+      resources.register("job runner", () -> stop(jobRunner, jobRunnerThread, 40_000));
+      jobsExecutor = Executors.newFixedThreadPool(4, daemon("partita-jobs-io"));
+      resources.register("jobs executor", jobsExecutor::shutdownNow);
       jobsApi = new JobsApi(catalog, jobStore, jobRunner, config.apiKeys(), config.jobs(), jobsExecutor, config.limits().json());
     }
 
     GatewayConfig.Server server = config.server();
     executor = Executors.newFixedThreadPool(server.handlerThreads(), daemon("partita-handler"));
+    resources.register("handler executor", executor::shutdownNow);
     metrics.watch(loops);
     // The JIT's warm-up of this gateway's part of a call, before the HTTP port opens (ready says 200 only after it).
     warmUp = OipWarmUp.run(signatures(catalog.current()), server.warmUpCalls(), config.limits().json());
@@ -198,14 +208,15 @@ public final class Gateway implements Service {
         .withServerCheck(() -> holds.stream().findFirst())
         .withServerCheck(new CatalogReadiness(config.steering().readiness(), () -> catalog.current().serviceModels().keySet(), routing::ready));
     HttpApi.Deps deps = new HttpApi.Deps(catalog, requests, capacity, config.apiKeys(), metrics, jobsApi, readiness,
-        config.limits().timeoutMs(), config.limits().maxBodyBytes(), config.limits().retryAfterSeconds(), config.limits().json(),
-        server.serverTiming());
+        new HttpApi.CallSettings(config.limits().timeoutMs(), config.limits().maxBodyBytes(), config.limits().retryAfterSeconds(),
+            config.limits().json(), server.serverTiming()));
     long jobsBody = config.jobs().maxBodyBytes();
     long inferBody = config.limits().maxBodyBytes();
     HttpFrontDoor.Handler handler = new HttpApi(deps);
     if (config.dashboard().enabled()) { // the live dashboard at /dashboard/ (docs/dashboard.md)
       dashboard = Dashboard.start(new Dashboard.Context(config.dashboard(), topics, config.kafka().codecs(), consumerProps(),
           config.apiKeys(), index.serviceModels().keySet(), metrics.registry(), new Loops()));
+      resources.register("dashboard", dashboard);
       handler = new DashboardDoor(dashboard.api(), handler);
     }
     http = HttpFrontDoor.start(new HttpFrontDoor.Settings(config.server().httpPort(), server.headerTimeoutMs(), server.bodyTimeoutMs(),
@@ -213,10 +224,12 @@ public final class Gateway implements Service {
             Math.max(1024, config.limits().maxInFlight() + 256)), // streams per connection: beyond the in-flight limit, so 429 comes first
         (method, path) -> path.startsWith("/v2/jobs") ? Math.max(jobsBody, inferBody) : inferBody,
         handler, executor);
+    resources.register("HTTP transport", http);
     if (server.grpcPort() >= 0) {
       List<String> extensions = jobsApi == null ? List.of("binary_tensor_data") : List.of("binary_tensor_data", "partita_jobs");
       grpc = GrpcFrontDoor.start(new GrpcFrontDoor.Settings(server.grpcPort(), (int) Math.min(Integer.MAX_VALUE, inferBody),
           server.headerTimeoutMs(), server.idleTimeoutMs(), 1000), new GrpcApi(deps.inferService(), metrics, extensions, server.serverTiming()), executor);
+      resources.register("gRPC transport", grpc);
     }
     if (config.apiKeys().isOpen()) {
       log.warn("Gateway {} is OPEN: no API keys are configured (gateway.api-keys), so anyone who can reach port {} may call every model",
@@ -264,6 +277,7 @@ public final class Gateway implements Service {
     catalogThread = new Thread(catalogReader, "partita-gateway-catalog");
     catalogThread.setDaemon(true);
     catalogThread.start();
+    resources.register("catalog reader", () -> stop(catalogReader, catalogThread, 5000));
     catalogReader.caughtUp().get(60, TimeUnit.SECONDS);
     return view;
   }
@@ -336,18 +350,14 @@ public final class Gateway implements Service {
     return jobRunner != null && jobRunner.leading();
   }
 
-  private Properties base() {
-    return KafkaClients.base(config.kafka().bootstrapServers(), config.kafka().clients());
-  }
-
   private Properties producerProps() {
-    Properties p = KafkaClients.producer(config.kafka().bootstrapServers(), config.kafka().clients());
+    Properties p = config.kafka().producer();
     p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
     return p;
   }
 
   private Properties consumerProps() {
-    Properties p = KafkaClients.consumer(config.kafka().bootstrapServers(), config.kafka().clients());
+    Properties p = config.kafka().consumer();
     p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
     return p;
   }
@@ -364,68 +374,18 @@ public final class Gateway implements Service {
     return p;
   }
 
+  /**
+   * Stops what {@link #start} started, the last started first: the transports, so no call comes in,
+   * then the jobs, the readers, the producer and the admin client. Safe to call twice.
+   */
   @Override
   public void close() {
-    if (demandTimer != null) {
-      demandTimer.shutdownNow();
-      demandTimer = null;
-    }
-    if (grpc != null) {
-      grpc.close();
-      grpc = null;
-    }
-    if (dashboard != null) {
-      dashboard.close();
-      dashboard = null;
-    }
-    if (http != null) {
-      http.close();
-      http = null;
-    }
-    if (executor != null) {
-      executor.shutdownNow();
-      executor = null;
-    }
-    if (jobRunner != null) {
-      jobRunner.close(); // stops sending, flushes results, then leaves the group
-      join(jobRunnerThread, 40_000);
-      jobRunner = null;
-    }
-    if (jobsExecutor != null) {
-      jobsExecutor.shutdownNow();
-      jobsExecutor = null;
-    }
-    if (jobStore != null) {
-      jobStore.close();
-      join(jobStoreThread, 5000);
-      jobStore = null;
-    }
-    if (catalogReader != null) {
-      catalogReader.close();
-      join(catalogThread, 5000);
-      catalogReader = null;
-    }
-    if (routeTable != null) {
-      routeTable.close();
-      join(routeTableThread, 5000);
-      routeTable = null;
-    }
-    if (router != null) {
-      router.close();
-      join(routerThread, 5000);
-      router = null;
-    }
-    if (producer != null) {
-      producer.close();
-      producer = null;
-    }
-    if (admin != null) {
-      admin.close();
-      admin = null;
-    }
+    resources.close();
   }
 
-  private static void join(Thread thread, long ms) {
+  /** Closes a loop, then waits up to {@code ms} for its thread to end. */
+  private static void stop(AutoCloseable loop, Thread thread, long ms) throws Exception {
+    loop.close();
     try {
       thread.join(ms);
     } catch (InterruptedException e) {

@@ -2,7 +2,7 @@ package io.partita.gateway;
 
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
-import io.partita.common.serde.Codecs;
+import io.partita.common.kafka.KafkaSettings;
 import io.partita.gateway.auth.ApiKeys;
 import io.partita.gateway.dashboard.DashboardConfig;
 import io.partita.gateway.health.CatalogReadiness;
@@ -12,15 +12,14 @@ import io.partita.gateway.routing.Routing;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.UUID;
 
 /**
  * The gateway's settings, built once at start, in named groups (no long positional list). Every key
  * is listed in docs/gateway.md.
  *
+ * @param kafka how it reaches Kafka and encodes records ({@code kafka.*}, {@code topic.prefix}, {@code serde.*})
  * @param gatewayId names this gateway's reply topic ({@code gateway.id}, default random)
- * @param kafka how it reaches Kafka and encodes records
  * @param modelRepository the model repository whose service models it offers ({@code model.repo}),
  *     scanned once at start; empty: the gateway offers what the catalog topics hold and follows
  *     them while it runs (no files, no ONNX Runtime; {@code gateway.models=catalog} chooses this
@@ -33,18 +32,8 @@ import java.util.UUID;
  * @param dashboard the live dashboard's settings
  */
 public record GatewayConfig(
-    String gatewayId, Kafka kafka, Optional<Path> modelRepository, ApiKeys apiKeys, Limits limits, Steering steering,
+    KafkaSettings kafka, String gatewayId, Optional<Path> modelRepository, ApiKeys apiKeys, Limits limits, Steering steering,
     JobsConfig jobs, Server server, DashboardConfig dashboard) {
-
-  /**
-   * How the gateway reaches Kafka.
-   *
-   * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers})
-   * @param topicPrefix prefix of every topic ({@code topic.prefix})
-   * @param clients extra Kafka client settings (everything under {@code kafka.})
-   * @param codecs how records are encoded ({@code serde.mode})
-   */
-  public record Kafka(String bootstrapServers, String topicPrefix, Properties clients, Codecs codecs) {}
 
   /**
    * What one infer call may take.
@@ -101,11 +90,7 @@ public record GatewayConfig(
       int handlerThreads, boolean serverTiming, int warmUpCalls) {}
 
   public static GatewayConfig from(Settings settings) {
-    Properties kafka = settings.kafka();
-    String bootstrap = kafka.getProperty("bootstrap.servers");
-    if (bootstrap == null) {
-      throw new ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker");
-    }
+    KafkaSettings kafka = KafkaSettings.from(settings);
     Optional<Path> repo = modelsFrom(settings);
     long timeoutMs = settings.longValue("gateway.timeout.ms", 30_000, 1, 3_600_000);
     String share = settings.string("gateway.jobs.share", "0.5");
@@ -134,8 +119,8 @@ public record GatewayConfig(
         settings.integer("gateway.jobs.retries", 2, 0, 100),
         settings.integer("gateway.jobs.pack.rows", 64, 1, 65_536));
     return new GatewayConfig(
+        kafka,
         settings.string("gateway.id", "gateway-" + UUID.randomUUID().toString().substring(0, 8)),
-        new Kafka(bootstrap, settings.string("topic.prefix", "partita"), kafka, Codecs.from(settings)),
         repo,
         ApiKeys.parse("gateway.api-keys", settings.string("gateway.api-keys", "")),
         new Limits(

@@ -14,8 +14,8 @@ import io.partita.common.Topics;
 import io.partita.common.config.ConfigException;
 import io.partita.common.health.Loop;
 import io.partita.common.health.Loops;
-import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.common.lifecycle.Closer;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
@@ -45,6 +45,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -78,6 +79,9 @@ public final class InferenceWorker implements Service {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   /** The worker's loops: {@code /health/ready} and the loop gauges read them. */
   private final Loops loops = new Loops();
+  /** What {@link #start} started, closed in reverse order by {@link #close}. */
+  private final Closer resources = new Closer("inference worker");
+  private final AtomicBoolean slotsStopped = new AtomicBoolean();
   private final WorkerHealth health = new WorkerHealth(loops, this::slotProblem);
   private Slots slots;
   private KafkaProducer<String, byte[]> producer;
@@ -103,7 +107,7 @@ public final class InferenceWorker implements Service {
 
   public InferenceWorker(WorkerConfig config) {
     this.config = config;
-    this.topics = new Topics(config.topicPrefix());
+    this.topics = config.kafka().topics();
   }
 
   @Override
@@ -111,12 +115,18 @@ public final class InferenceWorker implements Service {
     try {
       startAll();
     } catch (Exception | Error e) {
-      close();
+      resources.closeAfter(e);
       throw e;
     }
   }
 
   private void startAll() throws Exception {
+    // Registered first, so closed last: /metrics and the health check answer while the worker drains.
+    resources.register("metrics endpoint", () -> {
+      if (metricsServer != null) {
+        metricsServer.close();
+      }
+    });
     index = loadIndex();
     usable = Pinning.usableCpus();
     WorkerConfig.SlotSettings s = config.slots();
@@ -139,6 +149,12 @@ public final class InferenceWorker implements Service {
     slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions(),
         config.batching().acrossWeightFiles(), s.modelCache(), Optional.ofNullable(config.modelRepository()), s.warmUpRequests()),
         new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), metrics, System::currentTimeMillis, this::statusChanged);
+    // The slots stop after the request loop (below) and before the last status; they are let go
+    // only after the producer, since the last status still reads them. This covers a failed start.
+    resources.register("slots", () -> {
+      stopSlots();
+      slots = null;
+    });
 
     Set<String> served = new TreeSet<>(slots.serviceModels());
     if (s.followPlan()) {
@@ -163,22 +179,27 @@ public final class InferenceWorker implements Service {
     // Before the first status: the gateway routes to a slot once the planner has read it ready.
     slots.warmUp(s.warmUpRequests());
     warmedUp = true;
-    producer = new KafkaProducer<>(producerProps());
-    status = new StatusPublisher(producer, topics, config.codecs(), this::statuses, config.operation().statusIntervalMs(),
+    producer = resources.register("producer", new KafkaProducer<>(producerProps()));
+    status = new StatusPublisher(producer, topics, config.kafka().codecs(), this::statuses, config.operation().statusIntervalMs(),
         loop("worker-status", metrics));
     status.start();
+    resources.register("status publisher", status); // publishes a last STOPPED status
+    // Runs what the slots still hold once the request loop stopped, while the status publisher can still say so.
+    resources.register("slots' drain", this::stopSlots);
     if (!served.isEmpty()) {
-      loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, slots, topics, config.codecs(),
+      loop = new RequestLoop(new KafkaConsumer<>(consumerProps()), producer, slots, topics, config.kafka().codecs(),
           new RequestLoop.Settings(List.copyOf(requestTopics), config.batching().maxOpen(),
               config.operation().drainTimeoutMs(), advertised::changed, advertised::move),
           metrics, System::currentTimeMillis, this::ownershipChanged, loop("worker-requests", metrics));
       thread = new Thread(loop, "partita-worker");
       thread.start();
+      resources.register("request loop", this::stopRequests);
     }
     if (s.followPlan()) {
-      follower = new PlanFollower(new KafkaConsumer<>(planConsumerProps()), topics.planAssignments(config.codecs()),
+      follower = new PlanFollower(new KafkaConsumer<>(planConsumerProps()), topics.planAssignments(config.kafka().codecs()),
           config.hostId(), this::planChanged, loop("worker-plan", metrics));
       follower.start();
+      resources.register("plan follower", follower);
     }
     if (config.operation().metricsPort() > 0) {
       metricsServer = new MetricsServer(registry, health, config.operation().metricsPort());
@@ -365,7 +386,7 @@ public final class InferenceWorker implements Service {
   }
 
   private Properties base() {
-    return KafkaClients.base(config.bootstrapServers(), config.kafka());
+    return config.kafka().base();
   }
 
   /**
@@ -413,7 +434,7 @@ public final class InferenceWorker implements Service {
       TopicAdmin.ensure(admin, topics.infrastructure(), (short) 3);
     }
     Path cache = config.slots().modelCache().orElseThrow();
-    CatalogSnapshot snapshot = CatalogSnapshot.read(new KafkaConsumer<>(catalogConsumerProps()), topics, config.codecs(),
+    CatalogSnapshot snapshot = CatalogSnapshot.read(new KafkaConsumer<>(catalogConsumerProps()), topics, config.kafka().codecs(),
         Duration.ofSeconds(60));
     CatalogIndex.Folded folded = CatalogIndex.fold(snapshot.versions(), snapshot.services(),
         config.modelRepository() == null ? cache : config.modelRepository(), cache);
@@ -442,7 +463,7 @@ public final class InferenceWorker implements Service {
   }
 
   private Properties producerProps() {
-    return KafkaClients.producer(config.bootstrapServers(), config.kafka());
+    return config.kafka().producer();
   }
 
   private Properties planConsumerProps() {
@@ -491,34 +512,24 @@ public final class InferenceWorker implements Service {
    */
   @Override
   public void close() {
-    if (follower != null) {
-      follower.close();
-      follower = null;
+    resources.close();
+  }
+
+  /** Stops fetching and waits for what is open to be answered and committed ({@code worker.drain.timeout.ms}). */
+  private void stopRequests() {
+    loop.stop();
+    try {
+      thread.join(config.operation().drainTimeoutMs() + 15_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
-    if (loop != null) {
-      loop.stop();
-      try {
-        thread.join(config.operation().drainTimeoutMs() + 15_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      loop = null;
-    }
-    if (slots != null) {
-      slots.stop(Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
-    }
-    if (status != null) {
-      status.close();
-      status = null;
-    }
-    if (producer != null) {
-      producer.close();
-      producer = null;
-    }
-    slots = null;
-    if (metricsServer != null) {
-      metricsServer.close();
-      metricsServer = null;
+  }
+
+  /** Runs what the slots still hold and stops them, once. */
+  private void stopSlots() {
+    Slots current = slots;
+    if (current != null && slotsStopped.compareAndSet(false, true)) {
+      current.stop(Duration.ofMillis(config.operation().drainTimeoutMs() + 5_000));
     }
   }
 }

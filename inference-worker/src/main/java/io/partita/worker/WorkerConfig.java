@@ -2,8 +2,8 @@ package io.partita.worker;
 
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.common.kafka.KafkaSettings;
 import io.partita.common.kafka.RequestTopics;
-import io.partita.common.serde.Codecs;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Path;
@@ -11,27 +11,22 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.Properties;
 
 /**
  * The inference worker's settings, built once at start.
  *
- * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers})
- * @param topicPrefix prefix of every topic ({@code topic.prefix}, default partita)
+ * @param kafka how it reaches Kafka and encodes records ({@code kafka.*}, {@code topic.prefix}, {@code serde.*})
  * @param hostId this host's id in plans, slot status and replies ({@code host.id}, default the host name)
  * @param modelRepository the model repository served ({@code model.repo}); null for a worker fed by the catalog
  *     ({@code worker.models.from=catalog}) without one
  * @param intraOpThreads ONNX Runtime threads of an unpinned slot; 0 = all cores ({@code worker.threads})
  * @param cuda run the default slots on the CUDA provider when it loads ({@code worker.cuda})
- * @param kafka extra Kafka client settings (everything under {@code kafka.})
- * @param codecs how records are encoded ({@code serde.mode})
  * @param slots where the slots come from and how they share
  * @param batching how requests are batched and how many may be open
  * @param operation status, metrics and shutdown
  */
 public record WorkerConfig(
-    String bootstrapServers, String topicPrefix, String hostId, Path modelRepository, int intraOpThreads, boolean cuda,
-    Properties kafka, Codecs codecs, SlotSettings slots, BatchSettings batching, Operation operation) {
+    KafkaSettings kafka, String hostId, Path modelRepository, int intraOpThreads, boolean cuda, SlotSettings slots, BatchSettings batching, Operation operation) {
 
   /**
    * @param partitions partition sizes cut from the usable CPUs for every model version, one slot each
@@ -120,11 +115,7 @@ public record WorkerConfig(
   public static final String CACHE_KEY = "worker.model.cache.dir";
 
   public static WorkerConfig from(Settings settings) {
-    Properties kafka = settings.kafka();
-    String bootstrap = kafka.getProperty("bootstrap.servers");
-    if (bootstrap == null) {
-      throw new ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker");
-    }
+    KafkaSettings kafka = KafkaSettings.from(settings);
     String from = settings.string(MODELS_FROM_KEY, "repository").strip();
     if (!from.equals("repository") && !from.equals("catalog")) {
       throw new ConfigException(MODELS_FROM_KEY + "=" + from + ": use repository (scan model.repo) or catalog (serve the"
@@ -147,14 +138,11 @@ public record WorkerConfig(
       throw new ConfigException("worker.partitions and worker.assignments both set; use one (the file says everything the sizes do)");
     }
     return new WorkerConfig(
-        bootstrap,
-        settings.string("topic.prefix", "partita"),
+        kafka,
         settings.string("host.id", defaultHostId()),
         repo == null ? null : Path.of(repo),
         settings.integer("worker.threads", 0, 0, 4096),
         settings.bool("worker.cuda", false),
-        kafka,
-        Codecs.from(settings),
         new SlotSettings(
             partitions,
             assignments == null ? null : Path.of(assignments),

@@ -1,7 +1,6 @@
 package io.partita.launcher;
 
 import io.partita.common.Service;
-import io.partita.common.Topics;
 import io.partita.models.repo.ModelRepository;
 import io.partita.planner.PlannerConfig;
 import io.partita.planner.catalog.RepositorySync;
@@ -53,11 +52,11 @@ final class CatalogSync implements Service {
   @Override
   public void start() {
     Properties p = new Properties();
-    p.putAll(config.kafka());
+    p.putAll(config.kafka().clients());
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     producer = new KafkaProducer<>(p);
-    RepositorySync sync = new RepositorySync(producer, repo, new Topics(config.topicPrefix()), config.codecs(), baseUri);
+    RepositorySync sync = new RepositorySync(producer, repo, config.topics(), config.codecs(), baseUri);
     // at start the repository must scan: a broken one is an error to fix, not something to wait out
     ModelRepository.scan(repo);
     firstPublished = sync.sync();

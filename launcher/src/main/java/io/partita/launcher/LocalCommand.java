@@ -195,7 +195,7 @@ final class LocalCommand implements Callable<Integer> {
               + "  curl -s localhost:%d/v2/models/demo-a/infer -d '{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}'%n"
               + "Stop with Ctrl-C.%n%n",
           bootstrap, gateway.port(), gateway.grpcPort() < 0 ? "off (--grpc-port -1)" : "localhost:" + gateway.grpcPort()
-              + " (inference.GRPCInferenceService)", gateway.port(), repo, plannerConfig.topicPrefix(),
+              + " (inference.GRPCInferenceService)", gateway.port(), repo, plannerConfig.kafka().topicPrefix(),
           routingLine(gatewayConfig.steering().routing()), gateway.port());
       markServed();
     } catch (Exception e) {

@@ -1,6 +1,5 @@
 package io.partita.launcher;
 
-import io.partita.common.Topics;
 import io.partita.common.config.Settings;
 import io.partita.common.serde.Codecs;
 import io.partita.models.repo.ModelRepository;
@@ -74,11 +73,11 @@ final class PlannerCommand implements Callable<Integer> {
 
   static int publishCatalog(PlannerConfig config, Path repo, Codecs codecs, Optional<String> baseUri) {
     Properties p = new Properties();
-    p.putAll(config.kafka());
+    p.putAll(config.kafka().clients());
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(p)) {
-      return CatalogPublisher.publish(producer, ModelRepository.scan(repo), new Topics(config.topicPrefix()), codecs, baseUri);
+      return CatalogPublisher.publish(producer, ModelRepository.scan(repo), config.topics(), codecs, baseUri);
     }
   }
 }

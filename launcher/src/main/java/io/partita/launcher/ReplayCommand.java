@@ -48,12 +48,12 @@ final class ReplayCommand implements Callable<Integer> {
     Inventory whatIf = inventory == null ? null : Inventory.read(inventory);
     Path state = Files.createTempDirectory("partita-replay");
     try {
-      Replay.Result result = Replay.run(config.kafka(), config.plan(), config.codecs(), fromMs, toMs, whatIf, state);
+      Replay.Result result = Replay.run(config.kafka().clients(), config.plan(), config.codecs(), fromMs, toMs, whatIf, state);
       ObjectNode plan = Replay.toJson(result.replayed(), config.topics(), config.codecs());
       ObjectNode report = new ObjectMapper().createObjectNode();
       report.put("from", fromMs);
       report.put("to", toMs);
-      report.put("topicPrefix", config.topicPrefix());
+      report.put("topicPrefix", config.kafka().topicPrefix());
       report.set("plan", plan);
       report.set("diff", Replay.toJson(result.diff(), result.replayed(), result.live(), config.topics(), config.codecs()));
       System.out.println(Replay.pretty(report));

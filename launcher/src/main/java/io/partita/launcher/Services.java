@@ -2,9 +2,8 @@ package io.partita.launcher;
 
 import io.partita.common.Service;
 import io.partita.common.config.Settings;
-import java.util.ArrayDeque;
+import io.partita.common.lifecycle.Closer;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -12,12 +11,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Starts services in order and stops them in reverse order, once, on Ctrl-C (JVM shutdown) or on
- * {@link #close}. The start-up block every command would otherwise repeat.
+ * {@link #close}. The start-up block every command would otherwise repeat. The stopping is a
+ * {@link Closer}, the same as inside each service; a service that fails to stop is logged by name
+ * and the others are stopped all the same.
  */
 final class Services implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Services.class);
 
-  private final Deque<AutoCloseable> started = new ArrayDeque<>();
+  private final Closer started = new Closer("launcher");
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final Thread hook = new Thread(this::close, "partita-shutdown");
 
@@ -86,8 +87,8 @@ final class Services implements AutoCloseable {
   }
 
   /** Registers something already started (the embedded broker) to be closed in order. */
-  synchronized void add(AutoCloseable resource) {
-    started.push(resource);
+  void add(AutoCloseable resource) {
+    started.register(resource.getClass().getSimpleName(), resource);
   }
 
   /** Blocks until shutdown; returns the exit code. */
@@ -101,15 +102,13 @@ final class Services implements AutoCloseable {
   }
 
   @Override
-  public synchronized void close() {
-    while (!started.isEmpty()) {
-      AutoCloseable resource = started.pop();
-      try {
-        resource.close();
-      } catch (Exception e) {
-        log.warn("Stopping {} failed: {}", resource.getClass().getSimpleName(), e.getMessage());
-      }
+  public void close() {
+    try {
+      started.close();
+    } catch (RuntimeException e) {
+      // already logged, with the name of each service that failed to stop; a shutdown goes on
+    } finally {
+      stopped.countDown();
     }
-    stopped.countDown();
   }
 }

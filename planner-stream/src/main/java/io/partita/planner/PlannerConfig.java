@@ -3,6 +3,7 @@ package io.partita.planner;
 import io.partita.common.Topics;
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.common.kafka.KafkaSettings;
 import io.partita.common.kafka.RequestTopics;
 import io.partita.common.serde.Codecs;
 import io.partita.planner.plan.MeasureSettings;
@@ -19,56 +20,51 @@ import org.apache.kafka.streams.StreamsConfig;
 /**
  * The planner's settings, built once at start.
  *
- * @param bootstrapServers {@code kafka.bootstrap.servers}
- * @param topicPrefix {@code topic.prefix} (default partita)
- * @param applicationId {@code planner.application.id} (default {@code <prefix>-planner}); also the
- *     prefix of the changelog topics, so two planners with one id share (and split) one plan
- * @param stateDir {@code planner.state.dir} (default {@code <tmp>/partita-planner})
+ * @param kafka how it reaches Kafka and encodes records ({@code kafka.*}, {@code topic.prefix}, {@code serde.*});
+ *     every {@code kafka.*} setting is passed to Kafka Streams last (it wins)
+ * @param streams how it runs in Kafka Streams: application id, state, standbys, membership
  * @param debounce {@code planner.debounce.ms} (default 1000): changes within one interval are planned together
- * @param standbyReplicas {@code planner.standby.replicas} (default 0)
- * @param replicationFactor {@code planner.replication.factor} of changelog and internal topics (default -1:
- *     the broker's default)
  * @param topicReplication {@code topics.replication}: replication of the topics the planner creates when missing
  *     (default 3, capped at the number of brokers)
  * @param plan the planning choices ({@code planner.objective}, {@code planner.buffer.bytes},
  *     {@code planner.buffer.threshold.bytes}, {@code planner.default.rate})
- * @param codecs how records are encoded ({@code serde.mode})
- * @param kafka every {@code kafka.*} setting, passed to Kafka Streams last (it wins)
- * @param groupInstanceId {@code planner.group.instance.id} (default empty: dynamic membership): static
- *     membership of the Streams group (each stream thread's consumer gets it with {@code -<thread>}
- *     appended), so a planner restarted after a crash takes its old member's tasks at once instead of
- *     waiting out the dead member's session timeout. Unique per planner process; {@code partita local} sets it.
- * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code planner.metrics.port})
  * @param requestPartitions {@code topic.requests.partitions}: fewest partitions of a base model's request
  *     topic (default 4); the planner grows the topic to four partitions per planned slot of the base model
+ * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code planner.metrics.port})
  * @param hostWatchMs {@code planner.hosts.watch.ms} (default 2000; 0 = off): how often the host watcher
  *     looks at the workers' consumer group and records which hosts' workers are in it ({@code <prefix>.hosts.liveness})
  */
 public record PlannerConfig(
-    String bootstrapServers,
-    String topicPrefix,
-    String applicationId,
-    Path stateDir,
+    KafkaSettings kafka,
+    Streams streams,
     Duration debounce,
-    int standbyReplicas,
-    int replicationFactor,
     short topicReplication,
     PlanSettings plan,
-    Codecs codecs,
-    Properties kafka,
-    String groupInstanceId,
     int requestPartitions,
     int metricsPort,
     long hostWatchMs) {
 
+  /**
+   * How the planner runs as a Kafka Streams application.
+   *
+   * @param applicationId {@code planner.application.id} (default {@code <prefix>-planner}); also the
+   *     prefix of the changelog topics, so two planners with one id share (and split) one plan
+   * @param stateDir {@code planner.state.dir} (default {@code <tmp>/partita-planner})
+   * @param standbyReplicas {@code planner.standby.replicas} (default 0)
+   * @param replicationFactor {@code planner.replication.factor} of changelog and internal topics (default -1:
+   *     the broker's default)
+   * @param groupInstanceId {@code planner.group.instance.id} (default empty: dynamic membership): static
+   *     membership of the Streams group (each stream thread's consumer gets it with {@code -<thread>}
+   *     appended), so a planner restarted after a crash takes its old member's tasks at once instead of
+   *     waiting out the dead member's session timeout. Unique per planner process; {@code partita local} sets it.
+   */
+  public record Streams(String applicationId, Path stateDir, int standbyReplicas, int replicationFactor,
+      String groupInstanceId) {}
+
   public static PlannerConfig from(Settings settings) {
-    Properties kafka = settings.kafka();
-    String bootstrap = kafka.getProperty("bootstrap.servers");
-    if (bootstrap == null) {
-      throw new ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker");
-    }
-    String prefix = settings.string("topic.prefix", Topics.DEFAULT_PREFIX);
-    Topics topics = new Topics(prefix);
+    KafkaSettings kafka = KafkaSettings.from(settings);
+    String prefix = kafka.topicPrefix();
+    Topics topics = kafka.topics();
     String objective = settings.string("planner.objective", "throughput").toUpperCase(Locale.ROOT);
     GroupingObjective goal;
     try {
@@ -108,19 +104,17 @@ public record PlannerConfig(
       throw new ConfigException(e.getMessage());
     }
     return new PlannerConfig(
-        bootstrap,
-        prefix,
-        settings.string("planner.application.id", prefix + "-planner"),
-        Path.of(settings.string("planner.state.dir",
-            Path.of(System.getProperty("java.io.tmpdir"), "partita-planner").toString())),
+        kafka,
+        new Streams(
+            settings.string("planner.application.id", prefix + "-planner"),
+            Path.of(settings.string("planner.state.dir",
+                Path.of(System.getProperty("java.io.tmpdir"), "partita-planner").toString())),
+            settings.integer("planner.standby.replicas", 0, 0, 16),
+            settings.integer("planner.replication.factor", -1, -1, 16),
+            settings.string("planner.group.instance.id", "").strip()),
         Duration.ofMillis(settings.longValue("planner.debounce.ms", 1000, 1, 3_600_000)),
-        settings.integer("planner.standby.replicas", 0, 0, 16),
-        settings.integer("planner.replication.factor", -1, -1, 16),
         (short) settings.integer("topics.replication", 3, 1, 16),
         plan,
-        Codecs.from(settings),
-        kafka,
-        settings.string("planner.group.instance.id", "").strip(),
         settings.integer(RequestTopics.MIN_PARTITIONS_KEY,
             RequestTopics.DEFAULT_MIN_PARTITIONS, 1, 100_000),
         settings.integer("planner.metrics.port", 0, 0, 65_535),
@@ -143,25 +137,30 @@ public record PlannerConfig(
     return plan.topics();
   }
 
+  /** How records are encoded ({@link KafkaSettings#codecs}). */
+  public Codecs codecs() {
+    return kafka.codecs();
+  }
+
   /** The Kafka Streams configuration: exactly_once_v2, standbys, the state directory, then {@code kafka.*}. */
   public Properties streamsProperties() {
     Properties p = new Properties();
-    p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    p.put(StreamsConfig.APPLICATION_ID_CONFIG, streams.applicationId());
+    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, standbyReplicas);
-    p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, replicationFactor);
-    p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-    if (!groupInstanceId.isEmpty()) {
-      p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), groupInstanceId);
+    p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, streams.standbyReplicas());
+    p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, streams.replicationFactor());
+    p.put(StreamsConfig.STATE_DIR_CONFIG, streams.stateDir().toString());
+    if (!streams.groupInstanceId().isEmpty()) {
+      p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), streams.groupInstanceId());
     }
     // A standby planner takes the tasks of an active one that died (killed, frozen, cut off) once the
     // group gives up on it: 10 s rather than Kafka's 45 s (kafka.main.consumer.session.timeout.ms
     // overrides). A planner that stops cleanly leaves the group at once whatever this says.
     p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), "10000");
     p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), "2000");
-    p.putAll(kafka);
-    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    p.putAll(kafka.clients());
+    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     return p;
   }
 }

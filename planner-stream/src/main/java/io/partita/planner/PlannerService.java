@@ -4,8 +4,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.common.Service;
-import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.common.lifecycle.Closer;
 import io.partita.common.metrics.MetricsEndpoint;
 import io.partita.planner.metrics.PlannerMetrics;
 import java.time.Duration;
@@ -13,10 +13,8 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -45,7 +43,8 @@ public final class PlannerService implements Service {
 
   private final PlannerConfig config;
   private final AtomicLong restored = new AtomicLong();
-  private final AtomicBoolean closed = new AtomicBoolean();
+  /** What {@link #start} started, closed in reverse order by {@link #close}. */
+  private final Closer resources = new Closer("planner");
   private KafkaStreams streams;
   private Admin growerAdmin;
   private RequestTopicGrower grower;
@@ -68,14 +67,25 @@ public final class PlannerService implements Service {
 
   @Override
   public void start() throws Exception {
+    try {
+      startAll();
+    } catch (Exception | Error e) {
+      resources.closeAfter(e);
+      throw e;
+    }
+  }
+
+  private void startAll() throws Exception {
     // The admin client needs the same security settings as the Streams clients (kafka.*).
-    Properties adminProps = new Properties();
-    adminProps.putAll(config.kafka());
-    adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+    Properties adminProps = config.kafka().base();
     try (Admin admin = Admin.create(adminProps)) {
       TopicAdmin.ensure(admin, config.topics().infrastructure(), config.topicReplication());
     }
-    streams = new KafkaStreams(PlannerTopology.build(config.plan(), config.codecs(), config.debounce(), metrics), config.streamsProperties());
+    streams = new KafkaStreams(PlannerTopology.build(config.plan(), config.kafka().codecs(), config.debounce(), metrics), config.streamsProperties());
+    // Leave the group on a deliberate stop: otherwise the next start (or a standby) waits out the
+    // old member's session timeout, about 45 s, before the planner's tasks are assigned again.
+    resources.register("streams", () -> streams.close(CloseOptions.timeout(Duration.ofSeconds(30))
+        .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)));
     CountDownLatch running = new CountDownLatch(1);
     streams.setStateListener((now, before) -> {
       if (now == KafkaStreams.State.RUNNING || now == KafkaStreams.State.ERROR
@@ -104,24 +114,26 @@ public final class PlannerService implements Service {
     streams.start();
     if (!running.await(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS) || streams.state() != KafkaStreams.State.RUNNING) {
       KafkaStreams.State state = streams.state();
-      close();
       throw new IllegalStateException("planner did not reach RUNNING within " + START_TIMEOUT.toSeconds()
-          + " s (state " + state + "); check kafka.bootstrap.servers=" + config.bootstrapServers()
-          + " and planner.application.id=" + config.applicationId());
+          + " s (state " + state + "); check kafka.bootstrap.servers=" + config.kafka().bootstrapServers()
+          + " and planner.application.id=" + config.streams().applicationId());
     }
     startGrower(adminProps);
     if (config.hostWatchMs() > 0) {
       watcherAdmin = Admin.create(adminProps);
-      watcherProducer = new KafkaProducer<>(KafkaClients.producer(config.bootstrapServers(), config.kafka()));
-      watcher = new HostWatcher(watcherAdmin, watcherProducer, config.topics(), config.codecs(), config.hostWatchMs());
+      resources.register("host watcher's admin client", () -> watcherAdmin.close(Duration.ofSeconds(5)));
+      watcherProducer = new KafkaProducer<>(config.kafka().producer());
+      resources.register("host watcher's producer", () -> watcherProducer.close(Duration.ofSeconds(5)));
+      watcher = new HostWatcher(watcherAdmin, watcherProducer, config.topics(), config.kafka().codecs(), config.hostWatchMs());
       watcher.start();
+      resources.register("host watcher", watcher);
     }
     if (config.metricsPort() > 0) {
-      endpoint = new MetricsEndpoint(registry, config.metricsPort());
+      endpoint = resources.register("metrics endpoint", new MetricsEndpoint(registry, config.metricsPort()));
       log.info("Planner metrics on http://0.0.0.0:{}/metrics", endpoint.port());
     }
-    log.info("Planner {} running on {} (topics {}.*)", config.applicationId(), config.bootstrapServers(),
-        config.topicPrefix());
+    log.info("Planner {} running on {} (topics {}.*)", config.streams().applicationId(), config.kafka().bootstrapServers(),
+        config.kafka().topicPrefix());
   }
 
   /** Grows each base model's request topic with the slots the plan gives it ({@link RequestTopicGrower}). */
@@ -135,9 +147,11 @@ public final class PlannerService implements Service {
     consumer.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
         ByteArrayDeserializer.class.getName());
     growerAdmin = Admin.create(adminProps);
+    resources.register("grower's admin client", () -> growerAdmin.close(Duration.ofSeconds(5)));
     grower = new RequestTopicGrower(new KafkaConsumer<>(consumer), growerAdmin, config.topics(),
-        config.codecs(), config.requestPartitions(), config.topicReplication());
+        config.kafka().codecs(), config.requestPartitions(), config.topicReplication());
     grower.start();
+    resources.register("request topic grower", grower);
   }
 
   /** Records restored from changelogs since start (0 when the local state was already current). */
@@ -156,37 +170,9 @@ public final class PlannerService implements Service {
     return kv.approximateNumEntries();
   }
 
+  /** Stops the metrics endpoint, the host watcher and the grower, then the streams, which leave the group. Safe to call twice. */
   @Override
   public void close() {
-    if (endpoint != null) {
-      endpoint.close();
-      endpoint = null;
-    }
-    if (grower != null) {
-      grower.close();
-      grower = null;
-    }
-    if (watcher != null) {
-      watcher.close();
-      watcher = null;
-    }
-    if (watcherProducer != null) {
-      watcherProducer.close(Duration.ofSeconds(5));
-      watcherProducer = null;
-    }
-    if (watcherAdmin != null) {
-      watcherAdmin.close(Duration.ofSeconds(5));
-      watcherAdmin = null;
-    }
-    if (growerAdmin != null) {
-      growerAdmin.close(Duration.ofSeconds(5));
-      growerAdmin = null;
-    }
-    if (streams != null && closed.compareAndSet(false, true)) {
-      // Leave the group on a deliberate stop: otherwise the next start (or a standby) waits out the
-      // old member's session timeout, about 45 s, before the planner's tasks are assigned again.
-      streams.close(CloseOptions.timeout(Duration.ofSeconds(30))
-          .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
-    }
+    resources.close();
   }
 }

@@ -1,60 +1,62 @@
 package io.partita.profiler;
 
-import io.partita.common.Topics;
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
-import io.partita.common.serde.Codecs;
+import io.partita.common.kafka.KafkaSettings;
 import io.partita.profiler.env.HostProbe;
 import io.partita.profiler.idle.IdleSettings;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Properties;
 
 /**
  * The profiler service's settings, built once at start from {@link Settings}.
  *
- * @param bootstrapServers Kafka bootstrap servers ({@code kafka.bootstrap.servers}, required)
- * @param topicPrefix prefix of every topic ({@code topic.prefix}, default partita)
+ * @param kafka how it reaches Kafka and encodes records ({@code kafka.*}, {@code topic.prefix}, {@code serde.*})
  * @param hostId this host's id in environments and timings ({@code host.id}, default the host name)
  * @param modelRepository the model repository requests name models of ({@code model.repo}, required)
- * @param budgetMillis time budget per point when a request gives none ({@code profiler.budget.ms},
- *     default 2000)
- * @param baseline run the baseline benchmark before publishing the environment
- *     ({@code profiler.baseline}, on/off, default on)
- * @param baselineBudgetMillis time budget per point of the baseline search
- *     ({@code profiler.baseline.budget.ms}, default 200)
- * @param reprobeMillis how often the host is probed again, and its environment republished when it
- *     changed ({@code profiler.reprobe.ms}, default 60000; 0 = never)
- * @param measureMemory measure each instance's memory in a child JVM ({@code profiler.memory},
- *     default on)
- * @param spinning idle ONNX Runtime threads spin ({@code profiler.spin}, default on; off for hosts
- *     whose cores run other work)
+ * @param measuring how each point is measured
+ * @param probing what is published about the host, and how often it is looked at again
  * @param dims sizes of named dynamic input dimensions past the batch, for every model this profiler
  *     measures ({@code profiler.dims}, {@code NAME=SIZE[,NAME=SIZE...]}, as {@code partita profile
  *     --dim} gives them; default none: a model with such a dimension fails its points, saying so)
  * @param idle when the host's serving slots count as idle enough to measure, and how long a request
  *     waits for that ({@code profiler.idle.*}, see {@link IdleSettings})
  * @param metricsPort port of {@code GET /metrics}; 0 = no endpoint ({@code profiler.metrics.port})
- * @param kafka every setting under {@code kafka.}, for the Kafka clients
- * @param codecs how records are encoded ({@code serde.mode})
  */
 public record ProfilerConfig(
-    String bootstrapServers,
-    String topicPrefix,
+    KafkaSettings kafka,
     String hostId,
     Path modelRepository,
-    long budgetMillis,
-    boolean baseline,
-    long baselineBudgetMillis,
-    long reprobeMillis,
-    boolean measureMemory,
-    boolean spinning,
+    Measuring measuring,
+    Probing probing,
     Map<String, Long> dims,
     IdleSettings idle,
-    int metricsPort,
-    Properties kafka,
-    Codecs codecs) {
+    int metricsPort) {
+
+  /**
+   * How each point is measured.
+   *
+   * @param budgetMillis time budget per point when a request gives none ({@code profiler.budget.ms},
+   *     default 2000)
+   * @param measureMemory measure each instance's memory in a child JVM ({@code profiler.memory},
+   *     default on)
+   * @param spinning idle ONNX Runtime threads spin ({@code profiler.spin}, default on; off for hosts
+   *     whose cores run other work)
+   */
+  public record Measuring(long budgetMillis, boolean measureMemory, boolean spinning) {}
+
+  /**
+   * What is published about the host.
+   *
+   * @param baseline run the baseline benchmark before publishing the environment
+   *     ({@code profiler.baseline}, on/off, default on)
+   * @param baselineBudgetMillis time budget per point of the baseline search
+   *     ({@code profiler.baseline.budget.ms}, default 200)
+   * @param reprobeMillis how often the host is probed again, and its environment republished when it
+   *     changed ({@code profiler.reprobe.ms}, default 60000; 0 = never)
+   */
+  public record Probing(boolean baseline, long baselineBudgetMillis, long reprobeMillis) {}
 
   public static final long DEFAULT_BUDGET_MS = 2000;
   public static final long DEFAULT_BASELINE_BUDGET_MS = 200;
@@ -66,33 +68,26 @@ public record ProfilerConfig(
   }
 
   public static ProfilerConfig from(Settings settings) {
-    Properties kafka = settings.kafka();
-    String bootstrap = kafka.getProperty("bootstrap.servers");
-    if (bootstrap == null) {
-      throw new ConfigException("kafka.bootstrap.servers: missing; set it to host:port of a broker (--bootstrap)");
-    }
+    KafkaSettings kafka = KafkaSettings.from(settings);
     String repo = settings.string("model.repo", null);
     if (repo == null) {
       throw new ConfigException("model.repo: missing; set it to the model repository directory (--model-repo)");
     }
-    String prefix = settings.string("topic.prefix", Topics.DEFAULT_PREFIX);
-    new Topics(prefix); // refuses an illegal prefix now, naming it
     return new ProfilerConfig(
-        bootstrap,
-        prefix,
+        kafka,
         settings.string("host.id", HostProbe.live().hostname()),
         Path.of(repo),
-        settings.longValue("profiler.budget.ms", DEFAULT_BUDGET_MS, 1, 3_600_000),
-        settings.bool("profiler.baseline", true),
-        settings.longValue("profiler.baseline.budget.ms", DEFAULT_BASELINE_BUDGET_MS, 1, 600_000),
-        settings.longValue("profiler.reprobe.ms", DEFAULT_REPROBE_MS, 0, Long.MAX_VALUE),
-        settings.bool("profiler.memory", true),
-        settings.bool("profiler.spin", true),
+        new Measuring(
+            settings.longValue("profiler.budget.ms", DEFAULT_BUDGET_MS, 1, 3_600_000),
+            settings.bool("profiler.memory", true),
+            settings.bool("profiler.spin", true)),
+        new Probing(
+            settings.bool("profiler.baseline", true),
+            settings.longValue("profiler.baseline.budget.ms", DEFAULT_BASELINE_BUDGET_MS, 1, 600_000),
+            settings.longValue("profiler.reprobe.ms", DEFAULT_REPROBE_MS, 0, Long.MAX_VALUE)),
         dims(settings.string(DIMS_KEY, "")),
         idle(settings),
-        settings.integer("profiler.metrics.port", 0, 0, 65_535),
-        kafka,
-        Codecs.from(settings));
+        settings.integer("profiler.metrics.port", 0, 0, 65_535));
   }
 
   /** {@code NAME=SIZE[,NAME=SIZE...]}, each size a whole number from 1; blank: none. */

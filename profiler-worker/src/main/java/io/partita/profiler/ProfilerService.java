@@ -6,6 +6,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.common.Service;
 import io.partita.common.Topics;
 import io.partita.common.kafka.TopicAdmin;
+import io.partita.common.lifecycle.Closer;
 import io.partita.common.metrics.MetricsEndpoint;
 import io.partita.profiler.env.CommandRunner;
 import io.partita.profiler.env.HostProbe;
@@ -101,6 +102,8 @@ public final class ProfilerService implements Service {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final ProfilerMetrics metrics = new ProfilerMetrics(registry);
   private MetricsEndpoint endpoint;
+  /** What {@link #start} (and {@link #watchSlots}) started, closed in reverse order by {@link #close}. */
+  private final Closer resources = new Closer("profiler");
   private IdleGate gate;
   private ScheduledExecutorService localSlots;
   private SlotStatusFollower follower;
@@ -112,10 +115,10 @@ public final class ProfilerService implements Service {
 
   public ProfilerService(ProfilerConfig config, EnvironmentProbe probe) {
     this.config = config;
-    this.topics = new Topics(config.topicPrefix());
+    this.topics = config.kafka().topics();
     this.probe = probe;
-    this.measurerSettings = new Measurer.Settings(Sampler.Settings.ofBudgetMillis(config.budgetMillis()), config.dims(),
-        CommandRunner.processes(), config.measureMemory(), config.spinning());
+    this.measurerSettings = new Measurer.Settings(Sampler.Settings.ofBudgetMillis(config.measuring().budgetMillis()), config.dims(),
+        CommandRunner.processes(), config.measuring().measureMemory(), config.measuring().spinning());
   }
 
   /**
@@ -125,42 +128,66 @@ public final class ProfilerService implements Service {
    */
   @Override
   public void start() throws Exception {
+    try {
+      startAll();
+    } catch (Exception | Error e) {
+      resources.closeAfter(e);
+      throw e;
+    }
+  }
+
+  private void startAll() throws Exception {
     models = RepositoryModels.scan(config.modelRepository());
     try (Admin admin = Admin.create(clientProps(AdminClientConfig.CLIENT_ID_CONFIG, "partita-profiler-admin-" + config.hostId()))) {
       TopicAdmin.ensure(admin, topics.infrastructure(), (short) 3);
     }
     if (config.metricsPort() > 0) {
-      endpoint = new MetricsEndpoint(registry, config.metricsPort());
+      endpoint = resources.register("metrics endpoint", new MetricsEndpoint(registry, config.metricsPort()));
     }
     producer = new KafkaProducer<>(producerProps());
-    measuringPublisher = new EventPublisher(producer, topics, config.codecs(), System::currentTimeMillis, metrics);
+    resources.register("producer", () -> producer.close(Duration.ofSeconds(5)));
+    measuringPublisher = new EventPublisher(producer, topics, config.kafka().codecs(), System::currentTimeMillis, metrics);
     if (config.idle().check()) {
       gate = new IdleGate(config.idle(), System::currentTimeMillis);
-      follower = new SlotStatusFollower(new KafkaConsumer<>(statusConsumerProps()), topics, config.codecs(),
+      follower = new SlotStatusFollower(new KafkaConsumer<>(statusConsumerProps()), topics, config.kafka().codecs(),
           config.hostId(), gate);
       followerThread = new Thread(follower, "partita-profiler-slot-status");
       followerThread.setDaemon(true);
       followerThread.start();
+      resources.register("slot status follower", () -> {
+        follower.stop();
+        join(followerThread);
+      });
     }
     measuring = Executors.newSingleThreadExecutor(daemon("partita-profiler-measure"));
+    // Interrupts the measurement in progress: it stops between points, and its request, not committed, is measured again on the next start.
+    resources.register("measuring thread", () -> {
+      measuring.shutdownNow();
+      measuring.awaitTermination(10, TimeUnit.SECONDS);
+    });
     CompletableFuture<Void> first = CompletableFuture.runAsync(() -> probeAndPublish(true), measuring);
     first.whenComplete((ok, e) -> {
       if (e != null) {
         log.error("The first environment of host {} could not be published", config.hostId(), e);
       }
     });
-    if (config.reprobeMillis() > 0) {
+    if (config.probing().reprobeMillis() > 0) {
       reprobing = Executors.newSingleThreadScheduledExecutor(daemon("partita-profiler-reprobe"));
-      reprobing.scheduleWithFixedDelay(this::reprobe, config.reprobeMillis(), config.reprobeMillis(),
+      reprobing.scheduleWithFixedDelay(this::reprobe, config.probing().reprobeMillis(), config.probing().reprobeMillis(),
           TimeUnit.MILLISECONDS);
+      resources.register("re-probing", reprobing::shutdownNow);
     }
     loop = new RequestLoop(new KafkaConsumer<>(consumerProps()),
-        new EventPublisher(producer, topics, config.codecs(), System::currentTimeMillis, metrics), topics, config.codecs(),
-        config.hostId(), config.budgetMillis(), this::submit);
+        new EventPublisher(producer, topics, config.kafka().codecs(), System::currentTimeMillis, metrics), topics, config.kafka().codecs(),
+        config.hostId(), config.measuring().budgetMillis(), this::submit);
     loopThread = new Thread(loop, "partita-profiler-requests");
     loopThread.start();
+    resources.register("request loop", () -> {
+      loop.stop();
+      join(loopThread);
+    });
     log.info("Profiler {} consuming {} (models in {}), budget {} ms per point, idle check {}, metrics on {}",
-        config.hostId(), topics.profileRequests(), config.modelRepository(), config.budgetMillis(), config.idle(),
+        config.hostId(), topics.profileRequests(), config.modelRepository(), config.measuring().budgetMillis(), config.idle(),
         endpoint == null ? "no port" : "port " + endpoint.port());
   }
 
@@ -175,7 +202,7 @@ public final class ProfilerService implements Service {
   public CompletableFuture<ProfileOutcome> profileNow(String model, String version, long budgetMillis) {
     String requestId = "now-" + config.hostId() + "-" + UUID.randomUUID();
     return profile(ProfileSpec.defaults(requestId, model, version,
-        budgetMillis > 0 ? budgetMillis : config.budgetMillis()));
+        budgetMillis > 0 ? budgetMillis : config.measuring().budgetMillis()));
   }
 
   /**
@@ -185,7 +212,7 @@ public final class ProfilerService implements Service {
    */
   public CompletableFuture<ProfileOutcome> profileAtStart(String model, long budgetMillis) {
     String requestId = "start-" + config.hostId() + "-" + UUID.randomUUID();
-    return profile(ProfileSpec.defaults(requestId, model, null, budgetMillis > 0 ? budgetMillis : config.budgetMillis()),
+    return profile(ProfileSpec.defaults(requestId, model, null, budgetMillis > 0 ? budgetMillis : config.measuring().budgetMillis()),
         IdleWait.PER_STEP);
   }
 
@@ -277,7 +304,7 @@ public final class ProfilerService implements Service {
     if (!force && last != null && env.sameHostAs(last)) {
       return;
     }
-    if (config.baseline()) {
+    if (config.probing().baseline()) {
       if (last == null) {
         // The host's pools first, so the planner can place default instances at once; the
         // baseline benchmark takes seconds and only refines version predictions.
@@ -295,8 +322,8 @@ public final class ProfilerService implements Service {
 
   private ProbedHost withBaseline(ProbedHost env) {
     Measurer measurer = new Measurer(ort, env, new Measurer.Settings(
-        Sampler.Settings.ofBudgetMillis(config.baselineBudgetMillis()), Map.of(), measurerSettings.commands(), false,
-        config.spinning()));
+        Sampler.Settings.ofBudgetMillis(config.probing().baselineBudgetMillis()), Map.of(), measurerSettings.commands(), false,
+        config.measuring().spinning()));
     try {
       return env.withBaseline(new BaselineBenchmark(measurer).run(false, ProgressListener.NONE).score());
     } catch (IllegalStateException e) {
@@ -356,6 +383,7 @@ public final class ProfilerService implements Service {
       return;
     }
     localSlots = Executors.newSingleThreadScheduledExecutor(daemon("partita-profiler-local-slots"));
+    resources.register("local slot reader", localSlots::shutdownNow);
     Set<String> seen = new HashSet<>();
     localSlots.scheduleWithFixedDelay(() -> {
       try {
@@ -379,9 +407,7 @@ public final class ProfilerService implements Service {
   }
 
   private Properties clientProps(String key, String value) {
-    Properties p = new Properties();
-    p.putAll(config.kafka());
-    p.put("bootstrap.servers", config.bootstrapServers());
+    Properties p = config.kafka().base();
     p.put(key, value);
     return p;
   }
@@ -409,7 +435,7 @@ public final class ProfilerService implements Service {
   private Properties consumerProps() {
     Properties p = clientProps(ConsumerConfig.CLIENT_ID_CONFIG, "partita-profiler-" + config.hostId());
     // One group per host: every profiler reads every request, and skips those for other hosts.
-    p.put(ConsumerConfig.GROUP_ID_CONFIG, config.topicPrefix() + ".profiler." + config.hostId());
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, config.kafka().topicPrefix() + ".profiler." + config.hostId());
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     // A host's first start works through the requests still on the topic (those for "*" included),
     // so a host that joins later measures what the others were asked to.
@@ -438,47 +464,14 @@ public final class ProfilerService implements Service {
       return;
     }
     closed = true;
-    if (loop != null) {
-      loop.stop();
-    }
-    if (reprobing != null) {
-      reprobing.shutdownNow();
-    }
-    if (localSlots != null) {
-      localSlots.shutdownNow();
-    }
-    if (follower != null) {
-      follower.stop();
-    }
-    if (measuring != null) {
-      measuring.shutdownNow();
-    }
-    if (loopThread != null) {
-      try {
-        loopThread.join(10_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    if (measuring != null) {
-      try {
-        measuring.awaitTermination(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    if (producer != null) {
-      producer.close(Duration.ofSeconds(5));
-    }
-    if (followerThread != null) {
-      try {
-        followerThread.join(10_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    if (endpoint != null) {
-      endpoint.close();
+    resources.close();
+  }
+
+  private static void join(Thread thread) {
+    try {
+      thread.join(10_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }

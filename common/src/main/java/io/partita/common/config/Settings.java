@@ -98,7 +98,8 @@ public final class Settings {
     return out;
   }
 
-  private static boolean isSecret(String key) {
+  /** Whether the value of {@code key} is a secret (a password, a JAAS config, API keys): masked in logs. */
+  public static boolean isSecret(String key) {
     String k = key.toLowerCase(Locale.ROOT);
     return k.contains("password") || k.contains("secret") || k.contains("api-keys") || k.contains("jaas");
   }

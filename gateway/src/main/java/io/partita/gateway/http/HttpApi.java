@@ -52,18 +52,28 @@ public final class HttpApi implements HttpFrontDoor.Handler {
    *
    * @param readiness whether the gateway and each model can serve, and why not ({@link Readiness})
    * @param jobs the batch job endpoints, or null when jobs are off
-   * @param json the limits infer bodies are read within ({@code gateway.json.*})
-   * @param serverTiming whether infer answers carry a {@code Server-Timing} header ({@code gateway.server.timing})
+   * @param calls what one infer call may take and how it is answered
    */
   public record Deps(ModelCatalog catalog, RequestProducer requests, Capacity capacity, ApiKeys keys,
-      GatewayMetrics metrics, JobsApi jobs, Readiness readiness, long defaultTimeoutMs, long maxBodyBytes,
-      int retryAfterSeconds, JsonLimits json, boolean serverTiming) {
+      GatewayMetrics metrics, JobsApi jobs, Readiness readiness, CallSettings calls) {
 
     /** The transport-free infer path over the same parts, shared with the gRPC front door. */
     public InferService inferService() {
-      return new InferService(new InferService.Deps(catalog, requests, capacity, keys, readiness, defaultTimeoutMs));
+      return new InferService(new InferService.Deps(catalog, requests, capacity, keys, readiness, calls.defaultTimeoutMs()));
     }
   }
+
+  /**
+   * What one infer call may take and how it is answered.
+   *
+   * @param defaultTimeoutMs how long a call waits for its reply unless it asks otherwise ({@code gateway.timeout.ms})
+   * @param maxBodyBytes largest infer body ({@code gateway.max.body.bytes})
+   * @param retryAfterSeconds the {@code Retry-After} of a 429 ({@code gateway.retry.after.seconds})
+   * @param json the limits infer bodies are read within ({@code gateway.json.*})
+   * @param serverTiming whether infer answers carry a {@code Server-Timing} header ({@code gateway.server.timing})
+   */
+  public record CallSettings(long defaultTimeoutMs, long maxBodyBytes, int retryAfterSeconds, JsonLimits json,
+      boolean serverTiming) {}
 
   private final Deps deps;
   private final InferService infer;
@@ -85,7 +95,7 @@ public final class HttpApi implements HttpFrontDoor.Handler {
       route(call);
     } catch (Refusal e) {
       if (e.kind() == Kind.OVERLOADED) {
-        exchange.getResponseHeaders().set("Retry-After", Integer.toString(deps.retryAfterSeconds()));
+        exchange.getResponseHeaders().set("Retry-After", Integer.toString(deps.calls().retryAfterSeconds()));
       }
       call.error(HttpStatus.of(e.kind()), e.getMessage());
     } catch (RuntimeException | IOException e) {
@@ -207,12 +217,12 @@ public final class HttpApi implements HttpFrontDoor.Handler {
   }
 
   private void infer(Call call, ServiceModelEntry service, VersionEntry pinned, VersionEntry signatureOf) throws IOException {
-    ServerTiming timing = deps.serverTiming() ? new ServerTiming(call.exchange.receivedNanos()).handling(call.start) : null;
+    ServerTiming timing = deps.calls().serverTiming() ? new ServerTiming(call.exchange.receivedNanos()).handling(call.start) : null;
     InferBody.Parsed parsed;
     CompletableFuture<InferenceReply> reply;
     try {
-      byte[] body = call.body(deps.maxBodyBytes(), "gateway.max.body.bytes");
-      parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature(), deps.json());
+      byte[] body = call.body(deps.calls().maxBodyBytes(), "gateway.max.body.bytes");
+      parsed = InferBody.parse(body, call.header("Inference-Header-Content-Length"), signatureOf.signature(), deps.calls().json());
       reply = infer.submit(new InferService.Submit(call.requestId, new InferService.Resolved(service, signatureOf, pinned),
           parsed.inputs(), parsed.outputs(), parsed.timeoutMs(), call.header("traceparent")), timing);
     } catch (Refusal e) { // refused before producing: the answer still says how long it waited for a handler

@@ -76,11 +76,19 @@ public final class JobRunner implements Runnable, AutoCloseable {
   /**
    * What the runner needs from the gateway.
    *
-   * @param packing how the rows of a service model may be packed into one request
+   * @param items how each item is sent
    */
   public record Context(Topics topics, String gatewayId, JobStore store, RequestProducer requests,
-      Producer<String, byte[]> producer, Capacity capacity, GatewayMetrics metrics, long itemTimeoutMs,
-      int retries, LongSupplier clock, Function<String, PackRule> packing) {}
+      Producer<String, byte[]> producer, Capacity capacity, GatewayMetrics metrics, LongSupplier clock, Items items) {}
+
+  /**
+   * How the items of a job are sent.
+   *
+   * @param timeoutMs how long one item waits for its reply ({@code gateway.jobs.item.timeout.ms})
+   * @param retries how often an item is sent again after a transient failure ({@code gateway.jobs.retries})
+   * @param packing how the rows of a service model may be packed into one request
+   */
+  public record Items(long timeoutMs, int retries, Function<String, PackRule> packing) {}
 
   private final Context ctx;
   private final Consumer<String, byte[]> leader;
@@ -292,7 +300,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
       this.jobId = status.getJobId();
       this.total = status.getTotal();
       this.done = new BitSet(total);
-      this.rule = ctx.packing().apply(status.getServiceModel());
+      this.rule = ctx.items().packing().apply(status.getServiceModel());
       this.version = status.getVersion();
     }
 
@@ -542,7 +550,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
           .setInputs(inputs)
           .setOutputs(pack.outputs())
           .build();
-      CompletableFuture<InferenceReply> sent = ctx.requests().send(request, ctx.itemTimeoutMs(), null);
+      CompletableFuture<InferenceReply> sent = ctx.requests().send(request, ctx.items().timeoutMs(), null);
       long sentAt = System.nanoTime();
       stages.add(JobStages.Stage.SEND, sentAt - sendStart);
       sent.whenComplete((reply, failure) -> {
@@ -552,7 +560,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
         boolean transientFailure = cause != null
             || (reply.getError() != null && (reply.getError().getCode() == ErrorCode.OVERLOADED
                 || reply.getError().getCode() == ErrorCode.NOT_READY || reply.getError().getCode() == ErrorCode.DEADLINE_EXCEEDED));
-        if (transientFailure && attempt <= ctx.retries() && leading && !cancelled()) {
+        if (transientFailure && attempt <= ctx.items().retries() && leading && !cancelled()) {
           send(pack, attempt + 1); // keeps its job slot
           return;
         }
@@ -580,7 +588,7 @@ public final class JobRunner implements Runnable, AutoCloseable {
       if (cause instanceof TimeoutException) {
         for (Pack.Member m : members) {
           results.add(result(m.index(), m.item().getClientId(), null, List.of(), new InferenceError(ErrorCode.DEADLINE_EXCEEDED,
-              "no reply within " + ctx.itemTimeoutMs() + " ms after " + attempt + " attempts"), attempt));
+              "no reply within " + ctx.items().timeoutMs() + " ms after " + attempt + " attempts"), attempt));
         }
         write(results);
         return;

@@ -304,9 +304,10 @@ public final class ProfileCli implements Callable<Integer> {
     }
     Map<String, Long> dimSizes = new LinkedHashMap<>();
     dims.forEach(d -> dimSizes.put(d.name(), d.size()));
-    return new ProfileOptions(mode, modelRepo, model, version, List.copyOf(sizes), List.copyOf(batches),
-        List.copyOf(grouping), List.copyOf(providers), Map.copyOf(dimSizes), budgetMs, hostId, json, compareGrid,
-        !noSpin, broker, topicPrefix == null ? Topics.DEFAULT_PREFIX : topicPrefix, !noBaseline);
+    return new ProfileOptions(mode, new ProfileOptions.Target(modelRepo, model, version),
+        new ProfileOptions.Grid(List.copyOf(sizes), List.copyOf(batches), List.copyOf(grouping), List.copyOf(providers), compareGrid),
+        Map.copyOf(dimSizes), budgetMs, hostId, json, !noSpin,
+        new ProfileOptions.Publish(broker, topicPrefix == null ? Topics.DEFAULT_PREFIX : topicPrefix, !noBaseline));
   }
 
   private ParameterException usage(String message) {
@@ -329,11 +330,11 @@ public final class ProfileCli implements Callable<Integer> {
 
   private static int run(ProfileOptions options, ModelRef model, PrintStream out, PrintStream err) {
     Publishing publishing = null;
-    if (options.broker() != null) {
+    if (options.publish().broker() != null) {
       try {
         publishing = Publishing.open(options);
       } catch (RuntimeException e) {
-        err.println("--broker " + options.broker() + ": cannot reach the Kafka cluster or create its topics: "
+        err.println("--broker " + options.publish().broker() + ": cannot reach the Kafka cluster or create its topics: "
             + e.getMessage());
         return PUBLISH_FAILED;
       }
@@ -365,10 +366,10 @@ public final class ProfileCli implements Callable<Integer> {
         }
         String failure = publishing.finish();
         if (failure != null) {
-          err.println("--broker " + options.broker() + ": the cluster refused the records: " + failure);
+          err.println("--broker " + options.publish().broker() + ": the cluster refused the records: " + failure);
           return PUBLISH_FAILED;
         }
-        err.println("published to " + options.broker() + " (topic prefix " + options.topicPrefix() + ")");
+        err.println("published to " + options.publish().broker() + " (topic prefix " + options.publish().topicPrefix() + ")");
       }
       return code;
     } catch (JsonProcessingException e) {
@@ -384,14 +385,14 @@ public final class ProfileCli implements Callable<Integer> {
   private static ModelRef locate(ProfileOptions options) throws UsageException {
     RepositoryModels models;
     try {
-      models = RepositoryModels.scan(options.modelRepo());
+      models = RepositoryModels.scan(options.target().modelRepo());
     } catch (RepositoryException e) {
       throw new UsageException("--model-repo: " + e.getMessage());
     }
     try {
-      return options.version() == null
-          ? models.latest(options.model())
-          : models.resolve(options.model(), options.version()).get(0);
+      return options.target().version() == null
+          ? models.latest(options.target().model())
+          : models.resolve(options.target().model(), options.target().version()).get(0);
     } catch (ModelLookupException e) {
       throw new UsageException("--" + e.field() + ": " + e.getMessage());
     }
@@ -400,7 +401,7 @@ public final class ProfileCli implements Callable<Integer> {
   /** The environment with a baseline score, for publishing; without one when --no-baseline. */
   private static ProbedHost withBaseline(ProfileOptions options, OrtEnvironment env, ProbedHost host,
                                               PrintStream err) {
-    if (!options.baseline()) {
+    if (!options.publish().baseline()) {
       return host;
     }
     Measurer measurer = new Measurer(env, host, new Measurer.Settings(
@@ -421,8 +422,8 @@ public final class ProfileCli implements Callable<Integer> {
                              ProfileOptions options, PrintStream out, PrintStream err, Publishing publishing)
       throws JsonProcessingException {
     String requestId = "cli-" + host.hostId() + "-" + UUID.randomUUID();
-    ProfileSpec spec = new ProfileSpec(requestId, model.model(), model.version(), options.sizes(), options.batches(),
-        options.grouping().isEmpty() ? List.of() : List.of(options.grouping()), options.providers(),
+    ProfileSpec spec = new ProfileSpec(requestId, model.model(), model.version(), options.grid().sizes(), options.grid().batches(),
+        options.grid().grouping().isEmpty() ? List.of() : List.of(options.grid().grouping()), options.grid().providers(),
         options.budgetMillis());
     ProgressBar bar = new ProgressBar(err);
     ProfileSink sink = progress(bar);
@@ -431,7 +432,7 @@ public final class ProfileCli implements Callable<Integer> {
     }
     ProfileOutcome outcome = new ProfileRunner(env, settings).run(spec, host, List.of(model), sink);
     bar.done();
-    if (options.grouping().isEmpty()) {
+    if (options.grid().grouping().isEmpty()) {
       List<TimingResult> results = outcome.points();
       if (options.json()) {
         for (TimingResult r : results) {
@@ -486,7 +487,7 @@ public final class ProfileCli implements Callable<Integer> {
                               Publishing publishing)
       throws JsonProcessingException {
     ProgressBar bar = new ProgressBar(err);
-    BaselineBenchmark.Report report = new BaselineBenchmark(measurer).run(options.compareGrid(), bar);
+    BaselineBenchmark.Report report = new BaselineBenchmark(measurer).run(options.grid().compareGrid(), bar);
     bar.done();
     if (publishing != null) {
       publishing.publisher().environment(measurer.host().withBaseline(report.score()));
@@ -528,16 +529,16 @@ public final class ProfileCli implements Callable<Integer> {
   private record Publishing(KafkaProducer<String, byte[]> producer, EventPublisher publisher) {
 
     static Publishing open(ProfileOptions options) {
-      Topics topics = new Topics(options.topicPrefix());
+      Topics topics = new Topics(options.publish().topicPrefix());
       Properties admin = new Properties();
-      admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, options.broker());
+      admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, options.publish().broker());
       admin.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) BROKER_TIMEOUT.toMillis());
       admin.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) BROKER_TIMEOUT.toMillis());
       try (Admin a = Admin.create(admin)) {
         TopicAdmin.ensure(a, topics.infrastructure(), (short) 3);
       }
       Properties p = new Properties();
-      p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, options.broker());
+      p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, options.publish().broker());
       p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
       p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
       p.put(ProducerConfig.ACKS_CONFIG, "all");

@@ -13,22 +13,33 @@ import java.util.Map;
  */
 public record ProfileOptions(
     Mode mode,
-    Path modelRepo,
-    String model,
-    String version,
-    List<Integer> sizes,
-    List<Integer> batches,
-    List<Integer> grouping,
-    List<Provider> providers,
+    Target target,
+    Grid grid,
     Map<String, Long> dims,
     long budgetMillis,
     String hostId,
     boolean json,
-    boolean compareGrid,
     boolean spinning,
-    String broker,
-    String topicPrefix,
-    boolean baseline) {
+    Publish publish) {
+
+  /**
+   * The model measured ({@code --model-repo}, {@code --model}, {@code --version}; null in the
+   * {@code --env} and {@code --baseline} modes, and the version when every version is measured).
+   */
+  public record Target(Path modelRepo, String model, String version) {}
+
+  /**
+   * The points measured ({@code --sizes}, {@code --batches}, {@code --grouping}, {@code --provider},
+   * {@code --compare-grid}).
+   */
+  public record Grid(List<Integer> sizes, List<Integer> batches, List<Integer> grouping, List<Provider> providers,
+      boolean compareGrid) {}
+
+  /**
+   * Where the results are published ({@code --broker}, null: printed only; {@code --topic-prefix};
+   * {@code --no-baseline} turns the baseline of the published environment off).
+   */
+  public record Publish(String broker, String topicPrefix, boolean baseline) {}
 
   public enum Mode { MEASURE, ENV, BASELINE }
 
