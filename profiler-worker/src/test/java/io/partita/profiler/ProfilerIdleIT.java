@@ -129,21 +129,17 @@ class ProfilerIdleIT {
   }
 
   /** The number of timing events once no new one has arrived for {@code quiet}; fails after {@code atMost}. */
-  private int awaitNoNewTiming(Topics topics, Duration quiet, Duration atMost) throws InterruptedException {
-    long deadline = System.nanoTime() + atMost.toNanos();
-    int count = timings(topics).size();
-    long changed = System.nanoTime();
-    while (System.nanoTime() < deadline) {
-      TimeUnit.MILLISECONDS.sleep(100); // polling the reader, as await() would
+  private int awaitNoNewTiming(Topics topics, Duration quiet, Duration atMost) {
+    long[] last = {-1, System.nanoTime()}; // count seen, when it last changed
+    await().atMost(atMost).pollInterval(Duration.ofMillis(100)).until(() -> {
       int now = timings(topics).size();
-      if (now != count) {
-        count = now;
-        changed = System.nanoTime();
-      } else if (System.nanoTime() - changed >= quiet.toNanos()) {
-        return count;
+      if (now != last[0]) {
+        last[0] = now;
+        last[1] = System.nanoTime();
       }
-    }
-    throw new AssertionError("timing events kept arriving for " + atMost.toSeconds() + " s while the slots served (" + count + " so far)");
+      return System.nanoTime() - last[1] >= quiet.toNanos();
+    });
+    return (int) last[0];
   }
 
   /** Waits until the profiler has read the statuses and sees {@code inFlight} requests on its host's live slots. */

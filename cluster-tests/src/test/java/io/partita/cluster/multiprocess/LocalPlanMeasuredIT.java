@@ -1,6 +1,7 @@
 package io.partita.cluster.multiprocess;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -22,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -111,21 +113,20 @@ class LocalPlanMeasuredIT {
    * Polls {@code plan.json} until every planned partition's basis is {@code measured}, or until
    * {@code within} after {@code fromNanos}; returns the partitions that were not (empty when all were).
    */
-  private static List<String> awaitMeasured(HttpClient client, String base, long fromNanos, Duration within, String phase)
-      throws Exception {
-    long deadline = fromNanos + within.toNanos();
-    List<String> notMeasured = List.of("no planned partition seen");
-    while (System.nanoTime() < deadline) {
-      notMeasured = notMeasured(client, base);
-      if (notMeasured.isEmpty()) {
-        System.out.printf("LocalPlanMeasuredIT: %s, every planned partition measured %.1f s after the phase began%n", phase,
-            (System.nanoTime() - fromNanos) / 1e9);
-        return notMeasured;
-      }
-      TimeUnit.SECONDS.sleep(2); // polling, as the dashboard does
+  private static List<String> awaitMeasured(HttpClient client, String base, long fromNanos, Duration within, String phase) {
+    List<List<String>> last = new ArrayList<>(List.of(List.of("no planned partition seen")));
+    Duration left = Duration.ofNanos(Math.max(0, fromNanos + within.toNanos() - System.nanoTime()));
+    try {
+      await().atMost(left).pollDelay(Duration.ZERO).pollInterval(Duration.ofSeconds(2)).until(() -> {
+        last.set(0, notMeasured(client, base));
+        return last.get(0).isEmpty();
+      });
+      System.out.printf("LocalPlanMeasuredIT: %s, every planned partition measured %.1f s after the phase began%n", phase,
+          (System.nanoTime() - fromNanos) / 1e9);
+    } catch (ConditionTimeoutException e) {
+      System.out.printf("LocalPlanMeasuredIT: %s, not measured after %d s: %s%n", phase, within.toSeconds(), last.get(0));
     }
-    System.out.printf("LocalPlanMeasuredIT: %s, not measured after %d s: %s%n", phase, within.toSeconds(), notMeasured);
-    return notMeasured;
+    return last.get(0);
   }
 
   /** Each planned partition whose basis is not {@code measured}, with its basis and why; one line if none is planned. */
@@ -174,23 +175,19 @@ class LocalPlanMeasuredIT {
     }
   }
 
-  private double awaitReady(HttpClient client, String base, long start, Path log) throws Exception {
+  private double awaitReady(HttpClient client, String base, long start, Path log) {
     HttpRequest ready = HttpRequest.newBuilder(URI.create(base + "/v2/health/ready")).timeout(Duration.ofSeconds(2)).build();
-    long deadline = start + READY_WITHIN.toNanos();
-    while (System.nanoTime() < deadline) {
+    await().atMost(READY_WITHIN).pollInterval(Duration.ofMillis(100)).until(() -> {
       if (!local.isAlive()) {
         throw new AssertionError("partita local ended with " + local.exitValue() + " before it was ready; see " + log);
       }
       try {
-        if (client.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-          return (System.nanoTime() - start) / 1e9;
-        }
+        return client.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
       } catch (IOException notYet) {
-        // the gateway's port is not open yet
+        return false; // the gateway's port is not open yet
       }
-      TimeUnit.MILLISECONDS.sleep(100); // polling, as a readiness probe does
-    }
-    throw new AssertionError("partita local was not ready within " + READY_WITHIN.toSeconds() + " s; see " + log);
+    });
+    return (System.nanoTime() - start) / 1e9;
   }
 
   /**
