@@ -258,6 +258,7 @@ final class FirstMinuteBench {
     return -1;
   }
 
+  /** Waits for a point of the experiment's schedule (a time, not an event: nothing to be notified of). */
   private static void sleepUntil(long nanoTime) throws InterruptedException {
     long left;
     while ((left = nanoTime - System.nanoTime()) > 0) {

@@ -28,7 +28,7 @@ public final class GroupingEvidence {
    */
   public static Map<List<Integer>, GroupingMeasurement> measured(PlanInputs in, String model, String version,
       String host, String pool, int batch, String provider, MeasurementSource source) {
-    String prefix = Keys.partition(model, version, host, pool) + Keys.SEP + batch + Keys.SEP + provider + Keys.SEP;
+    String prefix = prefix(model, version, host, pool, batch, provider);
     Map<List<Integer>, GroupingMeasurement> out = new HashMap<>();
     for (TimingEvent e : in.groupings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
       if (source(e) == source) {
@@ -45,7 +45,7 @@ public final class GroupingEvidence {
    */
   public static List<Integer> lastServed(PlanInputs in, String model, String version, String host, String pool,
       int batch, String provider) {
-    String prefix = Keys.partition(model, version, host, pool) + Keys.SEP + batch + Keys.SEP + provider + Keys.SEP;
+    String prefix = prefix(model, version, host, pool, batch, provider);
     TimingEvent last = null;
     for (TimingEvent e : in.groupings().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
       if (source(e) == MeasurementSource.SERVING && e.getThroughput() > 0
@@ -54,6 +54,11 @@ public final class GroupingEvidence {
       }
     }
     return last == null ? null : last.getGrouping();
+  }
+
+  /** The key prefix of one model version's grouping records on one pool at one batch and provider. */
+  private static String prefix(String model, String version, String host, String pool, int batch, String provider) {
+    return Keys.partition(model, version, host, pool) + Keys.SEP + batch + Keys.SEP + provider + Keys.SEP;
   }
 
   static MeasurementSource source(TimingEvent e) {
