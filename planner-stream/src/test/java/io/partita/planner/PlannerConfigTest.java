@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.common.config.ConfigException;
 import io.partita.common.config.Settings;
+import io.partita.planner.plan.PlanSettings;
 import io.partita.planning.grouping.GroupingObjective;
 import java.util.Map;
 import java.util.Properties;
@@ -36,6 +37,12 @@ class PlannerConfigTest {
         "planner.default.rate", "0")))).hasMessageContaining("planner.default.rate");
     assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
         "planner.standby.replicas", "-1")))).hasMessageContaining("planner.standby.replicas");
+    assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
+        "planner.routes.on-demand.max", "-1")))).hasMessageContaining("planner.routes.on-demand.max");
+    assertThat(PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1", "planner.routes.on-demand.max", "4")))
+        .plan().routeOnDemandLimit()).isEqualTo(4);
+    assertThat(PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1"))).plan().routeOnDemandLimit())
+        .isEqualTo(PlanSettings.DEFAULT_ROUTE_ON_DEMAND_LIMIT);
   }
 
   @Test

@@ -19,6 +19,9 @@ import io.partita.planning.grouping.GroupingObjective;
  * @param mappingPoolLimit above this many pools the mapping works on classes of alike pools
  *     ({@code planner.mapping.max-pools}, default {@value #DEFAULT_MAPPING_POOL_LIMIT}; {@link
  *     MappingPlans#mappingProblem(PlanInputs, PlanSettings, MappingPlans.ChosenVersions)})
+ * @param routeOnDemandLimit how many slots beyond its planned instances a service model's route lists
+ *     for on-demand mounts ({@code planner.routes.on-demand.max}, default {@value
+ *     #DEFAULT_ROUTE_ON_DEMAND_LIMIT}; {@link RoutePlans})
  */
 public record PlanSettings(
     Topics topics,
@@ -29,13 +32,28 @@ public record PlanSettings(
     double hysteresis,
     MeasureSettings measure,
     ServingSettings serving,
-    int mappingPoolLimit) {
+    int mappingPoolLimit,
+    int routeOnDemandLimit) {
 
   /** The default of {@code planner.hysteresis}: 10 %, beyond the few percent timings move by between runs. */
   public static final double DEFAULT_HYSTERESIS = 0.10;
 
   /** The default of {@code planner.mapping.max-pools}. */
   public static final int DEFAULT_MAPPING_POOL_LIMIT = 64;
+
+  /**
+   * The default of {@code planner.routes.on-demand.max}: every slot of a base model of up to 16
+   * slots, and a bounded, stable share of a larger fleet's.
+   */
+  public static final int DEFAULT_ROUTE_ON_DEMAND_LIMIT = 16;
+
+  /** Settings with the default route limit. */
+  public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
+      long bufferThresholdBytes, double defaultRequestsPerSecond, double hysteresis, MeasureSettings measure,
+      ServingSettings serving, int mappingPoolLimit) {
+    this(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond, hysteresis, measure,
+        serving, mappingPoolLimit, DEFAULT_ROUTE_ON_DEMAND_LIMIT);
+  }
 
   /** Settings with the default pool limit of the mapping. */
   public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
@@ -69,6 +87,9 @@ public record PlanSettings(
       throw new IllegalArgumentException("planner.default.rate: must be a finite number > 0, was "
           + defaultRequestsPerSecond);
     }
+    if (routeOnDemandLimit < 0) {
+      throw new IllegalArgumentException("planner.routes.on-demand.max: must be >= 0, was " + routeOnDemandLimit);
+    }
     if (mappingPoolLimit < 0) {
       throw new IllegalArgumentException("planner.mapping.max-pools: must be >= 0, was " + mappingPoolLimit);
     }
@@ -85,18 +106,24 @@ public record PlanSettings(
   /** The same settings with other measuring settings. */
   public PlanSettings withMeasure(MeasureSettings other) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, other, serving, mappingPoolLimit);
+        hysteresis, other, serving, mappingPoolLimit, routeOnDemandLimit);
   }
 
   /** The same settings with other serving-evidence settings. */
   public PlanSettings withServing(ServingSettings other) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, other, mappingPoolLimit);
+        hysteresis, measure, other, mappingPoolLimit, routeOnDemandLimit);
   }
 
   /** The same settings with another pool limit of the mapping. */
   public PlanSettings withMappingPoolLimit(int pools) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, serving, pools);
+        hysteresis, measure, serving, pools, routeOnDemandLimit);
+  }
+
+  /** The same settings with another limit of a route's on-demand entries. */
+  public PlanSettings withRouteOnDemandLimit(int slots) {
+    return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
+        hysteresis, measure, serving, mappingPoolLimit, slots);
   }
 }
