@@ -4,6 +4,7 @@ import io.partita.avro.InferenceReply;
 import io.partita.avro.Tensor;
 import io.partita.client.PartitaClient;
 import io.partita.common.EpochMicros;
+import io.partita.common.Topics;
 import io.partita.models.demo.DemoMlp;
 import io.partita.profiler.onnx.TinyModels;
 import java.io.IOException;
@@ -17,13 +18,18 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 
 /**
  * {@code ./partita bench}: every figure of BENCHMARKS.md, measured in one run on this machine,
@@ -342,6 +348,7 @@ public final class Bench {
       rows.add(row(model.name(), "(a) engine, batch of 8 per call", "8 per call", 1, batched.throughput(), ms(batched, false), ms(batched, true),
           Report.fmt(engineGain) + "x batch-1"));
       Map<String, Double> kafkaAtTop = new HashMap<>();
+      Map<Integer, Double> echoAt = new HashMap<>();
       for (Map.Entry<String, Map<String, String>> mode : List.of(Map.entry("off", BATCHING_OFF), Map.entry("dynamic, up to 8", BATCHING_ON))) {
         Path dir = Files.createTempDirectory(scratch, "pipeline");
         CpuSplit cpu = new CpuSplit();
@@ -368,11 +375,16 @@ public final class Bench {
               kafkaAtTop.put(batching, r.throughput());
             }
           }
+          if (echoAt.isEmpty()) {
+            // The yardstick of the in-flight rows (as table 5d): a bare Kafka echo on this broker, same client and loads.
+            echoAt.putAll(echoRun(env, client, model, rows));
+          }
           for (int n : inFlights()) {
             Probe probe = new Probe(cpu, times);
             LoadRunner.Result r = LoadRunner.inFlight(n, warmup(), measured(), () -> asyncKafkaCall(client, model, n, probe), probe);
             rows.add(row(model.name(), "(b) Kafka, Java client -> worker, " + n + " in flight", batching, n, r.throughput(), ms(r, false),
-                ms(r, true), Report.fmt(r.throughput() / engine.get(top).throughput()) + " (vs " + top + ")"));
+                ms(r, true), Report.fmt(r.throughput() / engine.get(top).throughput()) + " (vs " + top + "); "
+                    + Report.fmt(r.throughput() / echoAt.get(n)) + "x echo"));
             probe.addRows(stageRows, cpuRows, model.name(), batching, n + " in flight", r);
             inFlightAt.put(model.name() + "|" + batching + "|" + n, r.throughput());
           }
@@ -948,6 +960,7 @@ public final class Bench {
     List<List<String>> rows = new ArrayList<>();
     List<List<String>> stageRows = new ArrayList<>();
     List<List<String>> cpuRows = new ArrayList<>();
+    List<List<String>> echoRows;
     LoadRunner.Result engine = EngineBench.run(identity, 1, 1, 1, warmup(), measured());
     rows.add(row("(a) engine, in-process", 1, engine.throughput(), ms(engine, false), ms(engine, true), "", ""));
     Path dir = Files.createTempDirectory(scratch, "ceiling");
@@ -964,6 +977,7 @@ public final class Bench {
         rows.add(row(path, c, r.throughput(), ms(r, false), ms(r, true), "1.00", ""));
         probe.addCpuRow(cpuRows, path, c, r);
       }
+      echoRows = echoYardstick(env, client, identity);
       HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(); // as in the pipeline table
       httpCall(http, env, identity, 0).run(); // one call first: connection set-up and class loading stay out of the window
       cpu.part("load generator"); // the HttpClient's threads, started by that call
@@ -1014,6 +1028,164 @@ public final class Bench {
             + "or grpc-java's client on its own Netty threads (gRPC rows). The last two columns are CPU microseconds per round "
             + "trip of the gateway and of the load generator.",
         cpuColumns, cpuRows, self));
+    report.add(new Report.Table("5d. Against a bare Kafka echo",
+        "The yardstick: what Kafka itself allows with the same clients on the same cores. One asynchronous load keeps a fixed "
+            + "number of calls in flight from the same Partita client against three things in turn: (e1) the raw one-way hop "
+            + "(a record produced and read back by a plain consumer, no reply); (e2) a bare echo, a plain consumer with the "
+            + "worker's consumer settings that produces, for each request it reads, a reply encoded once before the run to the "
+            + "reply-to topic with the correlation-id copied (no decoding, no model, no batching); (e3) Partita: the same calls "
+            + "to the inference worker running the empty model. Both topics have the worker's partitions. Each row is the "
+            + "median of " + ECHO_REPEATS + " short repeats (" + echoWarmup().toMillis() + " ms warm-up, " + echoMeasured().toMillis()
+            + " ms measured), taken in turn (hop, echo, Partita, then again); spread = (max - min) / median of the round trips/s; "
+            + "'vs echo' is the median of the per-repeat ratios of Partita's round trips/s to the echo's.",
+        List.of("path", "in flight", "round trips/s", "min", "max", "spread", "p50 ms", "p99 ms", "vs echo", "p50 over echo ms", "note"),
+        echoRows, self));
+  }
+
+  /** Repeats of each row of table 5d: a row is their median, with their spread. */
+  static final int ECHO_REPEATS = 3;
+
+  /** The loads of table 5d: calls in flight from one asynchronous client. */
+  private List<Integer> echoLoads() {
+    return quick ? List.of(1, 16, 256) : List.of(1, 16, 256, 1024);
+  }
+
+  private Duration echoWarmup() {
+    return quick ? Duration.ofMillis(300) : Duration.ofSeconds(1);
+  }
+
+  private Duration echoMeasured() {
+    return quick ? Duration.ofMillis(1000) : Duration.ofSeconds(3);
+  }
+
+  /**
+   * Table 5d: the one-way hop, a bare Kafka echo and Partita's worker on the empty model, at each load,
+   * {@link #ECHO_REPEATS} times in turn so that a drift of the machine touches all three alike.
+   */
+  private List<List<String>> echoYardstick(PipelineEnv env, PartitaClient client, BenchModel identity) throws Exception {
+    String bootstrap = env.kafka.bootstrapServers();
+    String workerTopic = new Topics(env.prefix).requests(identity.name());
+    List<Tensor> oneRow = List.of(identity.wireInput(1, 0));
+    List<List<String>> rows = new ArrayList<>();
+    try (KafkaEcho echo = KafkaEcho.echo(bootstrap, new Properties(), env.prefix, workerTopic, modelsReply(client, identity, oneRow));
+         KafkaEcho hop = KafkaEcho.hop(bootstrap, new Properties(), env.prefix, workerTopic)) {
+      int partitions = partitionsOf(bootstrap, workerTopic);
+      AtomicInteger next = new AtomicInteger();
+      LoadRunner.AsyncCall hopCall = () -> hop.hopCall(Math.floorMod(next.incrementAndGet(), partitions));
+      LoadRunner.AsyncCall echoCall = () -> checked(client.infer(KafkaEcho.ECHO_MODEL, identity.name(), oneRow));
+      LoadRunner.AsyncCall partitaCall = () -> checked(client.infer(identity.name(), identity.name(), oneRow));
+      for (int load : echoLoads()) {
+        List<LoadRunner.Result> hops = new ArrayList<>();
+        List<LoadRunner.Result> echoes = new ArrayList<>();
+        List<LoadRunner.Result> partitas = new ArrayList<>();
+        for (int rep = 0; rep < ECHO_REPEATS; rep++) {
+          hops.add(LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), hopCall, LoadRunner.Window.NONE));
+          echoes.add(LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), echoCall, LoadRunner.Window.NONE));
+          partitas.add(LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), partitaCall, LoadRunner.Window.NONE));
+        }
+        rows.add(Repeats.of(hops).row("(e1) one-way hop, produce -> consume", load, null));
+        Repeats echoed = Repeats.of(echoes);
+        rows.add(echoed.row("(e2) bare Kafka echo", load, echoed));
+        rows.add(Repeats.of(partitas).row("(e3) Partita, Kafka client, empty model", load, echoed));
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * Table 1's echo rows: a bare Kafka echo ({@link KafkaEcho}) beside {@code model}'s worker, one
+   * row per in-flight load, the reply as big as the model's; returns round trips/s by load.
+   */
+  private Map<Integer, Double> echoRun(PipelineEnv env, PartitaClient client, BenchModel model, List<List<String>> rows)
+      throws Exception {
+    String workerTopic = new Topics(env.prefix).requests(model.name());
+    List<Tensor> oneRow = List.of(model.wireInput(1, 0));
+    List<Tensor> reply = modelsReply(client, model, oneRow);
+    Map<Integer, Double> out = new HashMap<>();
+    try (KafkaEcho echo = KafkaEcho.echo(env.kafka.bootstrapServers(), new Properties(), env.prefix, workerTopic, reply)) {
+      for (int n : inFlights()) {
+        LoadRunner.Result r = LoadRunner.inFlight(n, warmup(), measured(),
+            () -> checked(client.infer(KafkaEcho.ECHO_MODEL, model.name(), oneRow)), LoadRunner.Window.NONE);
+        rows.add(row(model.name(), "(e) bare Kafka echo (no worker), " + n + " in flight", "", n, r.throughput(), ms(r, false),
+            ms(r, true), ""));
+        out.put(n, r.throughput());
+      }
+    }
+    return out;
+  }
+
+  /** The model's outputs for one call: the echo replies with them, so its replies are as big as the worker's. */
+  private static List<Tensor> modelsReply(PartitaClient client, BenchModel model, List<Tensor> inputs) throws Exception {
+    return checked(client.infer(model.name(), model.name(), inputs)).get(60, TimeUnit.SECONDS).getOutputs();
+  }
+
+  private static CompletableFuture<InferenceReply> checked(CompletableFuture<InferenceReply> call) {
+    return call.thenApply(reply -> {
+      if (reply.getError() != null) {
+        throw new IllegalStateException(reply.getError().getCode() + ": " + reply.getError().getMessage());
+      }
+      return reply;
+    });
+  }
+
+  private static int partitionsOf(String bootstrap, String topic) throws Exception {
+    try (Admin admin = Admin.create(Map.<String, Object>of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions().size();
+    }
+  }
+
+  /** The repeats of one row of table 5d: medians, spread, and the ratio to the echo's repeats. */
+  record Repeats(List<LoadRunner.Result> results) {
+    /** A row whose repeats differ by more than this share of their median says so. */
+    static final double NOISY = 0.25;
+
+    static Repeats of(List<LoadRunner.Result> results) {
+      return new Repeats(List.copyOf(results));
+    }
+
+    double medianThroughput() {
+      return median(results.stream().mapToDouble(LoadRunner.Result::throughput).toArray());
+    }
+
+    double spread() {
+      double[] t = results.stream().mapToDouble(LoadRunner.Result::throughput).toArray();
+      double m = median(t);
+      return m > 0 ? (Arrays.stream(t).max().orElse(0) - Arrays.stream(t).min().orElse(0)) / m : Double.NaN;
+    }
+
+    double medianMs(boolean p99) {
+      return median(results.stream().mapToDouble(r -> ms(r, p99)).toArray());
+    }
+
+    /** The median of this row's round trips/s over the other's, repeat by repeat. */
+    double ratioTo(Repeats other) {
+      double[] ratios = new double[Math.min(results.size(), other.results.size())];
+      for (int i = 0; i < ratios.length; i++) {
+        ratios[i] = results.get(i).throughput() / other.results.get(i).throughput();
+      }
+      return median(ratios);
+    }
+
+    List<String> row(String path, int load, Repeats echo) {
+      double[] t = results.stream().mapToDouble(LoadRunner.Result::throughput).toArray();
+      long errors = results.stream().mapToLong(LoadRunner.Result::errors).sum();
+      List<String> notes = new ArrayList<>();
+      if (spread() > NOISY) {
+        notes.add("repeats differ by more than " + Math.round(NOISY * 100) + " %");
+      }
+      if (errors > 0) {
+        notes.add(errors + " errors");
+      }
+      return Bench.row(path, load, medianThroughput(), Arrays.stream(t).min().orElse(0), Arrays.stream(t).max().orElse(0),
+          Report.fmt(spread()), medianMs(false), medianMs(true), echo == null ? "" : Report.fmt(ratioTo(echo)),
+          echo == null ? "" : Report.fmt(medianMs(false) - echo.medianMs(false)), String.join("; ", notes));
+    }
+
+    static double median(double[] values) {
+      double[] v = values.clone();
+      Arrays.sort(v);
+      return v.length == 0 ? Double.NaN : v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
   }
 
   /** One row of the ceiling: the CPU split over its measured window, and the gateway's stages of the calls in it. */

@@ -31,7 +31,7 @@ class BenchQuickIT {
         "5. Kafka ceiling", "2b. The loop, per model", "1e. Batch jobs", "1f. CPU split (batch jobs)",
         "1g. Where a batch job's time goes", "1h. Where the time goes (gateway paths of table 1)",
         "1b. Share of the engine", "1c. Where the time goes",
-        "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)",
+        "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)", "5d. Against a bare Kafka echo",
         "8. Planning at scale", "8b. Where a pass's time goes", "8c. How the cost grows", "8d. Churn")) {
       assertThat(report).contains("### " + section);
     }
@@ -88,6 +88,23 @@ class BenchQuickIT {
     Matcher grpc = Pattern.compile("\\| \\(d\\) gRPC round trip \\(raw contents\\) \\| 1 \\| ([0-9.e+-]+) \\|").matcher(report);
     assertThat(grpc.find()).as("gRPC row of the Kafka ceiling in%n%s", report).isTrue();
     assertThat(Double.parseDouble(grpc.group(1))).isPositive();
+    // 5d: the hop, the bare echo and Partita each answered at every load; Partita's row has its ratio to the echo.
+    String table5d = report.substring(report.indexOf("### 5d."), report.indexOf("###", report.indexOf("### 5d.") + 4));
+    for (String load : List.of("1", "16", "256")) {
+      for (String path : List.of("(e1) one-way hop, produce -> consume", "(e2) bare Kafka echo")) {
+        Matcher row = Pattern.compile("\\| " + Pattern.quote(path) + " \\| " + load + " \\| ([0-9.e+-]+) \\|").matcher(table5d);
+        assertThat(row.find()).as("5d row for %s at %s in%n%s", path, load, table5d).isTrue();
+        assertThat(Double.parseDouble(row.group(1))).as(path).isPositive();
+      }
+      Matcher partita = Pattern.compile("\\| \\(e3\\) Partita, Kafka client, empty model \\| " + load
+          + " \\| ([0-9.e+-]+) \\|( [^|]+ \\|){5} ([0-9.e+-]+) \\|").matcher(table5d);
+      assertThat(partita.find()).as("5d Partita row at %s in%n%s", load, table5d).isTrue();
+      assertThat(Double.parseDouble(partita.group(1))).isPositive();
+      assertThat(Double.parseDouble(partita.group(3))).as("vs echo").isPositive();
+    }
+    // Table 1 has the echo beside the model's in-flight rows, and those rows their ratio to it.
+    assertThat(report).containsPattern("\\| demo-mlp \\| \\(e\\) bare Kafka echo \\(no worker\\), 64 in flight \\|\\s*\\| 64 \\| [0-9.e+]+ \\|")
+        .containsPattern("in flight \\| off \\| 64 \\|[^\\n]*x echo \\|");
     // The gateway's Server-Timing answers reached table 5b: calls counted and a Kafka stage, for HTTP and gRPC.
     String table5b = report.substring(report.indexOf("### 5b."), report.indexOf("### 5c."));
     for (String path : List.of("(c) HTTP round trip", "(d) gRPC round trip (raw contents)")) {
