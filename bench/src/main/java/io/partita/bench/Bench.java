@@ -28,8 +28,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
 
 /**
  * {@code ./partita bench}: every figure of BENCHMARKS.md, measured in one run on this machine,
@@ -147,6 +151,7 @@ public final class Bench {
     if (only == null) {
       List<BenchModel> models = models();
       pipeline(models);
+      wireBatching(models);
       batchJobs(models);
       plannerReality(models);
       adapters();
@@ -181,6 +186,10 @@ public final class Bench {
         case "ceiling" -> {
           kafkaCeiling();
           yield "the Kafka ceiling alone";
+        }
+        case "wire" -> {
+          wireBatching(models());
+          yield "the wire-batching part alone";
         }
         case "first-minute" -> {
           firstMinute();
@@ -625,6 +634,104 @@ public final class Bench {
         throw new IOException(reply.getError().getCode() + ": " + reply.getError().getMessage());
       }
     };
+  }
+
+  /** The worker's settings of table 1j: no batching, and the worker's defaults (what a user runs). */
+  private static final Map<String, String> WORKER_DEFAULTS = Map.of();
+
+  /**
+   * 1j. Online calls batched on the wire: the demo MLP over HTTP binary tensors at a number of calls
+   * in flight, the gateway's coalescer off and on ({@code gateway.coalesce.enabled}), with the
+   * worker's batching off and at its defaults. The request records are counted on the request topic
+   * (end offsets before and after each row), so calls per record is what went over the wire.
+   */
+  private void wireBatching(List<BenchModel> models) throws Exception {
+    BenchModel model = models.stream().filter(m -> m.name().equals("demo-mlp")).findFirst().orElse(null);
+    if (model == null) {
+      return;
+    }
+    LoadRunner.Result one = EngineBench.run(model, 0, 1, 1, warmup(), measured());
+    LoadRunner.Result eight = EngineBench.run(model, 0, 1, 8, warmup(), measured());
+    double engineGain = eight.throughput() / one.throughput();
+    List<Integer> loads = quick ? List.of(64) : List.of(16, 64, 256);
+    record Config(String worker, Map<String, String> workerSettings, boolean coalesce) {}
+    List<Config> configs = List.of(new Config("off", BATCHING_OFF, false), new Config("defaults", WORKER_DEFAULTS, false),
+        new Config("defaults", WORKER_DEFAULTS, true));
+    Map<String, Double> at = new HashMap<>();
+    List<List<String>> rows = new ArrayList<>();
+    for (Config config : configs) {
+      Map<String, String> settings = new HashMap<>(config.workerSettings());
+      settings.put("gateway.coalesce.enabled", Boolean.toString(config.coalesce()));
+      Path dir = Files.createTempDirectory(scratch, "wire");
+      try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0, null)) {
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+        String topic = new Topics(env.prefix).requests(model.name());
+        URI uri = URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer");
+        List<HttpRequest> requests = new ArrayList<>();
+        for (int i = 0; i < 256; i++) {
+          BenchModel.BinaryBody body = model.binaryBody(1, i);
+          requests.add(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
+              .header("Content-Type", "application/octet-stream")
+              .header("Inference-Header-Content-Length", Integer.toString(body.headerLength()))
+              .POST(HttpRequest.BodyPublishers.ofByteArray(body.bytes())).build());
+        }
+        AtomicLong calls = new AtomicLong();
+        LoadRunner.AsyncCall call = () -> {
+          calls.incrementAndGet();
+          return http.sendAsync(requests.get(ThreadLocalRandom.current().nextInt(requests.size())),
+              HttpResponse.BodyHandlers.ofByteArray()).thenApply(r -> {
+                if (r.statusCode() != 200) {
+                  throw new IllegalStateException("HTTP " + r.statusCode() + ": " + new String(r.body(), StandardCharsets.UTF_8));
+                }
+                return r;
+              });
+        };
+        // connections, class loading and the JIT stay out of the rows
+        LoadRunner.inFlight(loads.get(loads.size() - 1), warmup(), quick ? warmup() : Duration.ofSeconds(5), call,
+            LoadRunner.Window.NONE);
+        for (int n : loads) {
+          long recordsBefore = endOffsets(env.kafka.bootstrapServers(), topic);
+          long callsBefore = calls.get();
+          LoadRunner.Result r = LoadRunner.inFlight(n, warmup(), measured(), call, LoadRunner.Window.NONE);
+          long records = endOffsets(env.kafka.bootstrapServers(), topic) - recordsBefore;
+          double perRecord = records > 0 ? (calls.get() - callsBefore) / (double) records : Double.NaN;
+          String key = config.worker() + "|" + config.coalesce() + "|" + n;
+          at.put(key, r.throughput());
+          Double today = at.get("defaults|false|" + n);
+          Double none = at.get("off|false|" + n);
+          double gain = none == null ? Double.NaN : r.throughput() / none;
+          rows.add(row(model.name(), config.worker(), config.coalesce() ? "on" : "off", n, r.throughput(), ms(r, false), ms(r, true),
+              perRecord, today == null || key.startsWith("defaults|false") ? "" : Report.fmt(r.throughput() / today),
+              none == null || key.startsWith("off|") ? "" : Report.fmt(gain),
+              none == null || key.startsWith("off|") || engineGain < 1.1 ? "" : Report.fmt((gain - 1) / (engineGain - 1)),
+              r.errors() == 0 ? "" : r.errors() + " errors"));
+        }
+      }
+    }
+    report.add(new Report.Table("1j. Online calls batched on the wire",
+        "The demo MLP over HTTP binary tensors (OIP binary extension, one row a call) from one asynchronous JDK client keeping "
+            + "that many calls in flight (HTTP/1.1, a connection per call in flight), through one gateway, one broker and one "
+            + "worker in this JVM: the gateway's coalescer off, then on (gateway.coalesce.enabled: concurrent calls of one model, "
+            + "version and input layout packed into one request record, rows stacked, the reply split back), with the worker's "
+            + "batching off (worker.batch.max=1) and at its defaults. Calls per request record: calls made over the records "
+            + "appended to the request topic in the row. 'vs defaults, off' is the row's items/s over the same load with the "
+            + "coalescer off and the worker at its defaults (what ran before the coalescer); gain: over the worker's batching "
+            + "off and the coalescer off; share kept = (gain - 1) / (engine gain - 1), the engine's gain being batch-8 calls "
+            + "over batch-1 in-process, " + Report.fmt(engineGain) + "x in this run.",
+        List.of("model", "worker batching", "coalescer", "in flight", "items/s", "p50 ms", "p99 ms", "calls per request record",
+            "vs defaults, off", "gain", "share of the engine's gain kept", "note"),
+        rows, self));
+  }
+
+  /** Records on all partitions of {@code topic}: the sum of their end offsets. */
+  private static long endOffsets(String bootstrap, String topic) throws Exception {
+    try (Admin admin = Admin.create(Map.<String, Object>of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+      admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()
+          .forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+      return admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).values().stream()
+          .mapToLong(ListOffsetsResult.ListOffsetsResultInfo::offset).sum();
+    }
   }
 
   /** One asynchronous Kafka call of the in-flight load, on one of {@code lanes} prepared inputs. */

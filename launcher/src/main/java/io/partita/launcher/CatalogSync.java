@@ -55,6 +55,15 @@ final class CatalogSync implements Service {
     p.putAll(config.kafka().clients());
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    // Not idempotent: on a broker that has just started, the first append to the catalog topics,
+    // made a moment before, can be answered NOT_LEADER_OR_FOLLOWER although it was written; the
+    // idempotent producer's retry is then refused as out of sequence, again and again, until the
+    // batch expires (120 s), and partita local stopped before it was ready. Catalog records are
+    // keyed upserts on compacted topics: a duplicate is harmless, and one request in flight keeps
+    // their order.
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
     producer = new KafkaProducer<>(p);
     RepositorySync sync = new RepositorySync(producer, repo, config.topics(), config.codecs(), baseUri);
     // at start the repository must scan: a broken one is an error to fix, not something to wait out

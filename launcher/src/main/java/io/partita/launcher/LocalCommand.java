@@ -81,6 +81,9 @@ final class LocalCommand implements Callable<Integer> {
    */
   static final Routing.Mode LOCAL_ROUTING = Routing.Mode.PLAN;
 
+  /** How often the planner of {@code partita local} may ask the profiler for a grouping-mode measurement, per pool. */
+  static final long LOCAL_ASK_INTERVAL_MS = 10_000;
+
   /** How often the profiler reads the worker's slots in this process (its idle check before each point). */
   static final Duration LOCAL_SLOT_READING = Duration.ofMillis(500);
 
@@ -137,11 +140,15 @@ final class LocalCommand implements Callable<Integer> {
     // The worker starts with one slot per model version and moves to the planned slots once the
     // planner has assigned this host any (--set worker.follow-plan=false keeps the start-up slots).
     // The grouping-mode measurements the planner asks for use the start-up profiling budget, so
-    // that measuring leaves the served models their cores (--set planner.measure.budget.ms=N).
+    // that measuring leaves the served models their cores (--set planner.measure.budget.ms=N). They
+    // go out every 10 s, not the planner's default of once a minute per pool: here one pool holds every
+    // demo model, asked about one model at a time, so at a minute apart the last of them stayed on a
+    // prediction for minutes after start (--set planner.measure.interval.ms=N).
     // The gateway offers what the catalog holds and follows it, so a model added to or removed from
     // the repository while local runs is offered or withdrawn at the gateway once the catalog says so.
     Map<String, String> defaults = new HashMap<>(Map.of("gateway.routing", LOCAL_ROUTING.setting(), "worker.follow-plan", "true",
-        "planner.measure.budget.ms", Long.toString(profileBudgetMs), "gateway.models", "catalog"));
+        "planner.measure.budget.ms", Long.toString(profileBudgetMs), "planner.measure.interval.ms", Long.toString(LOCAL_ASK_INTERVAL_MS),
+        "gateway.models", "catalog"));
     if (baseUri != null) { // the catalog names files by URI: the worker fetches them into a cache and checks them
       defaults.put(WorkerConfig.CACHE_KEY, dataDir.resolve("model-cache").toAbsolutePath().toString());
     }
