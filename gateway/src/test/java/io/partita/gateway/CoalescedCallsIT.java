@@ -94,6 +94,24 @@ class CoalescedCallsIT {
       }
       assertThat(metric(TestHttp.get(gateway, "/metrics").body(), "partita_gateway_online_packs_split_total")).isGreaterThanOrEqualTo(1.0);
 
+      // When a call with a short deadline waits in an open pack with two others
+      int before = worker.rowsPerRequest().size();
+      float[][] third = DemoMlp.sampleInput(3, 13);
+      List<Future<HttpResponse<String>>> waiting = new ArrayList<>();
+      for (int i = 0; i < third.length; i++) {
+        String body = i == 0 ? withTimeout(TestHttp.inferBody(third[i]), 300) : TestHttp.inferBody(third[i]);
+        String id = "third-" + i;
+        waiting.add(clients.submit(() -> TestHttp.post(gateway, "/v2/models/" + MODEL + "/infer", body, "X-Request-Id", id)));
+      }
+      // Then it fails at its own deadline, and the pack leaves at its window without it
+      HttpResponse<String> expired = waiting.get(0).get(60, TimeUnit.SECONDS);
+      assertThat(expired.statusCode()).as(expired.body()).isEqualTo(504);
+      assertThat(expired.body()).contains("(300 ms)");
+      for (int i = 1; i < third.length; i++) {
+        assertOwnRow(waiting.get(i).get(60, TimeUnit.SECONDS), "third-" + i, third[i]);
+      }
+      assertThat(worker.rowsPerRequest().subList(before, worker.rowsPerRequest().size())).containsExactly(2L);
+
       // And the held call failed at its own deadline, alone
       HttpResponse<String> heldAnswer = held.get(60, TimeUnit.SECONDS);
       assertThat(heldAnswer.statusCode()).as(heldAnswer.body()).isEqualTo(504);
