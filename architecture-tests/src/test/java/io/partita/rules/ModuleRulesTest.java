@@ -158,7 +158,8 @@ class ModuleRulesTest {
     noClasses().that().resideInAnyPackage(
             MODULES.get("models"), MODULES.get("runtime"), MODULES.get("planner-core"),
             "io.partita.worker.batch..", "io.partita.worker.balance..", "io.partita.worker.delivery..", "io.partita.worker.serving..",
-            "io.partita.gateway.http..", "io.partita.gateway.infer..", "io.partita.gateway.oip..", "io.partita.gateway.refusal..")
+            "io.partita.gateway.http..", "io.partita.gateway.infer..", "io.partita.gateway.oip..", "io.partita.gateway.refusal..",
+            "io.partita.gateway.packing..")
         .should().dependOnClassesThat().resideInAPackage(KAFKA)
         .because("planning, batching, delivery decisions, serving, the gateway's infer path and its HTTP validation are plain Java over records"
             + " (docs/architecture.md); Kafka glue lives in the kafka packages")
@@ -167,7 +168,7 @@ class ModuleRulesTest {
 
   /**
    * The gateway's core (the infer path, its refusals, the OIP tensor codec, and the keys, catalog,
-   * health, Kafka glue, limits, metrics and routing they use) knows no transport: the HTTP and gRPC
+   * health, Kafka glue, limits, metrics, routing and row packing they use) knows no transport: the HTTP and gRPC
    * front doors, the batch jobs and the dashboard build on it, never the other way round. A refusal
    * is a kind and a message; each transport says the kind in its own codes.
    */
@@ -176,7 +177,7 @@ class ModuleRulesTest {
     noClasses().that().resideInAnyPackage(
             "io.partita.gateway.infer..", "io.partita.gateway.refusal..", "io.partita.gateway.oip..",
             "io.partita.gateway.auth..", "io.partita.gateway.catalog..", "io.partita.gateway.health..", "io.partita.gateway.kafka..",
-            "io.partita.gateway.limits..", "io.partita.gateway.metrics..", "io.partita.gateway.routing..")
+            "io.partita.gateway.limits..", "io.partita.gateway.metrics..", "io.partita.gateway.routing..", "io.partita.gateway.packing..")
         .should().dependOnClassesThat().resideInAnyPackage(
             "io.partita.gateway.http..", "io.partita.gateway.grpc..", "io.partita.gateway.server..",
             "io.partita.gateway.jobs..", "io.partita.gateway.dashboard..", "io.vertx..", "io.grpc..")

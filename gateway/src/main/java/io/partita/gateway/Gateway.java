@@ -17,11 +17,11 @@ import io.partita.gateway.grpc.GrpcFrontDoor;
 import io.partita.gateway.health.CatalogReadiness;
 import io.partita.gateway.health.GatewayLoops;
 import io.partita.gateway.health.Readiness;
+import io.partita.gateway.infer.Coalescer;
 import io.partita.gateway.http.HttpApi;
 import io.partita.gateway.http.JobsApi;
 import io.partita.gateway.jobs.JobRunner;
 import io.partita.gateway.jobs.JobStore;
-import io.partita.gateway.jobs.PackRule;
 import io.partita.gateway.kafka.DemandReporter;
 import io.partita.gateway.kafka.ReplyRouter;
 import io.partita.gateway.kafka.RequestProducer;
@@ -29,6 +29,7 @@ import io.partita.gateway.kafka.RouteTable;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.oip.OipWarmUp;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.packing.PackRule;
 import io.partita.gateway.routing.PlanRouting;
 import io.partita.gateway.routing.Routing;
 import io.partita.gateway.server.HttpFrontDoor;
@@ -65,7 +66,8 @@ import org.slf4j.LoggerFactory;
  * ({@code inference.GRPCInferenceService}), backed by Kafka, plus batch jobs and {@code /metrics}.
  * Both transports run on Netty event loops ({@link HttpFrontDoor}, {@link GrpcFrontDoor}) and hand
  * each call, once its body is in, to one handler executor. Each infer call becomes one record on
- * {@code <prefix>.requests.<service model>}; replies come back on this gateway's own topic
+ * {@code <prefix>.requests.<service model>}, or shares one with concurrent calls of its kind
+ * ({@link Coalescer}, {@code gateway.coalesce.enabled}); replies come back on this gateway's own topic
  * {@code <prefix>.replies.<gateway id>}. Handlers never block on Kafka: the answer is written
  * when the reply's future completes; job submission and result streaming run on their own threads.
  *
@@ -207,9 +209,14 @@ public final class Gateway implements Service {
         .withServerCheck(this::warmUpProblem)
         .withServerCheck(() -> holds.stream().findFirst())
         .withServerCheck(new CatalogReadiness(config.steering().readiness(), () -> catalog.current().serviceModels().keySet(), routing::ready));
+    Coalescer coalescer = null;
+    if (config.coalesce().enabled()) { // closed before the producer: calls still held are answered, not lost
+      coalescer = resources.register("coalescer", new Coalescer(new Coalescer.Settings(config.coalesce().maxRows(), packBytes(),
+          config.coalesce().windowMicros()), requests, capacity, metrics));
+    }
     HttpApi.Deps deps = new HttpApi.Deps(catalog, requests, capacity, config.apiKeys(), metrics, jobsApi, readiness,
         new HttpApi.CallSettings(config.limits().timeoutMs(), config.limits().maxBodyBytes(), config.limits().retryAfterSeconds(),
-            config.limits().json(), server.serverTiming()));
+            config.limits().json(), server.serverTiming()), coalescer);
     long jobsBody = config.jobs().maxBodyBytes();
     long inferBody = config.limits().maxBodyBytes();
     HttpFrontDoor.Handler handler = new HttpApi(deps);
@@ -247,21 +254,29 @@ public final class Gateway implements Service {
 
   /**
    * How job rows of each service model are packed: up to {@code gateway.jobs.pack.rows} rows per
-   * request where the model's first dimension is dynamic, within half of the smallest of
-   * {@code gateway.max.body.bytes}, the producer's {@code max.request.size} and the reply topic's
-   * {@code max.message.bytes} (room for the record's own fields and for a reply larger than its request).
+   * request where the model's first dimension is dynamic, within {@link #packBytes()}.
    */
   private Function<String, PackRule> packing(ModelCatalog catalog) {
-    long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
-    // A reply is one record on this gateway's reply topic: the broker refuses one over the topic's limit.
-    long replyLimit = TopicAdmin.maxMessageBytes(admin, topics.replies(config.gatewayId()));
-    long maxBytes = Math.max(1, Math.min(Math.min(config.limits().maxBodyBytes(), maxRequest), replyLimit) / 2);
+    long maxBytes = packBytes();
     return serviceModel -> {
       RepositoryIndex index = catalog.current(); // one snapshot: the service model and its base model agree
       return index.serviceModel(serviceModel).flatMap(s -> index.model(s.baseModel()))
           .map(m -> new PackRule(m.signature(), config.jobs().packRows(), maxBytes))
           .orElse(PackRule.alone());
     };
+  }
+
+  /**
+   * The most tensor bytes one packed request may carry, job rows or online calls: half of the
+   * smallest of {@code gateway.max.body.bytes}, the producer's {@code max.request.size} and the reply
+   * topic's {@code max.message.bytes} (room for the record's own fields and for a reply larger than
+   * its request).
+   */
+  private long packBytes() {
+    long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
+    // A reply is one record on this gateway's reply topic: the broker refuses one over the topic's limit.
+    long replyLimit = TopicAdmin.maxMessageBytes(admin, topics.replies(config.gatewayId()));
+    return Math.max(1, Math.min(Math.min(config.limits().maxBodyBytes(), maxRequest), replyLimit) / 2);
   }
 
   /** The repository scanned once, or the catalog topics read up to their ends and then followed. */

@@ -30,10 +30,23 @@ import java.util.UUID;
  * @param jobs the batch job settings
  * @param server the HTTP and gRPC transports' ports, timeouts and limits
  * @param dashboard the live dashboard's settings
+ * @param coalesce whether and how concurrent online calls share request records
  */
 public record GatewayConfig(
     KafkaSettings kafka, String gatewayId, Optional<Path> modelRepository, ApiKeys apiKeys, Limits limits, Steering steering,
-    JobsConfig jobs, Server server, DashboardConfig dashboard) {
+    JobsConfig jobs, Server server, DashboardConfig dashboard, Coalesce coalesce) {
+
+  /**
+   * Online calls batched on the wire (docs/gateway.md, "Online calls batched on the wire"; the
+   * gateway's {@code Coalescer}).
+   *
+   * @param enabled whether concurrent calls that can share a request are packed into one
+   *     ({@code gateway.coalesce.enabled}, default true)
+   * @param maxRows most rows one packed request carries ({@code gateway.coalesce.max.rows}, default 64)
+   * @param windowMicros longest a call waits in an open pack for company while an earlier request of
+   *     its kind is in flight ({@code gateway.coalesce.window.us}, default 500)
+   */
+  public record Coalesce(boolean enabled, int maxRows, long windowMicros) {}
 
   /**
    * What one infer call may take.
@@ -135,7 +148,15 @@ public record GatewayConfig(
             CatalogReadiness.Mode.parse(settings.string("gateway.readiness", CatalogReadiness.Mode.ALL.setting()))),
         jobs,
         server(settings),
-        DashboardConfig.from(settings));
+        DashboardConfig.from(settings),
+        coalesce(settings));
+  }
+
+  static Coalesce coalesce(Settings settings) {
+    return new Coalesce(
+        settings.bool("gateway.coalesce.enabled", true),
+        settings.integer("gateway.coalesce.max.rows", 64, 1, 65_536),
+        settings.longValue("gateway.coalesce.window.us", 500, 1, 1_000_000));
   }
 
   /**

@@ -31,6 +31,21 @@ class GatewayConfigTest {
   }
 
   @Test
+  void shouldPackOnlineCallsByDefaultAndRefuseBadCoalesceSettingsNamingTheKey() {
+    assertThat(config().coalesce()).isEqualTo(new GatewayConfig.Coalesce(true, 64, 500));
+    assertThat(config("gateway.coalesce.enabled", "false", "gateway.coalesce.max.rows", "8", "gateway.coalesce.window.us", "2000")
+        .coalesce()).isEqualTo(new GatewayConfig.Coalesce(false, 8, 2000));
+    assertThatThrownBy(() -> config("gateway.coalesce.enabled", "sometimes")).isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("gateway.coalesce.enabled=sometimes");
+    assertThatThrownBy(() -> config("gateway.coalesce.max.rows", "0")).isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("gateway.coalesce.max.rows=0");
+    assertThatThrownBy(() -> config("gateway.coalesce.window.us", "0")).isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("gateway.coalesce.window.us=0");
+    assertThatThrownBy(() -> config("gateway.coalesce.window.us", "soon")).isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("gateway.coalesce.window.us=soon");
+  }
+
+  @Test
   void shouldNameTheSettingWhenTheRoutingModeIsUnknown() {
     assertThatThrownBy(() -> config("gateway.routing", "random")).isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("gateway.routing=random: must be 'plan'");

@@ -7,6 +7,7 @@ import io.partita.avro.InferenceReply;
 import io.partita.gateway.auth.ApiKeys;
 import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.gateway.health.Readiness;
+import io.partita.gateway.infer.Coalescer;
 import io.partita.gateway.infer.InferService;
 import io.partita.gateway.infer.ServerTiming;
 import io.partita.gateway.kafka.RequestProducer;
@@ -53,13 +54,14 @@ public final class HttpApi implements HttpFrontDoor.Handler {
    * @param readiness whether the gateway and each model can serve, and why not ({@link Readiness})
    * @param jobs the batch job endpoints, or null when jobs are off
    * @param calls what one infer call may take and how it is answered
+   * @param coalescer packs concurrent infer calls into shared requests, or null ({@code gateway.coalesce.enabled=false})
    */
   public record Deps(ModelCatalog catalog, RequestProducer requests, Capacity capacity, ApiKeys keys,
-      GatewayMetrics metrics, JobsApi jobs, Readiness readiness, CallSettings calls) {
+      GatewayMetrics metrics, JobsApi jobs, Readiness readiness, CallSettings calls, Coalescer coalescer) {
 
     /** The transport-free infer path over the same parts, shared with the gRPC front door. */
     public InferService inferService() {
-      return new InferService(new InferService.Deps(catalog, requests, capacity, keys, readiness, calls.defaultTimeoutMs()));
+      return new InferService(new InferService.Deps(catalog, requests, capacity, keys, readiness, calls.defaultTimeoutMs(), coalescer));
     }
   }
 

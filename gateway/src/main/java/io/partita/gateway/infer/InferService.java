@@ -44,9 +44,11 @@ public final class InferService {
   /**
    * @param readiness whether the gateway and each model can serve, and why not: the one place
    *     readiness is decided, read by the HTTP and gRPC health endpoints alike
+   * @param coalescer packs concurrent calls into shared requests ({@code gateway.coalesce.enabled}),
+   *     or null: every call is its own request
    */
   public record Deps(ModelCatalog catalog, RequestProducer requests, Capacity capacity, ApiKeys keys,
-      Readiness readiness, long defaultTimeoutMs) {}
+      Readiness readiness, long defaultTimeoutMs, Coalescer coalescer) {}
 
   /** A service model and the version a call asked for ({@code pinned} null: the latest). */
   public record Resolved(ServiceModelEntry service, VersionEntry version, VersionEntry pinned) {}
@@ -187,10 +189,25 @@ public final class InferService {
     }, ROUTE_RETRY_MS, TimeUnit.MILLISECONDS);
   }
 
-  /** Takes an in-flight slot and produces to the chosen target; refusals are thrown (overloaded, conflict). */
+  /**
+   * Takes an in-flight slot and produces to the chosen target, through the {@link Coalescer} when
+   * there is one and the call can share a request; refusals are thrown (overloaded, conflict).
+   */
   private CompletableFuture<InferenceReply> produce(Submit s, long timeoutMs, Routing.Target target, ServerTiming timing) {
     if (!deps.capacity().tryOnline()) {
       throw new Refusal(Kind.OVERLOADED, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
+    }
+    if (deps.coalescer() != null) {
+      CompletableFuture<InferenceReply> packed;
+      try {
+        packed = deps.coalescer().offer(s, timeoutMs, target, timing);
+      } catch (IllegalStateException e) {
+        deps.capacity().releaseOnline();
+        throw duplicate(s.requestId());
+      }
+      if (packed != null) {
+        return packed;
+      }
     }
     InferenceRequest request = InferenceRequest.newBuilder()
         .setId(s.requestId())
@@ -227,7 +244,7 @@ public final class InferService {
     return answer;
   }
 
-  private static Refusal failed(Throwable failure, String requestId, long timeoutMs) {
+  static Refusal failed(Throwable failure, String requestId, long timeoutMs) {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     if (cause instanceof TimeoutException) {
       return new Refusal(Kind.DEADLINE_EXCEEDED, "no reply before the deadline (" + timeoutMs + " ms); the request may still run");

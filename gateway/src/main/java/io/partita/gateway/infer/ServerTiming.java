@@ -16,7 +16,8 @@ import java.util.Map;
  *   <li>{@code decode}: the handler's checks, in the order they run: API key, model lookup, body
  *       decode and validation, routing and the in-flight slot, up to producing;</li>
  *   <li>{@code produce}: the request encoded as a record and handed to the Kafka producer
- *       ({@code send} returning, not the broker's acknowledgement);</li>
+ *       ({@code send} returning, not the broker's acknowledgement); a call the {@link Coalescer}
+ *       held for company counts that wait here;</li>
  *   <li>{@code kafka}: from there to the reply in the gateway's hands: the broker, the worker, the
  *       reply fetched by the gateway's reply loop and handed to an answer thread;</li>
  *   <li>{@code encode}: the reply turned into the answer (HTTP: the JSON or binary body; gRPC: the

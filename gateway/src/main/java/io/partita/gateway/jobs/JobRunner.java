@@ -15,6 +15,7 @@ import io.partita.common.health.LoopGuard;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
 import io.partita.gateway.metrics.GatewayMetrics;
+import io.partita.gateway.packing.PackRule;
 import io.partita.gateway.refusal.Refusal.Kind;
 import io.partita.gateway.refusal.SafeText;
 import java.time.Duration;

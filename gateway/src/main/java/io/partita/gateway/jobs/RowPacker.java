@@ -1,16 +1,13 @@
 package io.partita.gateway.jobs;
 
 import io.partita.avro.JobItem;
-import io.partita.avro.Tensor;
+import io.partita.gateway.packing.PackRule;
+import io.partita.gateway.packing.Rows;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * Groups a job's rows, as they are read in input order, into {@link Pack}s of at most
@@ -85,48 +82,17 @@ public final class RowPacker {
     return open.values().stream().mapToInt(o -> o.rows).sum();
   }
 
-  /**
-   * What rows must share to be packed together, or null when this row cannot share: input names
-   * (in name order), datatypes and every dimension after the first, and the set of outputs wanted.
-   */
+  /** What rows must share to be packed together ({@link Rows#layout}), or null when this row cannot share. */
   static String layout(JobItem item) {
-    if (item.getInputs().isEmpty()) {
-      return null;
-    }
-    Map<String, String> inputs = new TreeMap<>();
-    for (Tensor t : item.getInputs()) {
-      if (t.getShape().isEmpty()) {
-        return null;
-      }
-      String previous = inputs.put(t.getName(), t.getDatatype() + t.getShape().subList(1, t.getShape().size()));
-      if (previous != null) {
-        return null; // the same name twice: nothing to stack it by
-      }
-    }
-    Set<String> outputs = new TreeSet<>(item.getOutputs());
-    if (outputs.size() != item.getOutputs().size()) {
-      return null;
-    }
-    return inputs + "->" + outputs;
+    return Rows.layout(item.getInputs(), item.getOutputs());
   }
 
   /** The first dimension all the row's inputs share, or -1 when they disagree (or there is none). */
   static int rows(JobItem item) {
-    Set<Long> leading = new HashSet<>();
-    for (Tensor t : item.getInputs()) {
-      if (t.getShape().isEmpty()) {
-        return -1;
-      }
-      leading.add(t.getShape().get(0));
-    }
-    if (leading.size() != 1) {
-      return -1;
-    }
-    long rows = leading.iterator().next();
-    return rows < 1 || rows > Integer.MAX_VALUE ? -1 : (int) rows;
+    return Rows.rows(item.getInputs());
   }
 
   private static long inputBytes(JobItem item) {
-    return item.getInputs().stream().mapToLong(t -> t.getData().remaining()).sum();
+    return Rows.bytes(item.getInputs());
   }
 }

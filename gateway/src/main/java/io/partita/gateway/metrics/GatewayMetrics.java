@@ -1,6 +1,7 @@
 package io.partita.gateway.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -33,6 +34,12 @@ import java.util.function.Supplier;
  *       (read, pack, send, slot_wait, results: the job runner's {@code JobStages}), and
  *       {@code partita_gateway_job_requests_total} and {@code partita_gateway_job_request_round_trip_seconds_total}
  *       (counters), tag {@code model}: where finished batch jobs spent their time;
+ *   <li>{@code partita_gateway_online_request_calls} and {@code partita_gateway_online_request_rows}
+ *       (summaries: count, sum, max), tag {@code model}: each request record that online calls went
+ *       out in through the coalescer ({@code gateway.coalesce.enabled}), with the calls and the rows it
+ *       carried (1 call when sent alone), so calls per record is their sums' ratio; and
+ *       {@code partita_gateway_online_packs_split_total} (counter), tag {@code model}: packs answered
+ *       with an error, or with outputs that could not be cut back, whose calls went again one by one;
  *   <li>{@code partita_gateway_loop_alive} and {@code partita_gateway_loop_ready} (gauges, 1 or 0),
  *       tag {@code loop}: whether each gateway loop runs, and whether it is caught up enough to serve;
  *   <li>{@code partita_gateway_loop_records_skipped_total} and {@code partita_gateway_loop_faults_total}
@@ -185,6 +192,34 @@ public final class GatewayMetrics {
     Counter.builder("partita.gateway.job.request.round.trip.seconds")
         .description("Round trips (sent to answered) of the request records batch jobs sent, summed; added when a job ends")
         .tag("model", tag).register(registry).increment(roundTripSeconds);
+  }
+
+  /** The online request summaries and split counters, by model tag: looked up per request, so built once. */
+  private final ConcurrentHashMap<String, OnlineMeters> online = new ConcurrentHashMap<>();
+
+  private record OnlineMeters(DistributionSummary calls, DistributionSummary rows, Counter split) {}
+
+  private OnlineMeters online(String model) {
+    return online.computeIfAbsent(tagOf(model), tag -> new OnlineMeters(
+        DistributionSummary.builder("partita.gateway.online.request.calls")
+            .description("Online calls carried by each request record the coalescer sent (1 when sent alone)").tag("model", tag).register(registry),
+        DistributionSummary.builder("partita.gateway.online.request.rows")
+            .description("Rows carried by each request record the coalescer sent").tag("model", tag).register(registry),
+        Counter.builder("partita.gateway.online.packs.split")
+            .description("Packs of online calls sent again one call per request after an error reply or outputs that could not be cut back")
+            .tag("model", tag).register(registry)));
+  }
+
+  /** Records one request record that online calls went out in: how many calls and rows it carried. */
+  public void onlineRequest(String model, int calls, int rows) {
+    OnlineMeters m = online(model);
+    m.calls().record(calls);
+    m.rows().record(rows);
+  }
+
+  /** Records one pack of online calls sent again one call per request. */
+  public void onlinePackSplit(String model) {
+    online(model).split().increment();
   }
 
   private String tagOf(String model) {

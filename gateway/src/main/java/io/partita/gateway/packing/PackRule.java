@@ -1,11 +1,12 @@
-package io.partita.gateway.jobs;
+package io.partita.gateway.packing;
 
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
 import java.util.List;
 
 /**
- * How the rows of one job's model may be packed into one request.
+ * How the rows of one model may be packed into one request: the rows of a batch job
+ * ({@code RowPacker}) and concurrent online calls ({@link CallPacker}) alike.
  *
  * <p>A model can take packed rows only when every input and every output is a tensor whose first
  * dimension is dynamic (-1): the rows are concatenated along it, and every output must come back
@@ -13,7 +14,8 @@ import java.util.List;
  * dimension (or an output without one) gets {@link #maxRows} 1: every row is sent alone.
  *
  * @param signature the model's inputs and outputs (all versions of a model share one)
- * @param maxRows the most rows one packed request carries ({@code gateway.jobs.pack.rows}); 1 = no packing
+ * @param maxRows the most rows one packed request carries ({@code gateway.jobs.pack.rows} for jobs,
+ *     {@code gateway.coalesce.max.rows} for online calls); 1 = no packing
  * @param maxBytes the most tensor bytes one packed request may carry, inputs or expected outputs,
  *     whichever is larger (from {@code gateway.max.body.bytes}, the producer's {@code max.request.size}
  *     and the reply topic's {@code max.message.bytes})
@@ -73,7 +75,7 @@ public record PackRule(ModelSignature signature, int maxRows, long maxBytes, lon
    * reply is then bounded by the worker: a reply over its limit is an error, and the rows are
    * sent again one by one); at least what a reply of the job showed ({@link #seenOutput}).
    */
-  long outputBytesPerRow(List<String> wanted) {
+  public long outputBytesPerRow(List<String> wanted) {
     if (signature == null) {
       return 0;
     }
