@@ -39,7 +39,6 @@ import org.junit.jupiter.api.Test;
  * times at which the plan came to rest on measurements are printed.
  */
 @Tag("slow")
-@Tag("open-promise") // not kept yet: 150 s after start, idle, a shared placement's single grouping can still rest on a prediction
 class LocalPlanMeasuredIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration READY_WITHIN = Duration.ofSeconds(180);
