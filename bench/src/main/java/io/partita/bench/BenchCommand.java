@@ -27,6 +27,10 @@ public final class BenchCommand implements Callable<Integer>, CliExtension {
   @Option(names = "--no-ocr", description = "Skip the PaddleOCR model even when npm can fetch it.")
   boolean noOcr;
 
+  /** The parts {@code --only} runs alone. */
+  static final List<String> PARTS = List.of("ceiling", "pipeline", "pipeline-kafka", "wire", "planner", "jobs", "weights", "first-minute",
+      "hosts", "faults", "soak", "scale");
+
   @Option(names = "--only", paramLabel = "PART", description = "Run one part alone: 'ceiling' (the Kafka round trip: Kafka client, HTTP, gRPC, and against a bare Kafka echo) 'pipeline' (table 1 with its stage and CPU tables), 'pipeline-kafka' (the same without the HTTP and gRPC rows), 'wire' (section 1j, online calls batched on the wire: the gateway's coalescer off and on), 'planner' (section 2, the planner's closed loop), 'jobs' (section 1e, batch jobs), 'weights' (section 3c, weight files through the pipeline), 'first-minute' (section 1i: partita local as started, its first minute from ready and a job on one service model against its base model), 'hosts' (section 6, a real cluster of processes with two worker hosts of different speeds: timing matrix, plan, versions, load shared by capacity, a host joining and leaving; needs root), 'faults' (section 7, every fault of the fault suite on such a cluster under load; root), 'soak' (7b, 30 minutes of load with a fault drawn at random every 2 minutes; root) or 'scale' (section 8, planning at scale by simulation).")
   String only;
 
@@ -56,10 +60,9 @@ public final class BenchCommand implements Callable<Integer>, CliExtension {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--model ocr-rec and --no-ocr contradict each other");
     }
-    if (only != null && !List.of("ceiling", "pipeline", "pipeline-kafka", "planner", "jobs", "weights", "first-minute", "hosts", "faults",
-        "soak", "scale").contains(only)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--only " + only
-          + ": the parts that run alone are 'ceiling', 'pipeline', 'pipeline-kafka', 'planner', 'jobs', 'weights', 'first-minute', 'hosts', 'faults', 'soak' and 'scale'");
+    if (only != null && !PARTS.contains(only)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--only " + only + ": the parts that run alone are '"
+          + String.join("', '", PARTS.subList(0, PARTS.size() - 1)) + "' and '" + PARTS.get(PARTS.size() - 1) + "'");
     }
     Bench bench = new Bench(quick, out, workDir, !noOcr, only, model);
     try {
