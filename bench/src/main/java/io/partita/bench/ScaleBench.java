@@ -3,6 +3,7 @@ package io.partita.bench;
 import io.partita.avro.Demand;
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.ModelVersion;
+import io.partita.avro.PartitionPlan;
 import io.partita.avro.ServiceModel;
 import io.partita.avro.TimingEvent;
 import io.partita.common.Topic;
@@ -11,6 +12,7 @@ import io.partita.common.serde.Codecs;
 import io.partita.planner.metrics.PlannerMetrics;
 import io.partita.planner.plan.Keys;
 import io.partita.planner.plan.PlanSettings;
+import io.partita.planner.plan.Plans;
 import io.partita.planner.replay.PlanRun;
 import io.partita.planner.stream.PlanTable;
 import java.lang.management.ManagementFactory;
@@ -83,7 +85,9 @@ final class ScaleBench {
   static Outcome run(Cell cell, long seed, Rounds rounds, Path workDir) throws Exception {
     long heapBefore = usedHeapAfterGc();
     int spare = rounds.churnSeconds() > 0 ? Math.max(2, cell.hosts() / 100) : 0;
-    Sim sim = new Sim(new ScaleFleet(cell.hosts() + spare, cell.models(), cell.serviceModelsPerModel(), seed),
+    // One new host a second for the last churn phase.
+    int fresh = rounds.churnSeconds();
+    Sim sim = new Sim(new ScaleFleet(cell.hosts() + spare, fresh, cell.models(), cell.serviceModelsPerModel(), seed),
         cell.hosts(), workDir);
     try (sim) {
       long t0 = System.nanoTime();
@@ -117,15 +121,30 @@ final class ScaleBench {
     }
   }
 
+  /**
+   * One churn phase's figures.
+   *
+   * @param predictedPlans partition plans of the joining hosts that were predicted from another
+   *     host when their own profile arrived (0 in the phases where it arrives with the host)
+   */
   record ChurnPhase(String what, int seconds, int passes, double p50Ms, double p99Ms, double maxMs,
-      Map<String, Double> recordsPerMinute, long events, Map<String, Double> meanStageMs, Pass slowest) {}
+      Map<String, Double> recordsPerMinute, long events, Map<String, Double> meanStageMs, Pass slowest,
+      int predictedPlans) {}
+
+  /** Passes between a new host's environment and its profile in the last churn phase. */
+  static int profileLag(int seconds) {
+    return Math.max(1, Math.min(5, seconds / 2));
+  }
 
   /**
    * Churn on a loaded fleet: each simulated second one host leaves (its environment deleted) and
    * one that left before (or a spare) joins again (its environment and a fresh profile of every
    * model), then one planning pass. A first phase with exact timings (the real changes), a second
    * where the joining host's profile and {@code jitterPairs} re-measured (host, model) pairs per
-   * second jitter by up to +-5 %.
+   * second jitter by up to +-5 %. A third where the joining host is new hardware that never
+   * profiled: its environment and baseline score arrive first and its profile {@link #profileLag}
+   * passes later, as a profiler publishes them, so the passes between plan it by prediction from
+   * similar hosts.
    */
   private static List<ChurnPhase> churn(Sim sim, long seed, int seconds, int jitterPairs) {
     ScaleFleet fleet = sim.fleet;
@@ -153,18 +172,46 @@ final class ScaleBench {
         }
         passes.add(sim.pass());
       }
-      Map<String, Integer> after = sim.emissions();
-      Map<String, Double> perMinute = new LinkedHashMap<>();
-      for (PlanTable t : PlanTable.values()) {
-        perMinute.put(t.id(), (after.get(t.id()) - before.get(t.id())) * 60.0 / seconds);
+      phases.add(phase(sim, jitter == 0 ? "joins and leaves, exact timings" : "the same, timings jittered +-5 %",
+          seconds, before, passes, events, 0));
+    }
+    if (fleet.freshHosts >= seconds) {
+      int lag = profileLag(seconds);
+      Map<String, Integer> before = sim.emissions();
+      List<Pass> passes = new ArrayList<>();
+      long events = 0;
+      int predicted = 0;
+      List<Integer> unprofiled = new ArrayList<>();
+      for (int s = 0; s < seconds; s++) {
+        int leaving = active.remove(random.nextInt(active.size()));
+        sim.leave(leaving);
+        int joining = fleet.hosts + s;
+        sim.arrive(joining);
+        unprofiled.add(joining);
+        if (unprofiled.size() > lag) {
+          int h = unprofiled.remove(0);
+          predicted += sim.predictedPlans(h);
+          events += sim.profile(h);
+        }
+        passes.add(sim.pass());
       }
-      double[] sorted = passes.stream().mapToDouble(Pass::ms).sorted().toArray();
-      Pass slowest = passes.stream().max(Comparator.comparingDouble(Pass::ms)).orElseThrow();
-      phases.add(new ChurnPhase(jitter == 0 ? "joins and leaves, exact timings" : "the same, timings jittered +-5 %",
-          seconds, sorted.length, percentile(sorted, 0.5), percentile(sorted, 0.99), sorted[sorted.length - 1],
-          perMinute, events, meanStages(passes), slowest));
+      phases.add(phase(sim, "new hosts, profile " + lag + " passes after the environment (" + predicted
+          + " partition plans predicted)", seconds, before, passes, events, predicted));
     }
     return phases;
+  }
+
+  private static ChurnPhase phase(Sim sim, String what, int seconds, Map<String, Integer> before, List<Pass> passes,
+      long events, int predictedPlans) {
+    Map<String, Integer> after = sim.emissions();
+    Map<String, Double> perMinute = new LinkedHashMap<>();
+    for (PlanTable t : PlanTable.values()) {
+      perMinute.put(t.id(), (after.get(t.id()) - before.get(t.id())) * 60.0 / seconds);
+    }
+    double[] sorted = passes.stream().mapToDouble(Pass::ms).sorted().toArray();
+    Pass slowest = passes.stream().max(Comparator.comparingDouble(Pass::ms)).orElseThrow();
+    return new ChurnPhase(what, seconds, sorted.length, percentile(sorted, 0.5), percentile(sorted, 0.99),
+        sorted[sorted.length - 1], perMinute, events, meanStages(passes), slowest, predictedPlans);
   }
 
   static double percentile(double[] sorted, double q) {
@@ -203,6 +250,7 @@ final class ScaleBench {
     final PlanRun run;
     final Topic<TimingEvent> timings;
     final Topic<HostEnvironment> environments;
+    final Topic<PartitionPlan> partitions;
     final Topics topics = new Topics("scale");
     final Codecs codecs = Codecs.singleObject();
     final double[] factor;
@@ -217,7 +265,8 @@ final class ScaleBench {
       run = new PlanRun(PlanSettings.defaults(topics), codecs, state, metrics);
       timings = topics.profileTimings(codecs);
       environments = topics.hostEnvironments(codecs);
-      factor = new double[fleet.hosts];
+      partitions = topics.planPartitions(codecs);
+      factor = new double[fleet.hosts + fleet.freshHosts];
       Arrays.fill(factor, 1.0);
     }
 
@@ -294,6 +343,34 @@ final class ScaleBench {
       int n = 0;
       for (int m = 0; m < fleet.models; m++) {
         n += publish(fleet.timings(h, m, factor[h] * (1 + jitter * (2 * random.nextDouble() - 1)), ++clock));
+      }
+      return n;
+    }
+
+    /** New host {@code h} arrives: its environment with its baseline score, no timing yet. */
+    void arrive(int h) {
+      run.pipe(environments.name(), fleet.host(h), environments.encode(fleet.environment(h)), ++clock);
+    }
+
+    /** Host {@code h}'s profile of every model, as its profiler publishes it after the environment. */
+    int profile(int h) {
+      int n = 0;
+      for (int m = 0; m < fleet.models; m++) {
+        n += publish(fleet.timings(h, m, factor[h], ++clock));
+      }
+      return n;
+    }
+
+    /** How many of host {@code h}'s CPU partition plans are predicted from another host's timings. */
+    int predictedPlans(int h) {
+      int n = 0;
+      for (int m = 0; m < fleet.models; m++) {
+        for (String v : fleet.versions(m)) {
+          byte[] bytes = run.plan(PlanTable.PARTITIONS, Keys.partition(fleet.model(m), v, fleet.host(h), Plans.CPU));
+          if (bytes != null && partitions.decode(bytes).getPredictedFrom() != null) {
+            n++;
+          }
+        }
       }
       return n;
     }

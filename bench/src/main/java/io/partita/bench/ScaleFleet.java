@@ -40,6 +40,8 @@ final class ScaleFleet {
   static final long T0 = 1_700_000_000_000L;
 
   final int hosts;
+  /** Hosts after {@link #hosts} that never profiled (see the constructor). */
+  final int freshHosts;
   final int models;
   final int serviceModelsPerModel;
   final long seed;
@@ -50,13 +52,24 @@ final class ScaleFleet {
   private final String[] modelIds;
 
   ScaleFleet(int hosts, int models, int serviceModelsPerModel, long seed) {
+    this(hosts, 0, models, serviceModelsPerModel, seed);
+  }
+
+  /**
+   * As above, with {@code freshHosts} more hosts after the others ({@code hosts ..
+   * hosts + freshHosts - 1}) that no run loads and that have never profiled: churn brings them in as
+   * new hardware. Their speeds are drawn after everything else, so the rest of the fleet is the same
+   * as without them.
+   */
+  ScaleFleet(int hosts, int freshHosts, int models, int serviceModelsPerModel, long seed) {
     this.hosts = hosts;
+    this.freshHosts = freshHosts;
     this.models = models;
     this.serviceModelsPerModel = serviceModelsPerModel;
     this.seed = seed;
     SplittableRandom random = new SplittableRandom(seed);
-    hostSpeed = new double[hosts];
-    hostIds = new String[hosts];
+    hostSpeed = new double[hosts + freshHosts];
+    hostIds = new String[hosts + freshHosts];
     for (int h = 0; h < hosts; h++) {
       hostSpeed[h] = 1 + 0.03 * (2 * random.nextDouble() - 1);
       hostIds[h] = String.format("h%04d", h);
@@ -68,6 +81,10 @@ final class ScaleFleet {
       modelCost[m] = Math.exp(Math.log(0.5) + random.nextDouble() * (Math.log(40) - Math.log(0.5)));
       modelMemory[m] = (50L << 20) + (long) (random.nextDouble() * (1L << 30));
       modelIds[m] = String.format("m%03d", m);
+    }
+    for (int h = hosts; h < hosts + freshHosts; h++) {
+      hostSpeed[h] = 1 + 0.03 * (2 * random.nextDouble() - 1);
+      hostIds[h] = String.format("h%04d", h);
     }
   }
 

@@ -129,8 +129,11 @@ final class ScalePart {
               + "joins again (its environment and a fresh profile of every model), and the driver's clock moves one "
               + "debounce interval (planner.debounce.ms, 1 s), which fires exactly one planning pass; records carry the "
               + "simulated time. Phase 1 with exact timings (the real changes); phase 2 the same with the joining host's "
-              + "profile and " + jitterPairs + " re-profiled (host, model) pairs a second jittered by up to +-5 %. Plan "
-              + "records written per simulated minute, by table.",
+              + "profile and " + jitterPairs + " re-profiled (host, model) pairs a second jittered by up to +-5 %; phase 3 "
+              + "the joining host is new hardware that never profiled: its environment and baseline score arrive first and "
+              + "its profile " + ScaleBench.profileLag(churnSeconds) + " passes later, so the passes between plan it by "
+              + "prediction from similar hosts (the phase names how many of the new hosts' partition plans were "
+              + "predicted when their profile arrived). Plan records written per simulated minute, by table.",
           columns, rows, self));
     }
   }

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The scale part at a tiny size: the fleet it builds is planned whole, a host's re-profile writes
- * plan records and the same bytes again write none, and churn runs one pass per simulated second.
+ * plan records and the same bytes again write none, and churn runs one pass per simulated second,
+ * new hosts planned by prediction until their profile arrives.
  * Figures (speed, memory) are the benchmark's, not checked here.
  */
 class ScaleBenchTest {
@@ -33,10 +34,13 @@ class ScaleBenchTest {
         .isEqualTo(cell.models() * cell.serviceModelsPerModel());
     assertThat(o.oneHost()).allSatisfy(p -> assertThat(p.records()).as("a host 20 % slower or faster").isPositive());
     assertThat(o.unchangedRecords()).as("records written when the same timings arrive again").isZero();
-    assertThat(o.churn()).hasSize(2).allSatisfy(phase -> {
+    assertThat(o.churn()).hasSize(3).allSatisfy(phase -> {
       assertThat(phase.passes()).isEqualTo(4);
       assertThat(phase.recordsPerMinute().get("versions")).as("a leaving host's version choices are deleted").isPositive();
     });
+    assertThat(o.churn().get(0).predictedPlans()).isZero();
+    assertThat(o.churn().get(2).predictedPlans()).as("new hosts planned by prediction until their profile arrived")
+        .isPositive();
     assertThat(o.storeBytes()).isPositive();
   }
 

@@ -1,7 +1,9 @@
 package io.partita.planning.version;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -26,19 +28,51 @@ public final class HostSimilarity {
 
   /** Negative when {@code a} is more similar to {@code target} than {@code b} (see the class comment). */
   public static int compare(HostFacts target, HostFacts a, HostFacts b) {
-    int c = Boolean.compare(b.providers().equals(target.providers()), a.providers().equals(target.providers()));
+    return compare(place(target, a), place(target, b));
+  }
+
+  /**
+   * {@code candidates} in similarity order to {@code target}, the most similar first, without
+   * {@code target} itself (by host id). The first one a caller can use is {@link #mostSimilar} of
+   * the usable ones, so a caller looking for the most similar host that has something (a profile of
+   * a model) walks this list, once sorted, instead of asking every host. Each candidate's place is
+   * computed once: {@code O(n log n)} for {@code n} candidates.
+   */
+  public static List<HostFacts> ordered(HostFacts target, Collection<HostFacts> candidates) {
+    List<Place> places = new ArrayList<>(candidates.size());
+    for (HostFacts h : candidates) {
+      if (!h.hostId().equals(target.hostId())) {
+        places.add(place(target, h));
+      }
+    }
+    places.sort(HostSimilarity::compare);
+    List<HostFacts> out = new ArrayList<>(places.size());
+    places.forEach(p -> out.add(p.host()));
+    return out;
+  }
+
+  /** What orders a candidate for one target; {@link #compare} and {@link #ordered} both compare these, so they agree. */
+  private record Place(HostFacts host, boolean sameProviders, double flagOverlap, double scoreDistance) {}
+
+  private static Place place(HostFacts target, HostFacts h) {
+    return new Place(h, h.providers().equals(target.providers()), jaccard(h.cpuFlags(), target.cpuFlags()),
+        scoreDistance(h, target));
+  }
+
+  private static int compare(Place a, Place b) {
+    int c = Boolean.compare(b.sameProviders(), a.sameProviders());
     if (c != 0) {
       return c;
     }
-    c = Double.compare(jaccard(b.cpuFlags(), target.cpuFlags()), jaccard(a.cpuFlags(), target.cpuFlags()));
+    c = Double.compare(b.flagOverlap(), a.flagOverlap());
     if (c != 0) {
       return c;
     }
-    c = Double.compare(scoreDistance(a, target), scoreDistance(b, target));
+    c = Double.compare(a.scoreDistance(), b.scoreDistance());
     if (c != 0) {
       return c;
     }
-    return a.hostId().compareTo(b.hostId());
+    return a.host().hostId().compareTo(b.host().hostId());
   }
 
   /** The most similar of {@code candidates} to {@code target}, never {@code target} itself; empty when none. */

@@ -60,6 +60,8 @@ public final class InputTables {
   private final Map<String, HostFacts> facts = new HashMap<>();
   /** Repeated ids (model, version, host, pool, provider) held once: timing events repeat them millions of times. */
   private final Map<String, String> ids = new HashMap<>();
+  /** The predicted profiles of one pass, dropped at every change: they read most tables. */
+  private final PredictedProfiles.PassCache predictions = new PredictedProfiles.PassCache();
 
   private final PlanInputs view = new PlanInputs(this);
 
@@ -70,6 +72,7 @@ public final class InputTables {
 
   /** Sets ({@code value} non-null) or removes one record. */
   public void put(Table table, String key, Object value) {
+    predictions.clear();
     switch (table) {
       case VERSIONS -> putVersion(key, (ModelVersion) value);
       case SERVICE_MODELS -> putServiceModel(key, (ServiceModel) value);
@@ -108,6 +111,7 @@ public final class InputTables {
     requirementsByBase.clear();
     facts.clear();
     ids.clear();
+    predictions.clear();
   }
 
   private Map<String, ?> map(Table t) {
@@ -244,6 +248,15 @@ public final class InputTables {
   SortedMap<String, ServiceModel> serviceModelsOf(String base) {
     TreeMap<String, ServiceModel> of = serviceModelsByBase.get(base);
     return of == null ? Collections.emptySortedMap() : Collections.unmodifiableSortedMap(of);
+  }
+
+  Set<String> hostsMeasuring(String model) {
+    Map<String, Map<String, Integer>> hosts = measured.get(model);
+    return hosts == null ? Set.of() : Collections.unmodifiableSet(hosts.keySet());
+  }
+
+  PredictedProfiles.PassCache predictions() {
+    return predictions;
   }
 
   Set<String> measuredVersions(String model, String host) {

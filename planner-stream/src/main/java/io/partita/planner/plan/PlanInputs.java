@@ -111,6 +111,16 @@ public final class PlanInputs {
     return tables.measuredVersions(model, host);
   }
 
+  /** The hosts that have single-partition timings of some version of a model (any host, planned or not). */
+  Set<String> hostsMeasuring(String model) {
+    return tables.hostsMeasuring(model);
+  }
+
+  /** The predictions made since the tables last changed ({@link PredictedProfiles.PassCache}). */
+  PredictedProfiles.PassCache predictions() {
+    return tables.predictions();
+  }
+
   /** The grouping-mode measurements on one pool of one host, by key. */
   public SortedMap<String, TimingEvent> groupingsOn(String host, String pool) {
     return tables.groupingsOn(host, pool);

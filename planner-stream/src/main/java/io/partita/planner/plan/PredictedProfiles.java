@@ -3,10 +3,16 @@ package io.partita.planner.plan;
 import io.partita.avro.HostEnvironment;
 import io.partita.planner.plan.Plans.Profile;
 import io.partita.planning.version.HostFacts;
+import io.partita.planning.version.HostSimilarity;
 import io.partita.planning.version.ProfilePrediction;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * The profile a host's partition plan is made from: the host's own timings of the model version on
@@ -36,6 +42,14 @@ public final class PredictedProfiles {
    * The profile to plan one model version on one pool of a host with: its own when it has one; a
    * prediction when it has no timing of the version on any pool and a similar host measured it on
    * the CPU pool, both hosts having published a baseline score; otherwise null.
+   *
+   * <p>The prediction is {@link ProfilePrediction#predict} over every other host's profile, found
+   * without building them all: the candidate hosts are put in similarity order once per target host
+   * ({@link HostSimilarity#ordered}) and walked to the first one whose profile the target can use
+   * (provider loaded, points measured), which is the one {@code predict} would choose; only the hosts
+   * that measured the version are looked at, by the tables' index ({@code PredictedProfilesTest}
+   * checks that this equals the prediction from every host). Predictions are kept for the pass
+   * ({@link PassCache}): the partition stage and the serving evidence of the same pass ask again.
    */
   public static HostProfile of(PlanInputs in, String model, String version, String host, String pool) {
     Profile own = Plans.profile(in, model, version, host, pool);
@@ -47,21 +61,112 @@ public final class PredictedProfiles {
         || DefaultPlacements.measuredOn(in, model, version, host)) {
       return null;
     }
-    HostFacts target = Plans.hostOf(env);
-    List<ProfilePrediction.Source> sources = new ArrayList<>();
-    for (Map.Entry<String, HostEnvironment> other : in.hosts().entrySet()) {
-      if (other.getKey().equals(host) || !hasBaseline(other.getValue())) {
+    return in.predictions().predicted(model, version, host, () -> predict(in, model, version, host));
+  }
+
+  /** The prediction of a host with a baseline and no timing of the version: see {@link #of}. */
+  private static HostProfile predict(PlanInputs in, String model, String version, String host) {
+    Set<String> measuring = in.hostsMeasuring(model);
+    if (measuring.isEmpty()) {
+      return null;
+    }
+    HostFacts target = in.factsOf(host);
+    Candidates order = in.predictions().candidates(host, () -> candidates(in, host, target));
+    List<Integer> walk;
+    if ((long) measuring.size() * measuring.size() < order.hosts().size()) {
+      // Few hosts measured the model: their places in the order, instead of a walk that passes
+      // the many that did not.
+      walk = new ArrayList<>();
+      for (String h : measuring) {
+        Integer place = order.places().get(h);
+        if (place != null) {
+          walk.add(place);
+        }
+      }
+      Collections.sort(walk);
+    } else {
+      walk = null;
+    }
+    int n = walk == null ? order.hosts().size() : walk.size();
+    for (int i = 0; i < n; i++) {
+      int place = walk == null ? i : walk.get(i);
+      String there = order.hosts().get(place);
+      if (!in.measuredVersions(model, there).contains(version)) {
         continue;
       }
-      Profile there = Plans.profile(in, model, version, other.getKey(), pool);
-      if (there != null) {
-        sources.add(new ProfilePrediction.Source(Plans.hostOf(other.getValue()), there.provider(), there.batch(),
-            there.points()));
+      Profile profile = Plans.profile(in, model, version, there, Plans.CPU);
+      if (profile == null || !target.providers().contains(profile.provider()) || profile.points().isEmpty()) {
+        continue;
+      }
+      // The most similar usable source: predict from it alone gives what predict from all gives.
+      ProfilePrediction.Source source = new ProfilePrediction.Source(order.facts().get(place), profile.provider(),
+          profile.batch(), profile.points());
+      return ProfilePrediction.predict(target, List.of(source))
+          .map(p -> new HostProfile(new Profile(p.provider(), p.batch(), p.points()), p))
+          .orElse(null);
+    }
+    return null;
+  }
+
+  /**
+   * The hosts a target may be predicted from, most similar first: every other planned host with a
+   * baseline score ({@code hosts} their keys, {@code facts} theirs, {@code places} key -> index).
+   */
+  record Candidates(List<String> hosts, List<HostFacts> facts, Map<String, Integer> places) {}
+
+  private static Candidates candidates(PlanInputs in, String host, HostFacts target) {
+    Map<String, String> keyOf = new HashMap<>();
+    List<HostFacts> all = new ArrayList<>();
+    for (Map.Entry<String, HostEnvironment> other : in.hosts().entrySet()) {
+      if (!other.getKey().equals(host) && hasBaseline(other.getValue())) {
+        HostFacts facts = in.factsOf(other.getKey());
+        keyOf.put(facts.hostId(), other.getKey());
+        all.add(facts);
       }
     }
-    return ProfilePrediction.predict(target, sources)
-        .map(p -> new HostProfile(new Profile(p.provider(), p.batch(), p.points()), p))
-        .orElse(null);
+    List<HostFacts> ordered = HostSimilarity.ordered(target, all);
+    List<String> hosts = new ArrayList<>(ordered.size());
+    Map<String, Integer> places = new HashMap<>();
+    for (HostFacts facts : ordered) {
+      String key = keyOf.get(facts.hostId());
+      places.put(key, hosts.size());
+      hosts.add(key);
+    }
+    return new Candidates(hosts, ordered, places);
+  }
+
+  /**
+   * What {@link #of} derived in one pass: each target host's candidates in similarity order and each
+   * prediction made. The input tables drop it at every change ({@link InputTables#put}), so it never
+   * outlives the inputs it was made from; within a pass the inputs do not change.
+   */
+  static final class PassCache {
+    private final Map<String, Candidates> candidates = new HashMap<>();
+    private final Map<String, Optional<HostProfile>> predicted = new HashMap<>();
+
+    Candidates candidates(String host, Supplier<Candidates> make) {
+      Candidates c = candidates.get(host);
+      if (c == null) {
+        c = make.get();
+        candidates.put(host, c);
+      }
+      return c;
+    }
+
+    HostProfile predicted(String model, String version, String host, Supplier<HostProfile> make) {
+      String key = Keys.partition(model, version, host, Plans.CPU);
+      Optional<HostProfile> p = predicted.get(key);
+      if (p == null) {
+        p = Optional.ofNullable(make.get());
+        predicted.put(key, p);
+      }
+      return p.orElse(null);
+    }
+
+    void clear() {
+      candidates.clear();
+      predicted.clear();
+    }
   }
 
   /**

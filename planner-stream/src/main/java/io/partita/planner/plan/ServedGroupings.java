@@ -99,7 +99,8 @@ public final class ServedGroupings {
    * predicted from the similar host; empty when the prediction no longer gives that batch and
    * provider. A slot of a predicted plan is held to that prediction: were it not, a host planned by
    * prediction would keep its predicted capacity while a measured host's capacity is cut toward
-   * what it serves, and the predicted one would take more than its share.
+   * what it serves, and the predicted one would take more than its share. The prediction is the
+   * one the partition stage of the same pass made ({@link PredictedProfiles.PassCache}), not made again.
    */
   static SortedMap<Integer, Double> predictedTimes(PlanInputs in, PartitionPlan p, int size) {
     SortedMap<Integer, Double> out = new TreeMap<>();

@@ -144,6 +144,12 @@ public final class PlanRun implements AutoCloseable {
     return out;
   }
 
+  /** The latest bytes of one plan record, or null when the key has none: for a few keys, without copying every table. */
+  public byte[] plan(PlanTable table, String key) {
+    collect();
+    return tables.get(table).get(key);
+  }
+
   /** How many records (tombstones included) each plan topic has received so far. */
   public Map<PlanTable, Integer> emissions() {
     collect();
