@@ -663,7 +663,9 @@ public final class Bench {
       Map<String, String> settings = new HashMap<>(config.workerSettings());
       settings.put("gateway.coalesce.enabled", Boolean.toString(config.coalesce()));
       Path dir = Files.createTempDirectory(scratch, "wire");
-      try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0, null)) {
+      CpuSplit cpu = new CpuSplit();
+      try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0, cpu)) {
+        cpu.part("load generator");
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
         String topic = new Topics(env.prefix).requests(model.name());
         URI uri = URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer");
@@ -692,7 +694,8 @@ public final class Bench {
         for (int n : loads) {
           long recordsBefore = endOffsets(env.kafka.bootstrapServers(), topic);
           long callsBefore = calls.get();
-          LoadRunner.Result r = LoadRunner.inFlight(n, warmup(), measured(), call, LoadRunner.Window.NONE);
+          CpuWindow window = new CpuWindow(cpu);
+          LoadRunner.Result r = LoadRunner.inFlight(n, warmup(), measured(), call, window);
           long records = endOffsets(env.kafka.bootstrapServers(), topic) - recordsBefore;
           double perRecord = records > 0 ? (calls.get() - callsBefore) / (double) records : Double.NaN;
           String key = config.worker() + "|" + config.coalesce() + "|" + n;
@@ -704,7 +707,9 @@ public final class Bench {
               perRecord, today == null || key.startsWith("defaults|false") ? "" : Report.fmt(r.throughput() / today),
               none == null || key.startsWith("off|") ? "" : Report.fmt(gain),
               none == null || key.startsWith("off|") || engineGain < 1.1 ? "" : Report.fmt((gain - 1) / (engineGain - 1)),
-              r.errors() == 0 ? "" : r.errors() + " errors"));
+              window.split.coresBusy(), window.split.microsPerCall("load generator", r.throughput()),
+              window.split.microsPerCall("gateway", r.throughput()), window.split.microsPerCall("broker", r.throughput()),
+              window.split.microsPerCall("worker", r.throughput()), r.errors() == 0 ? "" : r.errors() + " errors"));
         }
       }
     }
@@ -717,10 +722,36 @@ public final class Bench {
             + "appended to the request topic in the row. 'vs defaults, off' is the row's items/s over the same load with the "
             + "coalescer off and the worker at its defaults (what ran before the coalescer); gain: over the worker's batching "
             + "off and the coalescer off; share kept = (gain - 1) / (engine gain - 1), the engine's gain being batch-8 calls "
-            + "over batch-1 in-process, " + Report.fmt(engineGain) + "x in this run.",
+            + "over batch-1 in-process, " + Report.fmt(engineGain) + "x in this run. CPU: cores busy over the measured window, "
+            + "and CPU microseconds per call of the load generator (the JDK HTTP client), the gateway, the broker and the worker "
+            + "(per-thread CPU time by part, as in table 1d).",
         List.of("model", "worker batching", "coalescer", "in flight", "items/s", "p50 ms", "p99 ms", "calls per request record",
-            "vs defaults, off", "gain", "share of the engine's gain kept", "note"),
+            "vs defaults, off", "gain", "share of the engine's gain kept", "cores busy", "load generator us/call",
+            "gateway us/call", "broker us/call", "worker us/call", "note"),
         rows, self));
+  }
+
+  /** The CPU split of one measured window. */
+  private static final class CpuWindow implements LoadRunner.Window {
+    private final CpuSplit cpu;
+    private Map<Long, Long> before;
+    private long startNanos;
+    CpuSplit.Split split;
+
+    CpuWindow(CpuSplit cpu) {
+      this.cpu = cpu;
+    }
+
+    @Override
+    public void start() {
+      before = cpu.snapshot();
+      startNanos = System.nanoTime();
+    }
+
+    @Override
+    public void end() {
+      split = cpu.between(before, cpu.snapshot(), (System.nanoTime() - startNanos) / 1e9);
+    }
   }
 
   /** Records on all partitions of {@code topic}: the sum of their end offsets. */
