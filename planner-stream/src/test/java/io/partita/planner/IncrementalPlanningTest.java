@@ -69,7 +69,9 @@ class IncrementalPlanningTest {
   @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 28, 95, 164, 263})
   void shouldPlanWhatReplanningEverythingPlans(long seed) {
     // Even seeds map classes of alike pools (more than 3 pools), odd ones single pools.
-    PlanSettings settings = PlanSettings.defaults(topics).withMappingPoolLimit(seed % 2 == 0 ? 3 : 64);
+    // Odd seeds bound routes to one on-demand slot: the incremental stage chooses it by key before decoding.
+    PlanSettings settings = PlanSettings.defaults(topics).withMappingPoolLimit(seed % 2 == 0 ? 3 : 64)
+        .withRouteOnDemandLimit(seed % 2 == 1 ? 1 : PlanSettings.DEFAULT_ROUTE_ON_DEMAND_LIMIT);
     try (PlanRun incremental = new PlanRun(settings, CODECS, stateDir.resolve("incremental-" + seed));
          PlanRun exhaustive = new PlanRun(settings, CODECS, stateDir.resolve("exhaustive-" + seed),
              PlannerMetrics.inMemory(), true)) {

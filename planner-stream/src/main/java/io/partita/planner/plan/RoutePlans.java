@@ -193,6 +193,35 @@ public final class RoutePlans {
   }
 
   /**
+   * {@link #highestRanked} on slot keys ({@code host/slot}): the same choice, made before any slot is
+   * decoded, so that a pass routing many service models decodes only the slots their routes list.
+   */
+  public static List<String> highestRankedKeys(List<String> slotKeys, String serviceModel, int limit) {
+    if (slotKeys.size() <= limit) {
+      return new ArrayList<>(slotKeys);
+    }
+    if (limit == 0) {
+      return new ArrayList<>();
+    }
+    record Ranked(long rank, String host, String slot, String key) {}
+    Comparator<Ranked> higherFirst = Comparator.comparingLong(Ranked::rank).reversed()
+        .thenComparing(Ranked::host).thenComparing(Ranked::slot);
+    PriorityQueue<Ranked> best = new PriorityQueue<>(limit + 1, higherFirst.reversed());
+    for (String key : slotKeys) {
+      int cut = key.lastIndexOf(Keys.SEP);
+      String host = key.substring(0, cut);
+      String slot = key.substring(cut + Keys.SEP.length());
+      best.add(new Ranked(rank(serviceModel, host, slot), host, slot, key));
+      if (best.size() > limit) {
+        best.poll();
+      }
+    }
+    List<String> out = new ArrayList<>(limit);
+    best.forEach(r -> out.add(r.key()));
+    return out;
+  }
+
+  /**
    * A slot's rendezvous rank for a service model: a 64-bit mix of the three names' hashes. Stable
    * across processes and releases ({@link String#hashCode} is specified), so every planner instance
    * and every replay ranks alike.

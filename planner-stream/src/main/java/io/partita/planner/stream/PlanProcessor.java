@@ -35,6 +35,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -641,8 +642,16 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         for (String key : live.slotsOfServiceModel(name)) {
           holding.add(slot.apply(key));
         }
-        List<SlotAssignment> baseSlots = new ArrayList<>();
+        // The on-demand entries are chosen by key first: only the slots the route lists are decoded.
+        Set<String> held = new HashSet<>(live.slotsOfServiceModel(name));
+        List<String> others = new ArrayList<>();
         for (String key : live.slotsOfModel(sm.getBaseModel())) {
+          if (!held.contains(key)) {
+            others.add(key);
+          }
+        }
+        List<SlotAssignment> baseSlots = new ArrayList<>();
+        for (String key : RoutePlans.highestRankedKeys(others, name, settings.routeOnDemandLimit())) {
           baseSlots.add(slot.apply(key));
         }
         emit(PlanTable.ROUTES, name, RoutePlans.route(in, settings, sm, holding, baseSlots));

@@ -103,6 +103,31 @@ class RoutePlansTest {
     }
   }
 
+  @Test
+  void shouldChooseTheSameSlotsByKeyAsByAssignment() {
+    Random random = new Random(11);
+    for (int problem = 0; problem < 300; problem++) {
+      List<SlotAssignment> slots = new ArrayList<>();
+      Set<String> seen = new HashSet<>();
+      int n = 1 + random.nextInt(40);
+      while (slots.size() < n) {
+        // host names that sort differently from their keys ("h-1/..." before "h/...")
+        String host = List.of("h", "h-1", "h.2", "h1", "host-" + random.nextInt(9)).get(random.nextInt(5));
+        String slot = "cpu-" + random.nextInt(6);
+        if (seen.add(host + "/" + slot)) {
+          slots.add(slot(host, slot));
+        }
+      }
+      int limit = random.nextInt(8);
+      String sm = "sm-" + random.nextInt(50);
+      List<String> byAssignment = RoutePlans.highestRanked(slots, sm, limit).stream()
+          .map(a -> a.getHost() + "/" + a.getSlot()).sorted().toList();
+      List<String> byKey = RoutePlans.highestRankedKeys(slots.stream().map(a -> a.getHost() + "/" + a.getSlot()).toList(), sm, limit)
+          .stream().sorted().toList();
+      assertThat(byKey).as("problem %d", problem).isEqualTo(byAssignment);
+    }
+  }
+
   /**
    * Churn: a slot that leaves changes only the routes that listed it, by that one slot; a slot that
    * joins changes a route only by taking one listed slot's place. Checked for many service models
