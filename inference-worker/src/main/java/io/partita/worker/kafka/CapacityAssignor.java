@@ -53,6 +53,8 @@ public final class CapacityAssignor implements ConsumerPartitionAssignor, Config
     public static final double TOLERANCE = 0.2;
     private final Supplier<Map<String, TopicCapacity>> now;
     private volatile Map<String, TopicCapacity> sent = Map.of();
+    /** How many members the group had at the last round, as its leader said; 0 before one said. */
+    private volatile int groupSize;
 
     /** @param now what the worker offers each request topic now (called from the consumer's thread) */
     public Advertised(Supplier<Map<String, TopicCapacity>> now) {
@@ -69,11 +71,19 @@ public final class CapacityAssignor implements ConsumerPartitionAssignor, Config
       return out;
     }
 
-    /** Whether what the worker offers now differs from what it last told the group (see {@link TopicCapacity#differs}). */
+    /**
+     * Whether what the worker offers now differs from what it last told the group (see {@link
+     * TopicCapacity#differs}) in a way a new round could act on. Alone in its group a worker owns
+     * every partition whatever it offers ({@link PartitionShares#weights}), so a round would move
+     * nothing and only hold its commits up: then never (a member joining starts a round anyway).
+     */
     public boolean changed() {
       Map<String, TopicCapacity> last = sent;
       if (last.isEmpty()) {
         return false; // not joined yet: the first join sends it
+      }
+      if (groupSize == 1) {
+        return false;
       }
       Map<String, TopicCapacity> current = now.get();
       for (Map.Entry<String, TopicCapacity> e : last.entrySet()) {
@@ -102,6 +112,15 @@ public final class CapacityAssignor implements ConsumerPartitionAssignor, Config
     /** What was last told to the group, per topic. */
     public Map<String, TopicCapacity> sent() {
       return sent;
+    }
+
+    /** How many members the group had at the last round; 0 before the first (or from a leader that did not say). */
+    public int groupSize() {
+      return groupSize;
+    }
+
+    void groupSize(int members) {
+      groupSize = members;
     }
   }
 
@@ -152,7 +171,8 @@ public final class CapacityAssignor implements ConsumerPartitionAssignor, Config
           list.forEach(p -> assigned.get(member).add(new TopicPartition(topic, p))));
     }
     Map<String, Assignment> out = new HashMap<>();
-    assigned.forEach((member, list) -> out.put(member, new Assignment(list)));
+    ByteBuffer size = ByteBuffer.allocate(Integer.BYTES).putInt(0, members.size());
+    assigned.forEach((member, list) -> out.put(member, new Assignment(list, size.duplicate())));
     return new GroupAssignment(out);
   }
 
@@ -181,7 +201,11 @@ public final class CapacityAssignor implements ConsumerPartitionAssignor, Config
 
   @Override
   public void onAssignment(Assignment assignment, ConsumerGroupMetadata metadata) {
-    // nothing to remember: the next subscription carries the owned partitions (cooperative protocol)
+    // The owned partitions need no remembering: the next subscription carries them (cooperative
+    // protocol). The group's size, which the leader put beside each assignment, decides whether a
+    // change of capacity is worth a round.
+    ByteBuffer data = assignment.userData();
+    advertised.groupSize(data != null && data.remaining() >= Integer.BYTES ? data.getInt(data.position()) : 0);
   }
 
   @Override

@@ -130,6 +130,31 @@ class CapacityAssignorIT {
   }
 
   @Test
+  void shouldNotAskForARoundWhileAloneInTheGroupButShouldOnceAnotherMemberJoined() throws Exception {
+    String topic = KafkaFixture.uniquePrefix("capacity") + ".requests.alone";
+    String group = topic + ".workers";
+    KafkaFixture.admin().createTopics(List.of(new NewTopic(topic, 4, (short) 1))).all().get();
+    Member alone = new Member(group, topic, 100, "worker-alone");
+    members.add(alone);
+    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(alone.count()).isEqualTo(4));
+    await().atMost(Duration.ofSeconds(10)).until(() -> alone.advertised.groupSize() == 1);
+
+    // alone, it owns every partition whatever it offers: a round would move nothing
+    alone.offer.set(Map.of(topic, new TopicCapacity(300, 2, 0)));
+    assertThat(alone.advertised.changed()).isFalse();
+
+    Member other = new Member(group, topic, 100, "worker-other");
+    members.add(other);
+    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+      assertThat(alone.advertised.groupSize()).isEqualTo(2);
+      assertThat(alone.count() + other.count()).isEqualTo(4);
+    });
+    // with another member, the same kind of change is worth a round
+    alone.offer.set(Map.of(topic, new TopicCapacity(900, 3, 0)));
+    assertThat(alone.advertised.changed()).isTrue();
+  }
+
+  @Test
   void shouldGiveAMemberWithoutASlotOfTheModelNoPartition() throws Exception {
     String topic = KafkaFixture.uniquePrefix("capacity") + ".requests.demo";
     KafkaFixture.admin().createTopics(List.of(new NewTopic(topic, 4, (short) 1))).all().get();
