@@ -100,7 +100,8 @@ public record PlannerConfig(
               settings.longValue("planner.serving.full.items",
                   ServingSettings.DEFAULTS.fullItems(), 1, Long.MAX_VALUE)),
           settings.integer("planner.mapping.max-pools", PlanSettings.DEFAULT_MAPPING_POOL_LIMIT, 0, 1_000_000),
-          settings.integer("planner.routes.on-demand.max", PlanSettings.DEFAULT_ROUTE_ON_DEMAND_LIMIT, 0, 1_000_000));
+          settings.integer("planner.routes.on-demand.max", PlanSettings.DEFAULT_ROUTE_ON_DEMAND_LIMIT, 0, 1_000_000),
+          settings.integer("planner.default.partitions.max", PlanSettings.DEFAULT_PARTITIONS_LIMIT, 1, 1_000_000));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());
     }

@@ -74,22 +74,44 @@ class DefaultPlanTest {
     pipe(topics.hostEnvironments(), "host-a", host("host-a", 2, 0));
     run.plan();
 
+    // one model alone takes both cores (planner.default.partitions.max, 2); more share them, one each
+    int each = models == 1 ? 2 : 1;
     List<PartitionPlan> partitions = all(PlanTable.PARTITIONS, PartitionPlan.class);
     assertThat(partitions).hasSize(models).allSatisfy(p -> {
       assertThat(p.getDefaultPlan()).isTrue();
       assertThat(p.getPlacement()).isEqualTo("default");
       assertThat(p.getPlanned()).isTrue();
-      assertThat(p.getSizes()).containsExactly(1);
+      assertThat(p.getSizes()).hasSize(each).containsOnly(1);
     });
     List<SlotAssignment> slots = all(PlanTable.ASSIGNMENTS, SlotAssignment.class);
-    assertThat(slots).hasSize(models).allSatisfy(a -> {
-      assertThat(a.getCpus()).hasSize(1).allMatch(c -> c == 0 || c == 1);
-      assertThat(a.getServiceModels()).singleElement().satisfies(s -> assertThat(s.getServiceModel()).isEqualTo(a.getModel()));
-    });
+    assertThat(slots).hasSize(models * each).allSatisfy(a -> assertThat(a.getCpus()).hasSize(1).allMatch(c -> c == 0 || c == 1));
+    for (int i = 0; i < models; i++) {
+      String m = "m" + i;
+      assertThat(slots).filteredOn(a -> a.getModel().equals(m)).flatExtracting(SlotAssignment::getServiceModels)
+          .extracting(s -> s.getServiceModel()).as("instances of %s", m).containsExactly(m);
+    }
     Map<Integer, Integer> perCore = new TreeMap<>();
     slots.forEach(a -> perCore.merge(a.getCpus().get(0), 1, Integer::sum));
-    assertThat(perCore.values()).as("models per core %s", perCore).allMatch(n -> Math.abs(n - models / (double) perCore.size()) <= 1);
-    assertThat(all(PlanTable.ROUTES, Route.class)).hasSize(models).allSatisfy(r -> assertThat(r.getInstances()).hasSize(1));
+    assertThat(perCore).as("slots per core").containsOnlyKeys(0, 1);
+    assertThat(perCore.values()).as("slots per core %s", perCore)
+        .allMatch(n -> Math.abs(n - models * each / 2.0) <= 1);
+    // a route lists its planned instance and every other slot of the base model (on-demand mounts)
+    assertThat(all(PlanTable.ROUTES, Route.class)).hasSize(models).allSatisfy(r -> assertThat(r.getInstances()).hasSize(each));
+  }
+
+  @Test
+  void shouldKeepALoneDefaultModelToTheLimitOnALargerPool() {
+    run.close();
+    run = new PlanRun(settings.withDefaultPartitionsLimit(3), CODECS, stateDir.resolve("limit"));
+    catalog(1);
+    pipe(topics.hostEnvironments(), "host-a", host("host-a", 8, 0));
+    run.plan();
+
+    assertThat(all(PlanTable.PARTITIONS, PartitionPlan.class)).singleElement()
+        .satisfies(p -> assertThat(p.getSizes()).containsExactly(1, 1, 1));
+    List<SlotAssignment> slots = all(PlanTable.ASSIGNMENTS, SlotAssignment.class);
+    assertThat(slots).hasSize(3);
+    assertThat(slots).flatExtracting(SlotAssignment::getCpus).doesNotHaveDuplicates();
   }
 
   @Test

@@ -43,6 +43,12 @@ class PlannerConfigTest {
         .plan().routeOnDemandLimit()).isEqualTo(4);
     assertThat(PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1"))).plan().routeOnDemandLimit())
         .isEqualTo(PlanSettings.DEFAULT_ROUTE_ON_DEMAND_LIMIT);
+    assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
+        "planner.default.partitions.max", "0")))).hasMessageContaining("planner.default.partitions.max");
+    assertThat(PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1", "planner.default.partitions.max", "5")))
+        .plan().defaultPartitionsLimit()).isEqualTo(5);
+    assertThat(PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1"))).plan().defaultPartitionsLimit())
+        .isEqualTo(PlanSettings.DEFAULT_PARTITIONS_LIMIT);
   }
 
   @Test

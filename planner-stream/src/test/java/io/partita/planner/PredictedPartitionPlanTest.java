@@ -47,8 +47,8 @@ class PredictedPartitionPlanTest {
   static Stream<Arguments> cases() {
     return Stream.of(
         // name, hosts, timings, predictedFrom, defaultPlan, sizes, predicted throughput, why starts with
-        Arguments.of("nobody measured it: a default placement", List.of(HOST_A, HOST_B), List.of(),
-            null, true, List.of(1), 0.0, null),
+        Arguments.of("nobody measured it: a default placement on both cores", List.of(HOST_A, HOST_B), List.of(),
+            null, true, List.of(1, 1), 0.0, null),
         Arguments.of("host-a measured it: host-a's times doubled (100 / 50)", List.of(HOST_A, HOST_B), ON_A,
             "host-a", false, List.of(1, 1), 100.0,
             "predicted from host host-a's timings x baseline 100.0 / 50.0 (no timing of its own yet): [1, 1] predicted"

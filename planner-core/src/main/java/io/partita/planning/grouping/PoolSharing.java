@@ -18,6 +18,11 @@ import java.util.TreeSet;
  *   <li>each of the {@code d} default models gets one resource of its own while {@code d < N}
  *       (the measured models then split the other {@code N - d}); when {@code d >= N} every
  *       default model gets one shared resource and the measured models split the whole pool;</li>
+ *   <li>when no measured model wants the pool, the default models share it all instead: each gets
+ *       {@code N / d} single-resource partitions (the first {@code N mod d}, by model id, one more),
+ *       at most {@code defaultPartitionsLimit} each, so a fresh host serves on all its cores from
+ *       the start (the measured plan usually keeps them) without loading a model it never measured
+ *       onto every core of a large pool;</li>
  *   <li>a measured model whose share of the split is 0 resources, or whose share admits no
  *       grouping, is planned on a partition of its smallest measured size {@code s <= N}
  *       (grouped by {@link GroupingPlanner} as if the pool had {@code s} resources and its memory),
@@ -41,8 +46,21 @@ public final class PoolSharing {
    */
   public static List<PoolPlacement> split(int poolSize, long poolMemoryBytes, long bufferBytesPerPartition,
       long bufferThresholdBytes, GroupingObjective objective, List<ModelDemand> measured, Set<String> unmeasured) {
+    return split(poolSize, poolMemoryBytes, bufferBytesPerPartition, bufferThresholdBytes, objective, measured, unmeasured, 1);
+  }
+
+  /**
+   * As above, with the default models of a pool no measured model wants sharing it all, at most
+   * {@code defaultPartitionsLimit} single-resource partitions each (see the class comment).
+   */
+  public static List<PoolPlacement> split(int poolSize, long poolMemoryBytes, long bufferBytesPerPartition,
+      long bufferThresholdBytes, GroupingObjective objective, List<ModelDemand> measured, Set<String> unmeasured,
+      int defaultPartitionsLimit) {
     if (poolSize <= 0) {
       throw new IllegalArgumentException("poolSize: must be > 0, was " + poolSize);
+    }
+    if (defaultPartitionsLimit <= 0) {
+      throw new IllegalArgumentException("defaultPartitionsLimit: must be > 0, was " + defaultPartitionsLimit);
     }
     List<PoolPlacement> out = new ArrayList<>();
     Set<String> defaults = new TreeSet<>(unmeasured);
@@ -50,10 +68,18 @@ public final class PoolSharing {
     int own = defaults.size() < poolSize ? defaults.size() : 0;
     int left = poolSize - own;
     long memoryEach = poolMemoryBytes / Math.max(1, defaults.size() + measured.size());
+    boolean wholePool = measured.isEmpty() && own > 0;
+    int index = 0;
     for (String model : defaults) {
-      out.add(new PoolPlacement(model, PoolPlacement.Kind.DEFAULT, new ModelShare(model, 0, 1, memoryEach, 0,
-          new GroupingPlan(model, objective, null, List.of(), List.of(), 1,
-              "nothing measured yet on this host: a default single-resource partition", "default"), 0, 0)));
+      int partitions = 1;
+      if (wholePool) {
+        partitions = Math.min(defaultPartitionsLimit, poolSize / own + (index < poolSize % own ? 1 : 0));
+      }
+      index++;
+      String why = partitions == 1 ? "nothing measured yet on this host: a default single-resource partition"
+          : "nothing measured yet on this host: " + partitions + " default single-resource partitions";
+      out.add(new PoolPlacement(model, PoolPlacement.Kind.DEFAULT, new ModelShare(model, 0, partitions, memoryEach, 0,
+          new GroupingPlan(model, objective, null, List.of(), List.of(), 1, why, "default"), 0, 0)));
     }
     if (!measured.isEmpty()) {
       long splitMemory = own == 0 ? poolMemoryBytes : (long) Math.floor((double) poolMemoryBytes * left / poolSize);

@@ -48,6 +48,31 @@ class PoolSharingTest {
     assertThat(exclusive).as("resources held by split models").isLessThanOrEqualTo(poolSize);
   }
 
+  @ParameterizedTest(name = "{0} default models alone on {1} resources, at most {2} each: {3}")
+  @CsvSource({"1,2,2,2", "1,8,2,2", "1,8,8,8", "3,8,4,3;3;2", "2,2,2,1;1", "3,2,2,1;1;1", "1,1,2,1", "2,5,1,1;1"})
+  void shouldShareAPoolNoMeasuredModelWantsAmongTheDefaultModels(int defaults, int poolSize, int limit, String expected) {
+    Set<String> unmeasured = new TreeSet<>();
+    for (int i = 0; i < defaults; i++) {
+      unmeasured.add("u" + i);
+    }
+
+    List<PoolPlacement> placements = PoolSharing.split(poolSize, 1 << 30, 0, Long.MAX_VALUE,
+        GroupingObjective.THROUGHPUT, List.of(), unmeasured, limit);
+
+    assertThat(placements).extracting(p -> String.valueOf(p.share().resources()))
+        .containsExactly(expected.split(";"));
+    assertThat(placements).allMatch(p -> p.kind() == PoolPlacement.Kind.DEFAULT);
+  }
+
+  @Test
+  void shouldGiveDefaultModelsOneResourceEachBesideAMeasuredModel() {
+    List<PoolPlacement> placements = PoolSharing.split(8, 1 << 30, 0, Long.MAX_VALUE, GroupingObjective.THROUGHPUT,
+        measured(1, 10), Set.of("u0"), 4);
+
+    assertThat(placements).filteredOn(p -> p.kind() == PoolPlacement.Kind.DEFAULT).singleElement()
+        .satisfies(p -> assertThat(p.share().resources()).isEqualTo(1));
+  }
+
   @Test
   void shouldKeepTheSplitUnchangedWhenItServesEveryModel() {
     List<ModelDemand> models = List.of(new ModelDemand("a", 30, 1, PROFILE, null), new ModelDemand("b", 10, 1, PROFILE, null));

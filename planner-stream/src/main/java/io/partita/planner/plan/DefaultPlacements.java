@@ -5,7 +5,9 @@ import io.partita.avro.ModelVersion;
 import io.partita.avro.PartitionPlan;
 import io.partita.avro.TimingEvent;
 import io.partita.planning.grouping.ModelShare;
+import io.partita.planning.grouping.PoolSharing;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -25,8 +27,10 @@ import java.util.TreeMap;
  * another host), else the catalog version with the highest declared accuracy (none counts lowest),
  * ties to the smaller version id (numbers by value). It goes on the host's CPU pool when that
  * version runs on CPU, else on the GPU pool when it runs on CUDA or TensorRT and the host has GPUs;
- * otherwise it stays unplaced. Its partition is one resource, batch 1, marked
- * {@code defaultPlan = true}; once timings arrive the model is measured and the next pass replaces
+ * otherwise it stays unplaced. Its partitions are of one resource each, batch 1, marked
+ * {@code defaultPlan = true}: one, or on a pool no measured model wants the pool's resources shared
+ * out among the default models, at most {@code planner.default.partitions.max} each ({@link
+ * PoolSharing}); once timings arrive the model is measured and the next pass replaces
  * the default by a measured plan, through the workers' make-before-break path.
  */
 public final class DefaultPlacements {
@@ -95,8 +99,8 @@ public final class DefaultPlacements {
       ModelShare share, double requestsPerSecond) {
     return PartitionPlan.newBuilder().setModel(model).setVersion(version).setHost(host).setPool(pool)
         .setProvider(pool.equals(Plans.GPU) ? "CUDA" : "CPU").setBatch(1).setPoolSize(poolSize)
-        .setShareResources(1).setShareMemoryBytes(share.memoryBytes()).setRequestsPerSecond(requestsPerSecond)
-        .setPlanned(true).setSizes(List.of(1)).setPredictedThroughput(0).setMeasuredThroughput(null)
+        .setShareResources(share.resources()).setShareMemoryBytes(share.memoryBytes()).setRequestsPerSecond(requestsPerSecond)
+        .setPlanned(true).setSizes(Collections.nCopies(Math.max(1, share.resources()), 1)).setPredictedThroughput(0).setMeasuredThroughput(null)
         .setMaxLatencyMs(0).setMemoryBytes(0).setUnmetRequestsPerSecond(0).setRunnersUp(List.of())
         .setExcludedSizes(List.of()).setNoEligibleReason(null).setMethod("default")
         .setPlacement("default").setDefaultPlan(true).build();

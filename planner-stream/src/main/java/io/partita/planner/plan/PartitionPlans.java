@@ -153,7 +153,7 @@ public final class PartitionPlans {
       int poolSize = poolIds(env, pool).size();
       List<PoolPlacement> placements = PoolSharing.split(poolSize, poolMemory(env, pool),
           settings.bufferBytesPerPartition(), settings.bufferThresholdBytes(), settings.objective(),
-          problem == null ? List.of() : problem.models(), defaultsHere.keySet());
+          problem == null ? List.of() : problem.models(), defaultsHere.keySet(), settings.defaultPartitionsLimit());
       for (PoolPlacement placement : placements) {
         String model = placement.modelId();
         ModelShare share = placement.share();

@@ -22,6 +22,9 @@ import io.partita.planning.grouping.GroupingObjective;
  * @param routeOnDemandLimit how many slots beyond its planned instances a service model's route lists
  *     for on-demand mounts ({@code planner.routes.on-demand.max}, default {@value
  *     #DEFAULT_ROUTE_ON_DEMAND_LIMIT}; {@link RoutePlans})
+ * @param defaultPartitionsLimit how many single-resource partitions a model not measured on a host
+ *     yet gets, at most, on a pool no measured model wants ({@code planner.default.partitions.max},
+ *     default {@value #DEFAULT_PARTITIONS_LIMIT}; {@link DefaultPlacements})
  */
 public record PlanSettings(
     Topics topics,
@@ -33,7 +36,8 @@ public record PlanSettings(
     MeasureSettings measure,
     ServingSettings serving,
     int mappingPoolLimit,
-    int routeOnDemandLimit) {
+    int routeOnDemandLimit,
+    int defaultPartitionsLimit) {
 
   /** The default of {@code planner.hysteresis}: 10 %, beyond the few percent timings move by between runs. */
   public static final double DEFAULT_HYSTERESIS = 0.10;
@@ -46,6 +50,21 @@ public record PlanSettings(
    * slots, and a bounded, stable share of a larger fleet's.
    */
   public static final int DEFAULT_ROUTE_ON_DEMAND_LIMIT = 16;
+
+  /**
+   * The default of {@code planner.default.partitions.max}: a fresh two-core host serves a model on
+   * both cores before the profiler timed it, and a large one loads a model it never measured onto
+   * two cores, not all of them.
+   */
+  public static final int DEFAULT_PARTITIONS_LIMIT = 2;
+
+  /** Settings with the default limit of a default placement's partitions. */
+  public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
+      long bufferThresholdBytes, double defaultRequestsPerSecond, double hysteresis, MeasureSettings measure,
+      ServingSettings serving, int mappingPoolLimit, int routeOnDemandLimit) {
+    this(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond, hysteresis, measure,
+        serving, mappingPoolLimit, routeOnDemandLimit, DEFAULT_PARTITIONS_LIMIT);
+  }
 
   /** Settings with the default route limit. */
   public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
@@ -87,6 +106,9 @@ public record PlanSettings(
       throw new IllegalArgumentException("planner.default.rate: must be a finite number > 0, was "
           + defaultRequestsPerSecond);
     }
+    if (defaultPartitionsLimit < 1) {
+      throw new IllegalArgumentException("planner.default.partitions.max: must be >= 1, was " + defaultPartitionsLimit);
+    }
     if (routeOnDemandLimit < 0) {
       throw new IllegalArgumentException("planner.routes.on-demand.max: must be >= 0, was " + routeOnDemandLimit);
     }
@@ -106,24 +128,30 @@ public record PlanSettings(
   /** The same settings with other measuring settings. */
   public PlanSettings withMeasure(MeasureSettings other) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, other, serving, mappingPoolLimit, routeOnDemandLimit);
+        hysteresis, other, serving, mappingPoolLimit, routeOnDemandLimit, defaultPartitionsLimit);
   }
 
   /** The same settings with other serving-evidence settings. */
   public PlanSettings withServing(ServingSettings other) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, other, mappingPoolLimit, routeOnDemandLimit);
+        hysteresis, measure, other, mappingPoolLimit, routeOnDemandLimit, defaultPartitionsLimit);
   }
 
   /** The same settings with another pool limit of the mapping. */
   public PlanSettings withMappingPoolLimit(int pools) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, serving, pools, routeOnDemandLimit);
+        hysteresis, measure, serving, pools, routeOnDemandLimit, defaultPartitionsLimit);
   }
 
   /** The same settings with another limit of a route's on-demand entries. */
   public PlanSettings withRouteOnDemandLimit(int slots) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, serving, mappingPoolLimit, slots);
+        hysteresis, measure, serving, mappingPoolLimit, slots, defaultPartitionsLimit);
+  }
+
+  /** The same settings with another limit of a default placement's partitions. */
+  public PlanSettings withDefaultPartitionsLimit(int partitions) {
+    return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
+        hysteresis, measure, serving, mappingPoolLimit, routeOnDemandLimit, partitions);
   }
 }
