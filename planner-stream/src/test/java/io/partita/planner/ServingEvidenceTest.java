@@ -210,6 +210,74 @@ class ServingEvidenceTest {
     }
   }
 
+  static Stream<Arguments> recoveries() {
+    // The profiler measured {1,1} at 200/s (t = 50 s); serving cut it to 20/s (a host slowed to a
+    // tenth, recorded at 100 s). Each case is one later window of both slots (runs per slot, speed).
+    return Stream.of(
+        // name, window end, runs per slot, speed, recorded figure (null = nothing new)
+        Arguments.of("a window after the cut with no runs at all (its share was taken away): half way back", 140_000L, 0,
+            1.0, 110.0),
+        Arguments.of("a light window (weight 0.1) of runs at full speed again: half way to what they ran at", 140_000L, 5,
+            1.0, 110.0),
+        Arguments.of("a light window of runs at 0.6 of the profile: half way to 120/s", 140_000L, 5, 0.6, 70.0),
+        Arguments.of("a light window still at a tenth: nothing comes back, nothing new either", 140_000L, 5, 0.1, null),
+        Arguments.of("a full window still at a tenth: the regular update, no news", 140_000L, 1000, 0.1, null),
+        Arguments.of("a full window at full speed: the regular update takes it", 140_000L, 1000, 1.0, 200.0),
+        Arguments.of("a window with no runs that overlaps the cut's record: nothing", 120_000L, 0, 1.0, null));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("recoveries")
+  void shouldBringACutServingFigureBackWhenItsSlotsServeNothingOrServeFasterAgain(String name, long end, int runs,
+      double speed, Double figure) {
+    PartitionPlan before = predicted();
+    TimingEvent profiled = TimingEvent.newBuilder(timing("mlp", "1", "host-a", "cpu", 2, 10.0)).setGrouping(List.of(1, 1))
+        .setThroughput(200.0).setCondition("IDLE").setTimestamp(50_000).build();
+    TimingEvent cut = TimingEvent.newBuilder(profiled).setThroughput(20.0).setP50Ms(100.0)
+        .setCondition(ServedGroupings.SERVING).setTimestamp(100_000).build();
+    PlanInputs in = inputs(both(end, runs, speed), Map.of(GROUPING_11, profiled, Keys.groupingRecord(cut), cut));
+
+    List<TimingEvent> recorded = ServedGroupings.measurements(in, SETTINGS, "host-a", List.of(before),
+        AssignmentPlans.assignments(in, SETTINGS, List.of(before)).values());
+
+    if (figure == null) {
+      assertThat(recorded).isEmpty();
+    } else {
+      assertThat(recorded).singleElement().satisfies(e -> {
+        assertThat(e.getThroughput()).isCloseTo(figure, offset(1e-6));
+        assertThat(e.getCondition()).isEqualTo(ServedGroupings.SERVING);
+        assertThat(Keys.groupingRecord(e)).isEqualTo(Keys.groupingRecord(cut));
+        assertThat(e.getTimestamp()).isEqualTo(end);
+      });
+    }
+  }
+
+  @Test
+  void shouldGiveASlowedHostsShareBackOnceItsCutFigureRecovered() {
+    PartitionPlan before = predicted();
+    TimingEvent profiled = TimingEvent.newBuilder(timing("mlp", "1", "host-a", "cpu", 2, 10.0)).setGrouping(List.of(1, 1))
+        .setThroughput(200.0).setCondition("IDLE").setTimestamp(50_000).build();
+    TimingEvent cut = TimingEvent.newBuilder(profiled).setThroughput(20.0).setP50Ms(100.0)
+        .setCondition(ServedGroupings.SERVING).setTimestamp(100_000).build();
+    Map<String, TimingEvent> recorded = new TreeMap<>(Map.of(GROUPING_11, profiled, Keys.groupingRecord(cut), cut));
+    PartitionPlan plan = replanned(both(105_000, 0, 1.0), recorded, before);
+    assertThat(plan.getExpectedThroughput()).as("cut").isCloseTo(20.0, offset(1e-6));
+
+    // windows with no runs, 40 s apart: the figure comes back half way each time
+    long end = 100_000;
+    double[] expected = {110.0, 155.0, 177.5};
+    for (double figure : expected) {
+      end += 40_000;
+      PlanInputs in = inputs(both(end, 0, 1.0), recorded);
+      List<TimingEvent> back = ServedGroupings.measurements(in, SETTINGS, "host-a", List.of(plan),
+          AssignmentPlans.assignments(in, SETTINGS, List.of(plan)).values());
+      assertThat(back).singleElement().satisfies(e -> assertThat(e.getThroughput()).isCloseTo(figure, offset(1e-6)));
+      back.forEach(e -> recorded.put(Keys.groupingRecord(e), e));
+      plan = plan(inputs(both(end, 0, 1.0), recorded), Map.of(KEY, plan)).get(KEY);
+      assertThat(plan.getExpectedThroughput()).isCloseTo(figure, offset(1e-6));
+    }
+  }
+
   static Stream<Arguments> capacities() {
     return Stream.of(
         // name, cpu-0's runs, its speed, its capacity (the plan expects 100/s of each slot)

@@ -35,6 +35,13 @@ import java.util.SortedMap;
  *       of full weight gives its observed figure; with one ({@code m}), the window moves it by its
  *       weight, {@code m + w * (observed - m)}, and is recorded only when that moves {@code m} by
  *       more than the margin.
+ *   <li><b>Recovery</b> ({@link #recover}): a serving figure below the grouping's idle figure
+ *       {@code r} by more than the margin is only lowered by traffic, and a slot whose share the
+ *       cut took away serves none. So a window after the figure with no runs at all moves it half
+ *       way back to {@code r} (we know nothing newer than the idle figure; if the slots are still
+ *       slow, the share this gives back brings the evidence that cuts it again), and a light window
+ *       ({@code w < 1}) whose runs were faster than the figure moves it toward {@code min(r,
+ *       observed)} by {@code max(1/2, w)}. Recorded only when that moves it by more than the margin.
  *   <li><b>Capacity</b> of a slot ({@link #capacity}): {@code planned - w * max(0, planned -
  *       observed)}: a slot that serves slower than planned gets the evidence's figure, in proportion
  *       to the evidence's weight; one that serves as fast or faster keeps what the plan expects (the
@@ -184,6 +191,35 @@ public final class ServingRate {
     }
     double moved = recorded + Math.min(1, weight) * (observed - recorded);
     return Math.abs(moved - recorded) > margin * recorded ? OptionalDouble.of(moved) : OptionalDouble.empty();
+  }
+
+  /**
+   * The serving figure to record when a window says a cut figure should come back toward the idle
+   * one (see the class comment), or empty when it should not (the regular {@link #update} applies).
+   *
+   * @param served the grouping's figure from serving so far
+   * @param idle the grouping's idle figure (the profiler's, else the plan's prediction); not
+   *     positive: no recovery
+   * @param observed what the window says, empty when the slots ran nothing in it
+   * @param margin a figure moved by no more than this (relative) is not news
+   */
+  public static OptionalDouble recover(double served, double idle, Optional<Observed> observed, double margin) {
+    if (!(served > 0) || !(idle > 0) || Double.isInfinite(idle) || !(served < idle * (1 - margin))) {
+      return OptionalDouble.empty();
+    }
+    double target;
+    double step;
+    if (observed.isEmpty()) {
+      target = idle;
+      step = 0.5;
+    } else if (observed.get().weight() < 1 && observed.get().throughputPerSecond() > served) {
+      target = Math.min(idle, observed.get().throughputPerSecond());
+      step = Math.max(0.5, observed.get().weight());
+    } else {
+      return OptionalDouble.empty();
+    }
+    double moved = served + step * (target - served);
+    return moved - served > margin * served ? OptionalDouble.of(moved) : OptionalDouble.empty();
   }
 
   /** {@code planned - w * max(0, planned - observed)}: the plan's figure, cut toward slower evidence by its weight. */

@@ -41,7 +41,9 @@ import java.util.TreeMap;
  * The figure from serving is kept beside the profiler's ({@link Keys#groupingRecord}): the
  * profiler's stays the grouping's idle figure, and the two give the pool's serving factor by which
  * alternatives with only idle figures are compared ({@code ServingFactor}). A window moves the
- * grouping's serving figure so far or, with none yet, its profiler figure.
+ * grouping's serving figure so far or, with none yet, its profiler figure. A serving figure below
+ * the idle one comes back toward it when a window after it ran nothing (the cut took the slots'
+ * share away, so no traffic would ever raise it) or ran faster ({@link ServingRate#recover}).
  *
  * <p>A window is used once: a grouping's window must begin at or after the timestamp of the
  * grouping's latest measurement (from an earlier window, else by the profiler), so windows never
@@ -228,19 +230,29 @@ public final class ServedGroupings {
       pinned &= s.status().getPinned();
     }
     Optional<ServingRate.Observed> observed = ServingRate.grouping(p.getBatch(), rates, settings.serving().fullness());
-    if (observed.isEmpty()) {
-      return Optional.empty();
-    }
     String key = Keys.grouping(p.getModel(), p.getVersion(), p.getHost(), p.getPool(), p.getBatch(), p.getProvider(),
         p.getSizes());
     // The serving figure so far moves by the window's weight; a grouping with none yet starts from
     // the profiler's idle figure, so that a window of little traffic moves it little.
-    TimingEvent recorded = in.groupings().get(Keys.served(key));
-    if (recorded == null) {
-      recorded = in.groupings().get(key);
-    }
+    TimingEvent served = in.groupings().get(Keys.served(key));
+    TimingEvent idle = in.groupings().get(key);
+    TimingEvent recorded = served != null ? served : idle;
     if (recorded != null && start < recorded.getTimestamp()) {
       return Optional.empty(); // the window overlaps what is recorded already
+    }
+    if (served != null) {
+      // A figure cut below the idle one comes back when the traffic that would lower it stopped
+      // (its share was taken away) or what little there was ran faster (ServingRate.recover).
+      double reference = idle != null && idle.getThroughput() > 0 ? idle.getThroughput() : p.getPredictedThroughput();
+      OptionalDouble back = ServingRate.recover(served.getThroughput(), reference, observed, settings.hysteresis());
+      if (back.isPresent()) {
+        double latency = served.getP50Ms() * served.getThroughput() / back.getAsDouble();
+        long runs = observed.map(o -> o.runs().runs()).orElse(0L);
+        return Optional.of(event(p, back.getAsDouble(), latency, runs, pinned, end));
+      }
+    }
+    if (observed.isEmpty()) {
+      return Optional.empty();
     }
     ServingRate.Observed o = observed.get();
     OptionalDouble figure = ServingRate.update(recorded == null ? null : recorded.getThroughput(),
@@ -250,14 +262,20 @@ public final class ServedGroupings {
     }
     double latency = recorded == null ? o.maxLatencyMs()
         : recorded.getP50Ms() + Math.min(1, o.weight()) * (o.maxLatencyMs() - recorded.getP50Ms());
+    return Optional.of(event(p, figure.getAsDouble(), latency, o.runs().runs(), pinned, end));
+  }
+
+  /** The grouping-mode event from serving for the plan's grouping: its figure, latency, runs and window end. */
+  private static TimingEvent event(PartitionPlan p, double throughput, double latency, long runs, boolean pinned,
+      long end) {
     List<Integer> sizes = new ArrayList<>(p.getSizes());
     sizes.sort(Comparator.reverseOrder());
-    return Optional.of(TimingEvent.newBuilder().setModel(p.getModel()).setVersion(p.getVersion()).setHost(p.getHost())
+    return TimingEvent.newBuilder().setModel(p.getModel()).setVersion(p.getVersion()).setHost(p.getHost())
         .setPool(p.getPool()).setSize(sizes.stream().mapToInt(Integer::intValue).sum()).setBatch(p.getBatch())
         .setProvider(p.getProvider()).setGrouping(sizes).setP50Ms(latency).setP90Ms(latency).setP99Ms(latency)
-        .setMeanMs(latency).setSamples((int) Math.min(Integer.MAX_VALUE, o.runs().runs()))
-        .setThroughput(figure.getAsDouble()).setMemoryBytes(p.getMemoryBytes()).setStable(true).setPinned(pinned)
-        .setOk(true).setError(null).setRequestId(null).setTimestamp(end).setCondition(SERVING).build());
+        .setMeanMs(latency).setSamples((int) Math.min(Integer.MAX_VALUE, runs))
+        .setThroughput(throughput).setMemoryBytes(p.getMemoryBytes()).setStable(true).setPinned(pinned)
+        .setOk(true).setError(null).setRequestId(null).setTimestamp(end).setCondition(SERVING).build();
   }
 
   /** The n of a slot named {@code <pool>-<n>}; slots named otherwise sort last. */
