@@ -35,6 +35,16 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class VersionPlansTest {
   private static final String[] HOSTS = {"h0", "h1", "h2", "h3", "h4"};
+  private static final String[] WIDE_HOSTS = {"h00", "h01", "h02", "h03", "h04", "h05", "h06", "h07", "h08", "h09",
+      "h10", "h11"};
+  private static final String[] WIDE_MODELS = {"a", "b"};
+  private static final String[] WIDE_VERSIONS = {"1", "2", "3"};
+  private static final double[] WIDE_SCORES = {25, 50, 100, 200};
+  private static final List<List<String>> WIDE_PROVIDERS = List.of(List.of("CPU"), List.of("CPU"),
+      List.of("CPU", "CUDA"), List.of("CPU", "CUDA", "TENSOR_RT"), List.of("CPU", "DNNL", "CUDA"));
+  private static final double[] HYSTERESIS = {0, 0.1, 0.5};
+  private static final List<List<String>> WIDE_FLAGS = List.of(List.of("avx2"), List.of("avx2", "fma"),
+      List.of("avx2", "fma", "avx512f"), List.of("sse4"));
 
   @Test
   void shouldChooseFromTheReducedProblemAsFromTheFullOne() {
@@ -139,17 +149,6 @@ class VersionPlansTest {
     assertThat(fewMeasuring).as("sources found among the few hosts that measured the model").isPositive();
     assertThat(manyMeasuring).as("sources found by walking the whole order").isPositive();
   }
-
-  private static final String[] WIDE_HOSTS = {"h00", "h01", "h02", "h03", "h04", "h05", "h06", "h07", "h08", "h09",
-      "h10", "h11"};
-  private static final String[] WIDE_MODELS = {"a", "b"};
-  private static final String[] WIDE_VERSIONS = {"1", "2", "3"};
-  private static final double[] WIDE_SCORES = {25, 50, 100, 200};
-  private static final List<List<String>> WIDE_PROVIDERS = List.of(List.of("CPU"), List.of("CPU"),
-      List.of("CPU", "CUDA"), List.of("CPU", "CUDA", "TENSOR_RT"), List.of("CPU", "DNNL", "CUDA"));
-  private static final double[] HYSTERESIS = {0, 0.1, 0.5};
-  private static final List<List<String>> WIDE_FLAGS = List.of(List.of("avx2"), List.of("avx2", "fma"),
-      List.of("avx2", "fma", "avx512f"), List.of("sse4"));
 
   /** Versions 1 (CPU), 2 (CPU, or CUDA only) and 3 (CPU, or too large for the hosts), random accuracy; requirements. */
   private static void putModel(InputTables tables, String model, SplittableRandom random) {
