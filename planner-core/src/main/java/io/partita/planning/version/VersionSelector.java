@@ -115,6 +115,15 @@ public final class VersionSelector {
   }
 
   /**
+   * Whether {@code host} can run {@code v} at all: it loads every execution provider the version
+   * needs and has the memory it declares. {@link #choose} excludes a version that fails this before
+   * it looks for any latency, so a caller that gathers the evidence of a problem needs none for it.
+   */
+  public static boolean canRun(HostFacts host, ModelVersion v) {
+    return host.providers().containsAll(v.requiredProviders()) && v.memoryBytes() <= host.memoryBytes();
+  }
+
+  /**
    * The similarity order of hosts relative to {@code target}: negative when {@code a} is more
    * similar than {@code b} ({@link HostSimilarity#compare}).
    */

@@ -3,10 +3,7 @@ package io.partita.planner.plan;
 import io.partita.avro.HostEnvironment;
 import io.partita.planner.plan.Plans.Profile;
 import io.partita.planning.version.HostFacts;
-import io.partita.planning.version.HostSimilarity;
 import io.partita.planning.version.ProfilePrediction;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,9 +41,9 @@ public final class PredictedProfiles {
    * the CPU pool, both hosts having published a baseline score; otherwise null.
    *
    * <p>The prediction is {@link ProfilePrediction#predict} over every other host's profile, found
-   * without building them all: the candidate hosts are put in similarity order once per target host
-   * ({@link HostSimilarity#ordered}) and walked to the first one whose profile the target can use
-   * (provider loaded, points measured), which is the one {@code predict} would choose; only the hosts
+   * without building them all: the other hosts are put in similarity order once per target host
+   * ({@link SimilarHosts}) and walked to the first one with a baseline score whose profile the target
+   * can use (provider loaded, points measured), which is the one {@code predict} would choose; only the hosts
    * that measured the version are looked at, by the tables' index ({@code PredictedProfilesTest}
    * checks that this equals the prediction from every host). Predictions are kept for the pass
    * ({@link PassCache}): the partition stage and the serving evidence of the same pass ask again.
@@ -71,27 +68,10 @@ public final class PredictedProfiles {
       return null;
     }
     HostFacts target = in.factsOf(host);
-    Candidates order = in.predictions().candidates(host, () -> candidates(in, host, target));
-    List<Integer> walk;
-    if ((long) measuring.size() * measuring.size() < order.hosts().size()) {
-      // Few hosts measured the model: their places in the order, instead of a walk that passes
-      // the many that did not.
-      walk = new ArrayList<>();
-      for (String h : measuring) {
-        Integer place = order.places().get(h);
-        if (place != null) {
-          walk.add(place);
-        }
-      }
-      Collections.sort(walk);
-    } else {
-      walk = null;
-    }
-    int n = walk == null ? order.hosts().size() : walk.size();
-    for (int i = 0; i < n; i++) {
-      int place = walk == null ? i : walk.get(i);
+    SimilarHosts order = SimilarHosts.of(in, host);
+    for (int place : order.walk(measuring)) {
       String there = order.hosts().get(place);
-      if (!in.measuredVersions(model, there).contains(version)) {
+      if (!in.measuredVersions(model, there).contains(version) || !hasBaseline(in.hosts().get(there))) {
         continue;
       }
       Profile profile = Plans.profile(in, model, version, there, Plans.CPU);
@@ -109,43 +89,17 @@ public final class PredictedProfiles {
   }
 
   /**
-   * The hosts a target may be predicted from, most similar first: every other planned host with a
-   * baseline score ({@code hosts} their keys, {@code facts} theirs, {@code places} key -> index).
-   */
-  record Candidates(List<String> hosts, List<HostFacts> facts, Map<String, Integer> places) {}
-
-  private static Candidates candidates(PlanInputs in, String host, HostFacts target) {
-    Map<String, String> keyOf = new HashMap<>();
-    List<HostFacts> all = new ArrayList<>();
-    for (Map.Entry<String, HostEnvironment> other : in.hosts().entrySet()) {
-      if (!other.getKey().equals(host) && hasBaseline(other.getValue())) {
-        HostFacts facts = in.factsOf(other.getKey());
-        keyOf.put(facts.hostId(), other.getKey());
-        all.add(facts);
-      }
-    }
-    List<HostFacts> ordered = HostSimilarity.ordered(target, all);
-    List<String> hosts = new ArrayList<>(ordered.size());
-    Map<String, Integer> places = new HashMap<>();
-    for (HostFacts facts : ordered) {
-      String key = keyOf.get(facts.hostId());
-      places.put(key, hosts.size());
-      hosts.add(key);
-    }
-    return new Candidates(hosts, ordered, places);
-  }
-
-  /**
-   * What {@link #of} derived in one pass: each target host's candidates in similarity order and each
-   * prediction made. The input tables drop it at every change ({@link InputTables#put}), so it never
-   * outlives the inputs it was made from; within a pass the inputs do not change.
+   * What {@link #of} derived in one pass: each target host's other hosts in similarity order
+   * ({@link SimilarHosts}, which version choice walks too) and each prediction made. The input
+   * tables drop it at every change ({@link InputTables#put}), so it never outlives the inputs it was
+   * made from; within a pass the inputs do not change.
    */
   static final class PassCache {
-    private final Map<String, Candidates> candidates = new HashMap<>();
+    private final Map<String, SimilarHosts> candidates = new HashMap<>();
     private final Map<String, Optional<HostProfile>> predicted = new HashMap<>();
 
-    Candidates candidates(String host, Supplier<Candidates> make) {
-      Candidates c = candidates.get(host);
+    SimilarHosts candidates(String host, Supplier<SimilarHosts> make) {
+      SimilarHosts c = candidates.get(host);
       if (c == null) {
         c = make.get();
         candidates.put(host, c);
