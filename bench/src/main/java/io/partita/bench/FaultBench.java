@@ -76,23 +76,27 @@ final class FaultBench {
     Duration length = quick ? Duration.ofMinutes(5) : Duration.ofMinutes(30);
     long seed = System.nanoTime();
     List<String> drawn = new ArrayList<>();
-    Calls calls;
+    FaultSuite.SoakResult result;
     double capacity;
     try (ManyHosts cluster = ManyHosts.up(workDir.resolve("soak"), List.of(0.6, 0.2), null, System.err)) {
       cluster.awaitMeasuredPlans(cluster.hosts(), List.of(DemoMlp.MODEL_NAME, DemoHeavy.MODEL_NAME), Duration.ofMinutes(10));
       capacity = cluster.measureCapacity(64, Duration.ofSeconds(15), Duration.ofSeconds(20));
       FaultSuite suite = new FaultSuite(cluster, new FaultSuite.Timing(Duration.ZERO, Duration.ZERO, Duration.ZERO, 0.6), capacity,
           "host-2");
-      calls = suite.soak(length, seed, (second, fault) -> {
+      result = suite.soak(length, seed, (second, fault) -> {
         drawn.add(second + " s: " + fault.name().toLowerCase(Locale.ROOT));
         System.err.println("Soak: " + second + " s, " + fault.what());
       });
     }
+    Calls calls = result.calls();
     report.add(new Report.Table("7b. Soak",
         length.toMinutes() + " minutes at 0.6 of the measured capacity (" + Report.fmt(capacity) + " calls/s) with a fault drawn"
             + " at random every 2 minutes (seed " + seed + "): " + String.join(", ", drawn),
-        List.of("sent", "OK", "errors by code", "lost", "p50 ms", "p99 ms"),
+        List.of("sent", "OK", "errors by code", "lost", "reply duplicates", "duplicates to callers",
+            "retried on the other gateway", "p50 ms", "p99 ms"),
         List.of(List.of(Long.toString(calls.sent()), Long.toString(calls.ok()), calls.errors().toString(), Long.toString(calls.lost()),
+            Long.toString(result.replyDuplicates()), result.deliveredTwice() + " (" + result.clientDuplicatesDropped() + " dropped)",
+            Long.toString(result.retriedOnOtherGateway()),
             Report.fmt(calls.okLatencyMs(50, 0, length.toSeconds())), Report.fmt(calls.okLatencyMs(99, 0, length.toSeconds())))),
         self));
   }

@@ -185,8 +185,11 @@ public final class FaultSuite {
    *
    * @param onFault told each fault drawn, with the second it starts at
    */
-  public Calls soak(Duration length, long seed, BiConsumer<Long, Fault> onFault) throws Exception {
+  public SoakResult soak(Duration length, long seed, BiConsumer<Long, Fault> onFault) throws Exception {
     Random random = new Random(seed);
+    long droppedBefore = cluster.client().duplicatesDropped();
+    long twiceBefore = cluster.deliveredTwice();
+    long startMs = System.currentTimeMillis();
     List<Fault> drawable = List.of(Fault.HOST_KILL, Fault.HOST_PAUSE, Fault.HOST_PARTITION, Fault.HOST_SLOW,
         Fault.BROKER_REQUESTS, Fault.BROKER_REPLIES);
     Map<Long, Injection> running = new ConcurrentHashMap<>();
@@ -198,8 +201,10 @@ public final class FaultSuite {
     callers.put("http", new Callers.Http(http, cluster.gateways(), ManyHosts.LOAD_SERVICE_MODEL, ManyHosts.demoBody(5),
         Duration.ofSeconds(30)));
     callers.put("grpc", grpcCaller);
+    Callers.Http httpCaller = (Callers.Http) callers.get("http");
+    Calls calls;
     try {
-      return OpenLoad.run(callers, timing.loadShare() * capacity, length, Duration.ofSeconds(60), second -> {
+      calls = OpenLoad.run(callers, timing.loadShare() * capacity, length, Duration.ofSeconds(60), second -> {
         long inPeriod = second % 120;
         if (inPeriod == 30 && second + 90 <= length.toSeconds()) {
           Fault fault = drawable.get(random.nextInt(drawable.size()));
@@ -224,7 +229,17 @@ public final class FaultSuite {
         throw new IllegalStateException("a soak fault failed: " + failures.get(0), failures.get(0));
       }
     }
+    return new SoakResult(calls, replyDuplicates(startMs), cluster.client().duplicatesDropped() - droppedBefore,
+        cluster.deliveredTwice() - twiceBefore, httpCaller.retries() + grpcCaller.retries());
   }
+
+  /**
+   * A soak's figures, the fault table's columns summed over it: the calls, replies written twice on
+   * the reply topics, duplicates the Kafka client dropped, answers handed to a caller twice (must be
+   * 0), and calls retried on the other gateway.
+   */
+  public record SoakResult(Calls calls, long replyDuplicates, long clientDuplicatesDropped, long deliveredTwice,
+      long retriedOnOtherGateway) {}
 
   private static void async(ThrowingRunnable step, List<Throwable> failures) {
     CompletableFuture.runAsync(() -> {
