@@ -1,7 +1,10 @@
 package io.partita.bench;
 
+import com.sun.net.httpserver.HttpServer;
 import io.partita.profiler.stats.LatencySummary;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,6 +18,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -109,13 +114,15 @@ final class FirstMinuteBench {
     List<Double> adapterRuns = new ArrayList<>();
     List<Double> baseRuns = new ArrayList<>();
     double profiledBy;
+    warmLoadGenerator(http, settings.clients());
     Started first = startReady(scratch, "first-minute", settings, http);
     Path dir = first.dir();
     try (LocalProcess local = first.local()) {
       readyS = first.readyS();
       long readyNanos = System.nanoTime();
       BenchModel demo = demoModel(dir, BASE);
-      Load load = new Load(http, local, demo, settings.clients(), readyNanos);
+      Load load = new Load(http, URI.create(local.base() + "/v2/models/" + demo.name() + "/infer"), demo.jsonBody(1, 1),
+          settings.clients(), readyNanos);
       load.start();
       // a wall-clock schedule: the windows are spans of time after ready, not conditions to await
       long profiledAt = awaitLogged(local, "Profiled demo-mlp at start", readyNanos, settings.steadyFrom().plus(settings.steady()));
@@ -151,6 +158,43 @@ final class FirstMinuteBench {
     List<String> failedStarts = new ArrayList<>(first.failedStarts());
     failedStarts.addAll(started.failedStarts());
     return new Outcome(readyS, buckets, firstWindow, steady, adapterRuns, baseRuns, atOnce, atOnceReady, profiledBy, failedStarts);
+  }
+
+  /** How long the load generator runs against a stub before the process starts (see {@link #warmLoadGenerator}). */
+  static final Duration CLIENT_WARM_UP = Duration.ofSeconds(10);
+
+  /**
+   * Runs the load generator's clients for {@link #CLIENT_WARM_UP} against a stub HTTP server in this
+   * JVM that answers every infer at once, before {@code partita local} starts: the JDK's HTTP client
+   * and the load loop are compiled by then, so the first minute measures the process, not a cold
+   * load generator taking the shared cores from it.
+   */
+  static void warmLoadGenerator(HttpClient http, int clients) throws Exception {
+    byte[] answer = ("{\"model_name\":\"demo\",\"model_version\":\"1\",\"outputs\":[{\"name\":\"output\","
+        + "\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[0.1,0.2,0.3,0.4]}]}").getBytes(StandardCharsets.UTF_8);
+    HttpServer stub = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+    ExecutorService threads = Executors.newFixedThreadPool(4);
+    stub.setExecutor(threads);
+    stub.createContext("/", exchange -> {
+      try (exchange) {
+        exchange.getRequestBody().readAllBytes();
+        exchange.getResponseHeaders().add("Content-Type", "application/json");
+        exchange.sendResponseHeaders(200, answer.length);
+        exchange.getResponseBody().write(answer);
+      }
+    });
+    stub.start();
+    try {
+      URI target = URI.create("http://127.0.0.1:" + stub.getAddress().getPort() + "/v2/models/demo/infer");
+      Load warm = new Load(http, target, "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+          + "\"data\":[1,2,3,4,5,6,7,8]}]}", clients, System.nanoTime());
+      warm.start();
+      Thread.sleep(CLIENT_WARM_UP.toMillis());
+      warm.stop();
+    } finally {
+      stub.stop(0);
+      threads.shutdownNow();
+    }
   }
 
   /** A started process that said ready, {@code readyS} after it started; {@code failedStarts} starts before it did not. */
@@ -200,7 +244,9 @@ final class FirstMinuteBench {
             + "profiling, planner, worker and gateway. From the moment /v2/health/ready first said 200 (" + Report.fmt(o.readyS())
             + " s after the process started), " + s.clients() + " HTTP clients call `" + BASE + "` one JSON infer after another "
             + "(HTTP/1.1, one connection each) and keep calling to the end of the steady window; answers/s per window of time "
-            + "after ready, and against the steady window. The start-up profiling had published every point "
+            + "after ready, and against the steady window. Before the process started, the load generator ran "
+            + CLIENT_WARM_UP.toSeconds() + " s against a stub HTTP server in its own JVM, so that its own compilation is not "
+            + "counted against the first minute. The start-up profiling had published every point "
             + (Double.isNaN(o.profiledBy()) ? "not by the end of the steady window" : Report.fmt(o.profiledBy()) + " s after ready")
             + ". The load generator shares the cores with the process.",
         List.of("window after ready", "answers/s", "errors", "p50 ms", "p99 ms", "vs steady"), rows, command));
@@ -278,10 +324,10 @@ final class FirstMinuteBench {
     private final List<long[][]> samples = new ArrayList<>();
     private final int[] counts;
 
-    Load(HttpClient http, LocalProcess local, BenchModel model, int clients, long zeroNanos) {
+    Load(HttpClient http, URI target, String body, int clients, long zeroNanos) {
       this.http = http;
-      this.request = HttpRequest.newBuilder(URI.create(local.base() + "/v2/models/" + model.name() + "/infer"))
-          .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(model.jsonBody(1, 1))).build();
+      this.request = HttpRequest.newBuilder(target)
+          .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
       this.clients = clients;
       this.zeroNanos = zeroNanos;
       this.counts = new int[clients];
