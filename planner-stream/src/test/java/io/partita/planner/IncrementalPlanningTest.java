@@ -69,9 +69,10 @@ class IncrementalPlanningTest {
   @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 28, 95, 164, 263})
   void shouldPlanWhatReplanningEverythingPlans(long seed) {
     // Even seeds map classes of alike pools (more than 3 pools), odd ones single pools.
-    // Odd seeds bound routes to one on-demand slot: the incremental stage chooses it by key before decoding.
+    // Odd seeds bound routes to one or three on-demand slots: the incremental stage chooses them by key
+    // before decoding, and keeps the choice between passes.
     PlanSettings settings = PlanSettings.defaults(topics).withMappingPoolLimit(seed % 2 == 0 ? 3 : 64)
-        .withRouteOnDemandLimit(seed % 2 == 1 ? 1 : PlanSettings.DEFAULT_ROUTE_ON_DEMAND_LIMIT);
+        .withRouteOnDemandLimit(seed % 2 == 1 ? (seed % 4 == 1 ? 1 : 3) : PlanSettings.DEFAULT_ROUTE_ON_DEMAND_LIMIT);
     try (PlanRun incremental = new PlanRun(settings, CODECS, stateDir.resolve("incremental-" + seed));
          PlanRun exhaustive = new PlanRun(settings, CODECS, stateDir.resolve("exhaustive-" + seed),
              PlannerMetrics.inMemory(), true)) {

@@ -14,6 +14,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
@@ -195,30 +196,10 @@ public final class RoutePlans {
   /**
    * {@link #highestRanked} on slot keys ({@code host/slot}): the same choice, made before any slot is
    * decoded, so that a pass routing many service models decodes only the slots their routes list.
+   * Best first ({@link SlotRanking#highest}).
    */
   public static List<String> highestRankedKeys(List<String> slotKeys, String serviceModel, int limit) {
-    if (slotKeys.size() <= limit) {
-      return new ArrayList<>(slotKeys);
-    }
-    if (limit == 0) {
-      return new ArrayList<>();
-    }
-    record Ranked(long rank, String host, String slot, String key) {}
-    Comparator<Ranked> higherFirst = Comparator.comparingLong(Ranked::rank).reversed()
-        .thenComparing(Ranked::host).thenComparing(Ranked::slot);
-    PriorityQueue<Ranked> best = new PriorityQueue<>(limit + 1, higherFirst.reversed());
-    for (String key : slotKeys) {
-      int cut = key.lastIndexOf(Keys.SEP);
-      String host = key.substring(0, cut);
-      String slot = key.substring(cut + Keys.SEP.length());
-      best.add(new Ranked(rank(serviceModel, host, slot), host, slot, key));
-      if (best.size() > limit) {
-        best.poll();
-      }
-    }
-    List<String> out = new ArrayList<>(limit);
-    best.forEach(r -> out.add(r.key()));
-    return out;
+    return new SlotRanking(slotKeys).highest(serviceModel, Set.of(), limit);
   }
 
   /**
@@ -227,7 +208,17 @@ public final class RoutePlans {
    * and every replay ranks alike.
    */
   static long rank(String serviceModel, String host, String slot) {
-    return mix(mix(mix(serviceModel.hashCode()) + host.hashCode()) + slot.hashCode());
+    return rank(serviceSeed(serviceModel), host.hashCode(), slot.hashCode());
+  }
+
+  /** The part of {@link #rank} that depends on the service model alone. */
+  static long serviceSeed(String serviceModel) {
+    return mix(serviceModel.hashCode());
+  }
+
+  /** {@link #rank} from the service model's seed and the hashes of the host's and the slot's names. */
+  static long rank(long serviceSeed, int hostHash, int slotHash) {
+    return mix(mix(serviceSeed + hostHash) + slotHash);
   }
 
   /** SplitMix64's finaliser: neighbouring inputs (cpu-0, cpu-1) land far apart. */

@@ -28,14 +28,15 @@ import io.partita.planner.plan.PartitionPlans;
 import io.partita.planner.plan.PlanInputs;
 import io.partita.planner.plan.PlanSettings;
 import io.partita.planner.plan.Plans;
+import io.partita.planner.plan.RouteChoices;
 import io.partita.planner.plan.RoutePlans;
 import io.partita.planner.plan.ServedGroupings;
+import io.partita.planner.plan.SlotRanking;
 import io.partita.planner.plan.VersionPlans;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -70,10 +71,12 @@ import org.slf4j.LoggerFactory;
  * other hosts ({@link VersionPlans#predictingHosts}). Partitions: per host. Assignments: the slots
  * of each host whose partitions changed, and the instances of each base model whose slots or
  * service models changed (the allocator's problem splits by base model). Routes: the service
- * models whose instances' slots, slot status or catalog record changed, and, since every slot of
- * a base model serves all its service models (a route lists them all), every service model of a
- * base model one of whose slots opened, closed, changed version or reported a new status. The
- * routes of one base model decode its slots once. The mapping is one
+ * models whose instances' slots, slot status or catalog record changed, those whose route lists
+ * on demand a slot that closed, changed version or reported a new status, and those whose listed
+ * slots a slot that opened outranks one of ({@link RouteChoices}: each route's on-demand choice,
+ * kept between passes, so that a slot joining a base model is ranked once against each of its
+ * service models instead of every slot being ranked for each). The routes of one base model
+ * decode its slots once. The mapping is one
  * problem over the cluster and re-planned as a whole when touched. With {@code exhaustive}, every
  * key of every table is re-planned in each pass through the whole-problem functions instead:
  * the tests check that both give the same plan.
@@ -90,6 +93,8 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
   private final InputTables tables = new InputTables();
   /** The mapping's matrix between passes (rebuilt when the task starts). */
   private MappingMatrix matrix = new MappingMatrix();
+  /** The on-demand slots of each service model's live route, as last routed (empty when the task starts). */
+  private final RouteChoices choices;
   /** Whether {@link #tables} holds the stores (false until the first pass after the task starts). */
   private boolean loaded;
   private ProcessorContext<String, byte[]> context;
@@ -106,6 +111,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
     this.codecs = codecs;
     this.debounce = debounce;
     this.exhaustive = exhaustive;
+    this.choices = new RouteChoices(settings.routeOnDemandLimit());
   }
 
   @Override
@@ -123,6 +129,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
     // plan's indexes are rebuilt from them at the first pass.
     tables.clear();
     matrix = new MappingMatrix();
+    choices.clear();
     loaded = false;
     context.schedule(debounce, PunctuationType.WALL_CLOCK_TIME, this::planStale);
   }
@@ -301,8 +308,10 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
     private boolean allRoutes;
     private final Set<String> routeHosts = new TreeSet<>();
     private final Set<String> routeServices = new TreeSet<>();
-    /** Base models whose every service model is re-routed: a slot of theirs opened, closed or changed version. */
-    private final Set<String> routeModels = new TreeSet<>();
+    /** base model -> its slots that closed, changed model or changed version: the routes listing them change. */
+    private final Map<String, Set<String>> routeSlotsChanged = new TreeMap<>();
+    /** base model -> its slots that opened: a route changes if one outranks an entry of it ({@link RouteChoices}). */
+    private final Map<String, Set<String>> routeSlotsOpened = new TreeMap<>();
     /** model -> hosts whose timings of it or chosen version changed: cells of the mapping's matrix. */
     private final Map<String, Set<String>> matrixHosts = new TreeMap<>();
     int changed;
@@ -614,27 +623,51 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
           }
         }
         emitAll(PlanTable.ROUTES, RoutePlans.routes(in, settings, all));
+        // The whole-problem function does not say what it chose: every service model is unknown.
+        choices.clear();
         return;
       }
       // Slots decoded once in this stage: the routes of one base model's service models share them.
       Map<String, SlotAssignment> decoded = new HashMap<>();
       Function<String, SlotAssignment> slot = key -> decoded.computeIfAbsent(key,
           k -> live.get(PlanTable.ASSIGNMENTS, k, SlotAssignment.class));
+      // A route changes with its planned instances' slots (routeServices), with the slots it lists
+      // on demand, and with a slot joining its base model that outranks one it lists; a service
+      // model whose choice is not known yet is routed whenever its base model's slots change.
       Set<String> services = new TreeSet<>(routeServices);
-      Set<String> models = new TreeSet<>(routeModels);
+      Set<String> models = new TreeSet<>(routeSlotsOpened.keySet());
+      models.addAll(routeSlotsChanged.keySet());
       for (String host : routeHosts) {
         for (String key : live.slotsOfHost(host)) {
           slot.apply(key).getServiceModels().forEach(asm -> services.add(asm.getServiceModel()));
-          // This slot's status is in the route of every service model of its base model, instance or not.
+          services.addAll(choices.listing(key));
           models.add(live.slotModel(key));
         }
       }
-      for (String model : models) {
-        services.addAll(in.serviceModelsOf(model).keySet());
+      routeSlotsChanged.values().forEach(keys -> keys.forEach(key -> services.addAll(choices.listing(key))));
+      for (Map.Entry<String, Set<String>> opened : routeSlotsOpened.entrySet()) {
+        for (String name : in.serviceModelsOf(opened.getKey()).keySet()) {
+          for (String key : opened.getValue()) {
+            if (choices.wouldTake(name, key)) {
+              services.add(name);
+              break;
+            }
+          }
+        }
       }
+      for (String model : models) {
+        for (String name : in.serviceModelsOf(model).keySet()) {
+          if (!choices.known(name)) {
+            services.add(name);
+          }
+        }
+      }
+      // The on-demand entries are chosen by key first: only the slots the route lists are decoded.
+      Map<String, SlotRanking> rankings = new HashMap<>();
       for (String name : services) {
         ServiceModel sm = in.serviceModels().get(name);
         if (sm == null) {
+          choices.remove(name);
           emit(PlanTable.ROUTES, name, null);
           continue;
         }
@@ -642,16 +675,11 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         for (String key : live.slotsOfServiceModel(name)) {
           holding.add(slot.apply(key));
         }
-        // The on-demand entries are chosen by key first: only the slots the route lists are decoded.
-        Set<String> held = new HashSet<>(live.slotsOfServiceModel(name));
-        List<String> others = new ArrayList<>();
-        for (String key : live.slotsOfModel(sm.getBaseModel())) {
-          if (!held.contains(key)) {
-            others.add(key);
-          }
-        }
+        SlotRanking ranking = rankings.computeIfAbsent(sm.getBaseModel(), m -> new SlotRanking(live.slotsOfModel(m)));
+        List<String> chosen = ranking.highest(name, live.slotsOfServiceModel(name), settings.routeOnDemandLimit());
+        choices.put(name, chosen);
         List<SlotAssignment> baseSlots = new ArrayList<>();
-        for (String key : RoutePlans.highestRankedKeys(others, name, settings.routeOnDemandLimit())) {
+        for (String key : chosen) {
           baseSlots.add(slot.apply(key));
         }
         emit(PlanTable.ROUTES, name, RoutePlans.route(in, settings, sm, holding, baseSlots));
@@ -694,16 +722,15 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         if (after != null) {
           after.getServiceModels().forEach(asm -> routeServices.add(asm.getServiceModel()));
         }
-        // Every slot of a base model is in the route of each of its service models: a slot opening,
-        // closing or changing model version changes all of them (its instances alone only theirs).
-        if (before == null || after == null || !before.getModel().equals(after.getModel())
-            || !Objects.equals(before.getVersion(), after.getVersion())) {
-          if (before != null) {
-            routeModels.add(before.getModel());
-          }
-          if (after != null) {
-            routeModels.add(after.getModel());
-          }
+        // Every slot of a base model is a candidate for the on-demand entries of each of its service
+        // models: a slot closing or changing model version changes the routes that list it, one
+        // opening those it outranks an entry of (its instances alone change only theirs, above).
+        boolean otherModel = before != null && after != null && !before.getModel().equals(after.getModel());
+        if (before != null && (after == null || otherModel || !Objects.equals(before.getVersion(), after.getVersion()))) {
+          routeSlotsChanged.computeIfAbsent(before.getModel(), m -> new TreeSet<>()).add(key);
+        }
+        if (after != null && (before == null || otherModel)) {
+          routeSlotsOpened.computeIfAbsent(after.getModel(), m -> new TreeSet<>()).add(key);
         }
       }
       live.put(table, key, value, bytes, old);
