@@ -17,7 +17,6 @@ import io.partita.planning.version.VersionProblem;
 import io.partita.planning.version.VersionSelector;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -160,18 +159,15 @@ public final class VersionPlans {
       return null;
     }
     HostFacts facts = in.factsOf(host);
-    List<io.partita.planning.version.ModelVersion> candidates = candidates(versions);
+    var candidates = candidates(versions);
     List<TimingObservation> timings = new ArrayList<>(evidence.own(host, versions));
     if (evidence.measuredAll(host, versions)) {
       return new VersionProblem(facts, List.of(), candidates, timings, requirementsOf(in, model));
     }
     Set<String> own = in.measuredVersions(model, host);
-    List<io.partita.planning.version.ModelVersion> wanted = new ArrayList<>();
-    for (io.partita.planning.version.ModelVersion v : candidates) {
-      if (!own.contains(v.versionId()) && VersionSelector.canRun(facts, v)) {
-        wanted.add(v);
-      }
-    }
+    // the catalog versions this host never measured but can run: each needs one source host
+    var wanted = new ArrayList<>(candidates);
+    wanted.removeIf(v -> own.contains(v.versionId()) || !VersionSelector.canRun(facts, v));
     List<HostFacts> sources = new ArrayList<>();
     Set<String> measuring = in.hostsMeasuring(model);
     if (!wanted.isEmpty() && !measuring.isEmpty()) {
@@ -181,8 +177,8 @@ public final class VersionPlans {
         HostFacts source = order.facts().get(place);
         Set<String> measured = in.measuredVersions(model, there);
         boolean used = false;
-        for (Iterator<io.partita.planning.version.ModelVersion> it = wanted.iterator(); it.hasNext(); ) {
-          io.partita.planning.version.ModelVersion v = it.next();
+        for (var it = wanted.iterator(); it.hasNext(); ) {
+          var v = it.next();
           if (measured.contains(v.versionId()) && source.providers().containsAll(v.requiredProviders())) {
             timings.addAll(evidence.of(v.versionId(), there));
             used = true;
