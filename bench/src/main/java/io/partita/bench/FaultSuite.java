@@ -198,10 +198,10 @@ public final class FaultSuite {
         Duration.ofSeconds(30));
     Map<String, Caller> callers = new LinkedHashMap<>();
     callers.put("kafka", Callers.kafka(cluster.client(), ManyHosts.LOAD_MODEL, ManyHosts.LOAD_SERVICE_MODEL, ManyHosts.demoRow(5)));
-    callers.put("http", new Callers.Http(http, cluster.gateways(), ManyHosts.LOAD_SERVICE_MODEL, ManyHosts.demoBody(5),
-        Duration.ofSeconds(30)));
+    Callers.Http httpCaller = new Callers.Http(http, cluster.gateways(), ManyHosts.LOAD_SERVICE_MODEL, ManyHosts.demoBody(5),
+        Duration.ofSeconds(30));
+    callers.put("http", httpCaller);
     callers.put("grpc", grpcCaller);
-    Callers.Http httpCaller = (Callers.Http) callers.get("http");
     Calls calls;
     try {
       calls = OpenLoad.run(callers, timing.loadShare() * capacity, length, Duration.ofSeconds(60), second -> {

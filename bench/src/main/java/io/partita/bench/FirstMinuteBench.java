@@ -189,6 +189,8 @@ final class FirstMinuteBench {
       Load warm = new Load(http, target, "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],"
           + "\"data\":[1,2,3,4,5,6,7,8]}]}", clients, System.nanoTime());
       warm.start();
+      // a fixed span, not a condition: the JIT compiles what has run often enough, and there is no
+      // signal for "compiled" to wait for; 10 s is tens of thousands of calls on these cores
       Thread.sleep(CLIENT_WARM_UP.toMillis());
       warm.stop();
     } finally {

@@ -75,6 +75,17 @@ class ServedPlanTest {
     pipe(topics.workerStatus(), host + "/cpu-0", s, at);
   }
 
+  /** The catalog's mlp and two one-core hosts with the same single-size point (10 ms a run of 1), planned once. */
+  private void twoHostsProfiledAlike() {
+    pipe(topics.catalogModels(), "mlp/1", version("mlp", "1", "CPU"), 1000);
+    pipe(topics.catalogServices(), "mlp", serviceModel("mlp", "mlp", 2), 1000);
+    for (String host : List.of("host-a", "host-b")) {
+      pipe(topics.hostEnvironments(), host, host(host, 1, 0), 1000);
+      pipe(topics.profileTimings(), host + "-t1", timing("mlp", "1", host, "cpu", 1, 10.0), 1000);
+    }
+    run.plan();
+  }
+
   /** Two passes: one records what serving measured, the next plans with it (read back from the timings topic). */
   private void planTwice() {
     run.plan();
@@ -83,13 +94,7 @@ class ServedPlanTest {
 
   @Test
   void shouldRestThePlanOnWhatServingMeasuredAndShareCapacityByIt() {
-    pipe(topics.catalogModels(), "mlp/1", version("mlp", "1", "CPU"), 1000);
-    pipe(topics.catalogServices(), "mlp", serviceModel("mlp", "mlp", 2), 1000);
-    for (String host : List.of("host-a", "host-b")) {
-      pipe(topics.hostEnvironments(), host, host(host, 1, 0), 1000);
-      pipe(topics.profileTimings(), host + "-t1", timing("mlp", "1", host, "cpu", 1, 10.0), 1000);
-    }
-    run.plan();
+    twoHostsProfiledAlike();
     assertThat(partitions("host-b").getBasis()).isEqualTo("predicted");
     assertThat(capacity("host-a")).isCloseTo(100.0, offset(1e-9));
     assertThat(capacity("host-b")).isCloseTo(100.0, offset(1e-9));
@@ -142,13 +147,7 @@ class ServedPlanTest {
 
   @Test
   void shouldGiveACutHostItsCapacityBackOnceItsSlotStopsGettingTraffic() {
-    pipe(topics.catalogModels(), "mlp/1", version("mlp", "1", "CPU"), 1000);
-    pipe(topics.catalogServices(), "mlp", serviceModel("mlp", "mlp", 2), 1000);
-    for (String host : List.of("host-a", "host-b")) {
-      pipe(topics.hostEnvironments(), host, host(host, 1, 0), 1000);
-      pipe(topics.profileTimings(), host + "-t1", timing("mlp", "1", host, "cpu", 1, 10.0), 1000);
-    }
-    run.plan();
+    twoHostsProfiledAlike();
     status("host-a", 100_000, 1.0);
     status("host-b", 100_000, 1.0);
     planTwice();
