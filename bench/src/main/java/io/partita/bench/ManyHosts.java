@@ -32,6 +32,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,6 +41,8 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
@@ -314,6 +317,49 @@ public final class ManyHosts implements AutoCloseable {
           return reply;
         }), LoadRunner.Window.NONE);
     return r.throughput();
+  }
+
+  /**
+   * Open-loop load on the demo model ({@link #demoCallers}) with the plan it ran under: each host's
+   * share of the load model's planned capacity ({@link Snapshot#capacityShare}), read as the load
+   * starts and every 10 s while it runs, and their mean.
+   */
+  public record SharedLoad(Calls calls, Map<String, Double> capacityShare, List<Map<String, Double>> readings) {}
+
+  /**
+   * Runs {@link OpenLoad} at {@code perSecond} and reads the plan's capacity shares while it runs.
+   * The shares are what the workers share the request partitions by, and they move under load: the
+   * slots' serving evidence cuts a capacity toward the rate a slot serves at. A plan read minutes
+   * before the load (while it rested on idle profiles) is not what routed it, nor is one read after
+   * it (a slot that served nothing under the load gets its figure back once the load ends).
+   */
+  public SharedLoad openLoadUnderThePlan(double perSecond, Duration length, Duration grace) throws Exception {
+    List<String> hosts = hosts();
+    List<Map<String, Double>> readings = Collections.synchronizedList(new ArrayList<>());
+    readings.add(shares(snapshot(), hosts));
+    ExecutorService reader = Executors.newSingleThreadExecutor();
+    Calls calls;
+    try {
+      calls = OpenLoad.run(demoCallers(), perSecond, length, grace, second -> {
+        if (second % 10 == 0) {
+          reader.submit(() -> readings.add(shares(snapshot(), hosts)));
+        }
+      });
+    } finally {
+      reader.shutdown();
+      reader.awaitTermination(2, TimeUnit.MINUTES);
+    }
+    Map<String, Double> mean = new TreeMap<>();
+    for (String h : hosts) {
+      mean.put(h, readings.stream().mapToDouble(r -> r.get(h)).average().orElse(Double.NaN));
+    }
+    return new SharedLoad(calls, mean, List.copyOf(readings));
+  }
+
+  private static Map<String, Double> shares(Snapshot plan, List<String> hosts) {
+    Map<String, Double> out = new TreeMap<>();
+    hosts.forEach(h -> out.put(h, plan.capacityShare(h, LOAD_MODEL, hosts)));
+    return out;
   }
 
   /** Waits until {@code test} holds on a fresh snapshot, or throws naming {@code what}. */

@@ -67,7 +67,7 @@ final class ManyHostsBench {
       timingMatrix(plan, hosts);
       thePlan(plan, hosts);
       versions(plan, hosts);
-      byCapacity = shares(cluster, plan, hosts, "capacity", load);
+      byCapacity = shares(cluster, "capacity", load);
       joinAndLeave(cluster, load);
     }
     Path even = workDir.resolve("even.env");
@@ -78,9 +78,8 @@ final class ManyHostsBench {
     }
     Shares evenly;
     try (ManyHosts cluster = ManyHosts.up(workDir.resolve("hosts-even"), CPUS, even, System.err)) {
-      List<String> hosts = cluster.hosts();
-      Snapshot plan = cluster.awaitMeasuredPlans(hosts, MODELS, Duration.ofMinutes(10));
-      evenly = shares(cluster, plan, hosts, "even", load);
+      cluster.awaitMeasuredPlans(cluster.hosts(), MODELS, Duration.ofMinutes(10));
+      evenly = shares(cluster, "even", load);
     }
     sharesTable(List.of(byCapacity, evenly), load);
   }
@@ -169,13 +168,11 @@ final class ManyHostsBench {
    * Measures the cluster's capacity for the demo model (calls kept in flight from the Kafka
    * client), then runs open-loop load at 80 % of it from the Kafka client and both gateways.
    */
-  private Shares shares(ManyHosts cluster, Snapshot plan, List<String> hosts, String assignment, Duration load) throws Exception {
+  private Shares shares(ManyHosts cluster, String assignment, Duration load) throws Exception {
     double capacity = cluster.measureCapacity(64, Duration.ofSeconds(quick ? 5 : 15), Duration.ofSeconds(quick ? 5 : 20));
     double rate = 0.8 * capacity;
-    Calls calls = OpenLoad.run(cluster.demoCallers(), rate, load, Duration.ofSeconds(30), null);
-    Map<String, Double> share = new TreeMap<>();
-    hosts.forEach(h -> share.put(h, plan.capacityShare(h, ManyHosts.LOAD_MODEL, hosts)));
-    return new Shares(assignment, capacity, rate, calls, share);
+    ManyHosts.SharedLoad run = cluster.openLoadUnderThePlan(rate, load, Duration.ofSeconds(30));
+    return new Shares(assignment, capacity, rate, run.calls(), run.capacityShare());
   }
 
   private void sharesTable(List<Shares> runs, Duration load) {
@@ -192,7 +189,8 @@ final class ManyHostsBench {
     report.add(new Report.Table("6d. Many hosts: load shared by capacity against the even split",
         "demo (the demo MLP) on both hosts; the cluster's capacity measured with 64 calls in flight from a Kafka client,"
             + " then " + load.toSeconds() + " s of open-loop load at 80 % of it, half from the Kafka client, half over HTTP"
-            + " through the two gateways. 'capacity share' is the host's share of the planned capacity of its slots;"
+            + " through the two gateways. 'capacity share' is the host's share of the planned capacity of its slots, the mean of the plan"
+            + " read as the load starts and every 10 s while it runs (serving evidence moves it under load);"
             + " 'answered share' its share of the OK answers (by the host each answer names). 'even' is a second cluster"
             + " with worker.assignment=even (Kafka's cooperative-sticky assignor). Latencies are of OK answers sent after"
             + " the first 10 s.",

@@ -77,6 +77,20 @@ public record ProbedHost(
   }
 
   /**
+   * The shortest block of the rate rule ({@link io.partita.profiler.stats.StabilityRule#isRateStable})
+   * for a point measured here: one default quota period ({@value #QUOTA_PERIOD_MILLIS} ms) under a
+   * CPU quota below the usable cores, where the quota splits the runs' times into two modes and the
+   * median may never settle; 0 (the median's rule alone) without one. The blocks are a tenth of the
+   * timed runs, so at the default budget they span several periods.
+   */
+  public long rateBlockNanos() {
+    if (cpuQuotaCores == null || !(cpuQuotaCores > 0) || cpuQuotaCores >= usableCores) {
+      return 0;
+    }
+    return QUOTA_PERIOD_MILLIS * 1_000_000L;
+  }
+
+  /**
    * Whether the host changed in a way that must be republished: everything but the baseline score,
    * which varies a little from run to run.
    */

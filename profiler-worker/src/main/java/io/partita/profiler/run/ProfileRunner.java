@@ -55,7 +55,8 @@ public final class ProfileRunner {
   /** Runs the spec on versions already found. */
   public ProfileOutcome run(ProfileSpec spec, ProbedHost host, List<ModelRef> refs, ProfileSink sink) {
     Measurer measurer = new Measurer(env, host, new Measurer.Settings(
-        Sampler.Settings.ofBudgetMillis(host.wallBudgetMillis(spec.budgetMillis())), settings.dims(), settings.commands(),
+        Sampler.Settings.ofBudgetMillis(host.wallBudgetMillis(spec.budgetMillis())).withRateBlocks(host.rateBlockNanos()),
+        settings.dims(), settings.commands(),
         settings.measureMemory(), settings.spinning()));
     List<Provider> providers = spec.providers().isEmpty()
         ? host.executionProviders().stream().map(Provider::valueOf).toList()

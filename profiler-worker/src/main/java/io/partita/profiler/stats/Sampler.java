@@ -17,7 +17,10 @@ import java.util.function.LongSupplier;
  * {@code unsettledBudgets} more budgets, checked as it goes: with more samples the median's interval
  * narrows, so a noisy host (a CPU quota, neighbours) still gets a point the planner can use, at the
  * cost of time only where the median did not settle. Stability is checked on a geometric schedule (each time the sample count has grown by a tenth) so that fast
- * models with tens of thousands of samples do not spend their budget sorting.
+ * models with tens of thousands of samples do not spend their budget sorting. On a host under a
+ * CPU quota a point is also stable once its mean time per run has settled ({@link
+ * StabilityRule#isRateStable}, {@link Settings#withRateBlocks}): there the quota splits the runs'
+ * times into two modes and the median may never settle, while the rate the planner uses does.
  *
  * <p>It does not catch the trial's exceptions: a trial that fails is a failed measurement, and the
  * caller records it as one.
@@ -44,9 +47,12 @@ public final class Sampler {
    *     quarter of the budget has passed
    * @param unsettledBudgets further budgets a median that has not settled may take (only when
    *     {@code stopWhenStable}); 0 stops at the budget
+   * @param rateBlockNanos 0 on a host without a CPU quota; under one, the shortest block of the
+   *     rate rule ({@link StabilityRule#isRateStable}): a point also counts as stable once its mean
+   *     time per run has settled, which is what the planner plans such a host by
    */
   public record Settings(int warmupRuns, long budgetNanos, int maxSamples, StabilityRule rule, boolean stopWhenStable,
-                         int samplesBeforeEarlyStop, int unsettledBudgets) {
+                         int samplesBeforeEarlyStop, int unsettledBudgets, long rateBlockNanos) {
 
     /** Further budgets {@link #ofBudgetMillis} gives a median that has not settled. */
     public static final int DEFAULT_UNSETTLED_BUDGETS = 3;
@@ -54,7 +60,7 @@ public final class Sampler {
     /** Settings that stop at the budget, settled or not. */
     public Settings(int warmupRuns, long budgetNanos, int maxSamples, StabilityRule rule, boolean stopWhenStable,
         int samplesBeforeEarlyStop) {
-      this(warmupRuns, budgetNanos, maxSamples, rule, stopWhenStable, samplesBeforeEarlyStop, 0);
+      this(warmupRuns, budgetNanos, maxSamples, rule, stopWhenStable, samplesBeforeEarlyStop, 0, 0);
     }
 
     public Settings {
@@ -76,20 +82,36 @@ public final class Sampler {
       if (unsettledBudgets < 0) {
         throw new IllegalArgumentException("unsettledBudgets must not be negative, got " + unsettledBudgets);
       }
+      if (rateBlockNanos < 0) {
+        throw new IllegalArgumentException("rateBlockNanos must not be negative, got " + rateBlockNanos);
+      }
     }
 
     /** Defaults for one measurement point with the given budget in milliseconds. */
     public static Settings ofBudgetMillis(long budgetMillis) {
       return new Settings(3, budgetMillis * 1_000_000L, 1_000_000, StabilityRule.DEFAULT, true, 100,
-          DEFAULT_UNSETTLED_BUDGETS);
+          DEFAULT_UNSETTLED_BUDGETS, 0);
     }
 
     public Settings withStopWhenStable(boolean stop) {
-      return new Settings(warmupRuns, budgetNanos, maxSamples, rule, stop, samplesBeforeEarlyStop, unsettledBudgets);
+      return new Settings(warmupRuns, budgetNanos, maxSamples, rule, stop, samplesBeforeEarlyStop, unsettledBudgets,
+          rateBlockNanos);
     }
 
     public Settings withWarmupRuns(int runs) {
-      return new Settings(runs, budgetNanos, maxSamples, rule, stopWhenStable, samplesBeforeEarlyStop, unsettledBudgets);
+      return new Settings(runs, budgetNanos, maxSamples, rule, stopWhenStable, samplesBeforeEarlyStop, unsettledBudgets,
+          rateBlockNanos);
+    }
+
+    /** These settings on a host under a CPU quota: the rate rule too, with blocks of at least {@code blockNanos}. */
+    public Settings withRateBlocks(long blockNanos) {
+      return new Settings(warmupRuns, budgetNanos, maxSamples, rule, stopWhenStable, samplesBeforeEarlyStop, unsettledBudgets,
+          blockNanos);
+    }
+
+    /** Whether these samples are stable: the median's rule, or under a quota also the rate's. */
+    boolean stable(long[] sorted, long[] taken, int n) {
+      return rule.isStable(sorted) || (rateBlockNanos > 0 && rule.isRateStable(taken, n, rateBlockNanos));
     }
   }
 
@@ -134,7 +156,7 @@ public final class Sampler {
       if (settings.stopWhenStable() && mayStop && n >= nextCheck) {
         long[] sorted = Arrays.copyOf(samples, n);
         Arrays.sort(sorted);
-        if (settings.rule().isStable(sorted)) {
+        if (settings.stable(sorted, samples, n)) {
           stable = true;
           reason = StopReason.STABLE;
           break;
@@ -157,7 +179,7 @@ public final class Sampler {
     long[] sorted = taken.clone();
     Arrays.sort(sorted);
     if (!stable && n >= settings.rule().minSamples()) {
-      stable = settings.rule().isStable(sorted);
+      stable = settings.stable(sorted, taken, n);
     }
     return new Outcome(taken, LatencySummary.ofSorted(sorted), reason, stable, end - start);
   }

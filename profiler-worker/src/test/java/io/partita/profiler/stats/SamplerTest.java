@@ -2,6 +2,7 @@ package io.partita.profiler.stats;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntToLongFunction;
@@ -144,6 +145,77 @@ class SamplerTest {
     assertThat(out.reason()).isEqualTo(Sampler.StopReason.STABLE);
     assertThat(out.summary().p50Nanos()).isEqualTo(10 * MS);
     assertThat(out.summary().p99Nanos()).isEqualTo(21 * MS);
+  }
+
+  /**
+   * A run of {@code cpuNanos} under a CFS quota of {@code quotaNanos} per {@code periodNanos}: the
+   * clock moves with the run and, when the period's share is used up, to the next period's start.
+   */
+  private static final class QuotaWork {
+    final long cpuNanos;
+    final long quotaNanos;
+    final long periodNanos;
+    long now;
+    long used;
+
+    QuotaWork(long cpuNanos, long quotaNanos, long periodNanos) {
+      this.cpuNanos = cpuNanos;
+      this.quotaNanos = quotaNanos;
+      this.periodNanos = periodNanos;
+    }
+
+    long clock() {
+      return now;
+    }
+
+    void run() {
+      long left = cpuNanos;
+      while (left > 0) {
+        long periodEnd = (now / periodNanos + 1) * periodNanos;
+        long take = Math.min(left, Math.min(quotaNanos - used, periodEnd - now));
+        if (take <= 0) { // the period's share is spent: wait for the next period
+          now = periodEnd;
+          used = 0;
+          continue;
+        }
+        now += take;
+        used += take;
+        left -= take;
+        if (now == periodEnd) {
+          used = 0;
+        }
+      }
+    }
+  }
+
+  @Test
+  void shouldCallAQuotaSplitPointStableByItsRateWhereItsMedianNeverSettles() throws Exception {
+    // 3 ms of CPU per run under 6 ms per 10 ms: every other run meets the end of the period's share
+    // and waits 4 ms, so runs take 3 or 7 ms, half and half, and the median lies between the modes
+    long cpu = 3 * MS;
+    QuotaWork medianOnly = new QuotaWork(cpu, 6 * MS, 10 * MS);
+    Sampler.Outcome unsettled = Sampler.sample(Sampler.Settings.ofBudgetMillis(2000), medianOnly::clock, medianOnly::run);
+    assertThat(unsettled.stable()).isFalse();
+    assertThat(unsettled.reason()).isEqualTo(Sampler.StopReason.BUDGET);
+
+    QuotaWork quota = new QuotaWork(cpu, 6 * MS, 10 * MS);
+    Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(2000).withRateBlocks(100 * MS),
+        quota::clock, quota::run);
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.STABLE);
+    assertThat(out.stable()).isTrue();
+    // it stops once ten blocks of 100 ms were timed, well inside the budget
+    assertThat(out.elapsedNanos()).isGreaterThanOrEqualTo(1000 * MS).isLessThan(2000 * MS);
+    // the rate is the quota's: 6 ms of CPU per 10 ms, so 5 ms a run
+    assertThat(1000.0 / out.throughput(1)).isCloseTo(5.0, within(0.1));
+  }
+
+  @Test
+  void shouldNotCallADriftingRateStableUnderAQuota() throws Exception {
+    // each run 5 % slower than the one before: neither the median nor the rate settles
+    ScriptedWork work = new ScriptedWork(i -> (long) (MS * Math.pow(1.05, i)));
+    Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(100).withRateBlocks(MS), work::clock, work::run);
+    assertThat(out.stable()).isFalse();
+    assertThat(out.reason()).isEqualTo(Sampler.StopReason.BUDGET);
   }
 
   @Test

@@ -82,4 +82,46 @@ class StabilityRuleTest {
     assertThatThrownBy(() -> new StabilityRule(0, 10)).hasMessageContaining("relativeHalfWidth");
     assertThatThrownBy(() -> new StabilityRule(0.05, 3)).hasMessageContaining("minSamples");
   }
+
+  @Test
+  void shouldCallTheRateOfTwoAlternatingModesStableWhereTheMedianIsNot() {
+    long[] runs = new long[400];
+    for (int i = 0; i < runs.length; i++) {
+      runs[i] = i % 2 == 0 ? 3_300_000L : 7_300_000L;
+    }
+    assertThat(StabilityRule.DEFAULT.isStable(sorted(runs))).isFalse();
+    assertThat(StabilityRule.DEFAULT.isRateStable(runs, runs.length, 100_000_000L)).isTrue();
+  }
+
+  @Test
+  void shouldNotCallARateThatDriftsBetweenBlocksStable() {
+    // the first half at 1 ms a run, the second at 1.5 ms: the block means differ by 50 %
+    long[] runs = new long[400];
+    for (int i = 0; i < runs.length; i++) {
+      runs[i] = i < 200 ? 1_000_000L : 1_500_000L;
+    }
+    assertThat(StabilityRule.DEFAULT.isRateStable(runs, runs.length, 10_000_000L)).isFalse();
+    // the second half at 1.1 ms instead: the interval is about +-4 %, within the rate's +-10 %
+    for (int i = 200; i < runs.length; i++) {
+      runs[i] = 1_100_000L;
+    }
+    assertThat(StabilityRule.DEFAULT.isRateStable(runs, runs.length, 10_000_000L)).isTrue();
+  }
+
+  @Test
+  void shouldNotJudgeTheRateOnFewerThanTenBlocksOfTheShortestLength() {
+    long[] runs = new long[400];
+    Arrays.fill(runs, 1_000_000L);
+    assertThat(StabilityRule.DEFAULT.isRateStable(runs, runs.length, 40_000_000L)).isTrue();
+    assertThat(StabilityRule.DEFAULT.isRateStable(runs, runs.length, 41_000_000L)).isFalse();
+    assertThat(StabilityRule.DEFAULT.isRateStable(runs, 19, 1L)).as("fewer than two runs a block").isFalse();
+  }
+
+  @Test
+  void shouldNotJudgeTheRateWhenOneRunIsLongerThanABlock() {
+    long[] runs = new long[100];
+    Arrays.fill(runs, 1_000_000L);
+    runs[50] = 500_000_000L;
+    assertThat(StabilityRule.DEFAULT.isRateStable(runs, runs.length, 1L)).isFalse();
+  }
 }
