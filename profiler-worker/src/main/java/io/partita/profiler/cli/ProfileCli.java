@@ -345,7 +345,8 @@ public final class ProfileCli implements Callable<Integer> {
       ProbedHost host = probe.probe(options.hostId() != null ? options.hostId() : probe.hostname(),
           ProviderProbe.probe(env));
       Measurer.Settings settings = new Measurer.Settings(
-          Sampler.Settings.ofBudgetMillis(options.budgetMillis()).withRateBlocks(host.rateBlockNanos()), options.dims(), CommandRunner.processes(), options.mode() == ProfileOptions.Mode.MEASURE, options.spinning());
+          Sampler.Settings.ofBudgetMillis(options.budgetMillis()).withRateBlocks(host.rateBlockNanos()), options.dims(),
+          CommandRunner.processes(), options.mode() == ProfileOptions.Mode.MEASURE, options.spinning());
       Measurer measurer = new Measurer(env, host, settings);
       int code = switch (options.mode()) {
         case ENV -> {

@@ -70,11 +70,12 @@ public record StabilityRule(double relativeHalfWidth, int minSamples) {
    *
    * <p>This is the rule for a host under a CPU quota. There a run that meets the end of the
    * quota's share of a period waits out the rest of it, so with runs about as long as the share the
-   * per-run times split into two modes (on a 0.6-core quota with 10 ms periods, a 3.3 ms model runs
-   * in 3.3 or 7.3 ms, about half and half): the median falls between them and never settles,
-   * while the rate over blocks spanning many periods holds. The planner plans such a host by that
-   * rate (its time per batch is the sustained one when it is longer than the median), so the rate
-   * is what must have settled. {@code minBlockNanos} should span several quota periods.
+   * per-run times split into two modes (on a 0.6-core quota with 10 ms periods, a 3 ms model runs
+   * in 3 or 7 ms, half and half): the median falls between them and never settles, while the rate
+   * over blocks spanning many periods holds. The planner plans such a host by that rate (its time
+   * per batch is the sustained one when it is longer than the median), so the rate is what must
+   * have settled. {@code minBlockNanos} should be at least a quota period, so that a block's mean
+   * does not swing with whether it holds a wait.
    *
    * @param samples the timed runs in the order taken; only the first {@code n} are read
    */
