@@ -32,6 +32,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -134,14 +135,12 @@ public final class ManyHosts implements AutoCloseable {
 
     /** The planned capacity (items/s) of the slots a host has of a base model. */
     public double capacity(String host, String model) {
-      return assignments.values().stream().filter(a -> a.getHost().equals(host) && a.getModel().equals(model))
-          .mapToDouble(SlotAssignment::getCapacity).sum();
+      return ManyHosts.capacity(assignments.values(), host, model);
     }
 
     /** A host's share of the planned capacity of a base model over {@code hosts}. */
     public double capacityShare(String host, String model, List<String> hosts) {
-      double total = hosts.stream().mapToDouble(h -> capacity(h, model)).sum();
-      return total > 0 ? capacity(host, model) / total : Double.NaN;
+      return ManyHosts.capacityShare(assignments.values(), host, model, hosts);
     }
 
     public VersionChoice version(String model, String host) {
@@ -336,13 +335,13 @@ public final class ManyHosts implements AutoCloseable {
   public SharedLoad openLoadUnderThePlan(double perSecond, Duration length, Duration grace) throws Exception {
     List<String> hosts = hosts();
     List<Map<String, Double>> readings = Collections.synchronizedList(new ArrayList<>());
-    readings.add(shares(snapshot(), hosts));
+    readings.add(shares(hosts));
     ExecutorService reader = Executors.newSingleThreadExecutor();
     Calls calls;
     try {
       calls = OpenLoad.run(demoCallers(), perSecond, length, grace, second -> {
         if (second % 10 == 0) {
-          reader.submit(() -> readings.add(shares(snapshot(), hosts)));
+          reader.submit(() -> readings.add(shares(hosts)));
         }
       });
     } finally {
@@ -356,10 +355,24 @@ public final class ManyHosts implements AutoCloseable {
     return new SharedLoad(calls, mean, List.copyOf(readings));
   }
 
-  private static Map<String, Double> shares(Snapshot plan, List<String> hosts) {
+  /** Each host's share of the load model's planned capacity now, from the assignments table alone. */
+  private Map<String, Double> shares(List<String> hosts) {
+    Collection<SlotAssignment> assignments = read(topics.planAssignments(codecs), a -> true).values();
     Map<String, Double> out = new TreeMap<>();
-    hosts.forEach(h -> out.put(h, plan.capacityShare(h, LOAD_MODEL, hosts)));
+    hosts.forEach(h -> out.put(h, capacityShare(assignments, h, LOAD_MODEL, hosts)));
     return out;
+  }
+
+  /** The planned capacity (items/s) of the slots a host has of a base model. */
+  static double capacity(Collection<SlotAssignment> assignments, String host, String model) {
+    return assignments.stream().filter(a -> a.getHost().equals(host) && a.getModel().equals(model))
+        .mapToDouble(SlotAssignment::getCapacity).sum();
+  }
+
+  /** A host's share of the planned capacity of a base model over {@code hosts}. */
+  static double capacityShare(Collection<SlotAssignment> assignments, String host, String model, List<String> hosts) {
+    double total = hosts.stream().mapToDouble(h -> capacity(assignments, h, model)).sum();
+    return total > 0 ? capacity(assignments, host, model) / total : Double.NaN;
   }
 
   /** Waits until {@code test} holds on a fresh snapshot, or throws naming {@code what}. */

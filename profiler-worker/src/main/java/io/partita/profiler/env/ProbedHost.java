@@ -69,7 +69,7 @@ public record ProbedHost(
    * and the host was never planned from its own timings.)
    */
   public long wallBudgetMillis(long budgetMillis) {
-    if (cpuQuotaCores == null || !(cpuQuotaCores > 0) || cpuQuotaCores >= usableCores) {
+    if (!underQuota()) {
       return budgetMillis;
     }
     long scaled = (long) Math.ceil(budgetMillis * usableCores / cpuQuotaCores);
@@ -84,10 +84,15 @@ public record ProbedHost(
    * timed runs, so at the default budget they span several periods.
    */
   public long rateBlockNanos() {
-    if (cpuQuotaCores == null || !(cpuQuotaCores > 0) || cpuQuotaCores >= usableCores) {
+    if (!underQuota()) {
       return 0;
     }
     return QUOTA_PERIOD_MILLIS * 1_000_000L;
+  }
+
+  /** Whether a CPU quota below the usable cores holds this host back. */
+  private boolean underQuota() {
+    return cpuQuotaCores != null && cpuQuotaCores > 0 && cpuQuotaCores < usableCores;
   }
 
   /**
