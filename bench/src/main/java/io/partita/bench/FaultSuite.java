@@ -78,7 +78,10 @@ public final class FaultSuite {
     }
   }
 
-  /** How long each part of a fault's run lasts, and the load. */
+  /**
+   * How long each part of a fault's run lasts, and the load. The slowed host's run goes on after the
+   * restore for at least {@link #SLOW_AFTER}: its share is read from two serving windows after it.
+   */
   public record Timing(Duration before, Duration fault, Duration after, double loadShare) {
     public static final Timing FULL = new Timing(Duration.ofSeconds(20), Duration.ofSeconds(60), Duration.ofSeconds(60), 0.4);
 
@@ -90,10 +93,25 @@ public final class FaultSuite {
       return before.toSeconds() + fault.toSeconds();
     }
 
-    Duration total() {
-      return before.plus(fault).plus(after);
+    /** How long the load goes on after the fault ends. */
+    Duration after(Fault f) {
+      return f == Fault.HOST_SLOW && after.compareTo(SLOW_AFTER) < 0 ? SLOW_AFTER : after;
+    }
+
+    Duration total(Fault f) {
+      return before.plus(fault).plus(after(f));
     }
   }
+
+  /**
+   * The window of serving evidence a slot reports ({@code ServingWindow.DEFAULT_WINDOW_MS}). The
+   * planner uses each window once, so a slowed host's cut figure moves at most once per window: the
+   * first window after the restore still holds slow runs, the second shows the host restored.
+   */
+  static final Duration SERVING_WINDOW = Duration.ofSeconds(30);
+  /** The restored host's share is read from {@code 2 x SERVING_WINDOW} after the restore, for 30 s. */
+  static final Duration SLOW_SHARE_FROM = SERVING_WINDOW.multipliedBy(2);
+  static final Duration SLOW_AFTER = SLOW_SHARE_FROM.plusSeconds(30);
 
   /**
    * What one fault did.
@@ -158,7 +176,7 @@ public final class FaultSuite {
     };
     Calls calls;
     try {
-      calls = OpenLoad.run(callers, rate, timing.total(), Duration.ofSeconds(60), steps);
+      calls = OpenLoad.run(callers, rate, timing.total(fault), Duration.ofSeconds(60), steps);
     } finally {
       grpcCaller.close();
     }
@@ -168,7 +186,7 @@ public final class FaultSuite {
     }
     int f = (int) timing.faultAtS();
     int e = (int) timing.endAtS();
-    int end = (int) timing.total().toSeconds();
+    int end = (int) timing.total(fault).toSeconds();
     double baseline = calls.okRate(Math.min(5, f), f);
     String note = injection.note(calls); // before the checks are copied: a note may add to them
     Map<String, Long> checks = new LinkedHashMap<>(injection.checks());
@@ -356,12 +374,12 @@ public final class FaultSuite {
         long e = timing.endAtS();
         double before = calls.sentBetween(0, f).share(host);
         double late = calls.sentBetween(f + 30, e).share(host);
-        double after = calls.sentBetween(e + 30, timing.total().toSeconds()).share(host);
+        double after = calls.sentBetween(e + SLOW_SHARE_FROM.toSeconds(), timing.total(Fault.HOST_SLOW).toSeconds()).share(host);
         checks.put("sharePerMilleBefore", Math.round(before * 1000));
         checks.put("sharePerMilleLateInFault", Math.round(late * 1000));
         checks.put("sharePerMilleAfter", Math.round(after * 1000));
         return String.format(Locale.ROOT, "%s's share of the answers: %.2f before, %.2f from 30 s into the fault,"
-            + " %.2f from 30 s after the restore", host, before, late, after);
+            + " %.2f from %d s after the restore", host, before, late, after, SLOW_SHARE_FROM.toSeconds());
       }
     };
   }
@@ -430,6 +448,7 @@ public final class FaultSuite {
     int rows = 20_000;
     String[] target = new String[1];
     String[] job = new String[1];
+    Map<String, Integer> failures = new TreeMap<>();
     return new Injection() {
       @Override
       String target() {
@@ -458,6 +477,8 @@ public final class FaultSuite {
           perIndex.merge(r.get("index").asLong(), 1, Integer::sum);
           if (r.get("outputs") != null) {
             ok++;
+          } else {
+            failures.merge(r.path("code").asText("?") + " (" + r.path("error").asText("") + ")", 1, Integer::sum);
           }
         }
         checks.put("jobRows", (long) rows);
@@ -471,7 +492,8 @@ public final class FaultSuite {
       String note(Calls calls) {
         return "job " + job[0] + " of " + rows + " rows ran on " + target[0] + " when it was killed: "
             + checks.getOrDefault("jobRowsWithOneResult", -1L) + " rows with exactly one result, "
-            + checks.getOrDefault("jobRowsWithSeveralResults", -1L) + " with several, " + checks.getOrDefault("jobRowsOk", -1L) + " OK";
+            + checks.getOrDefault("jobRowsWithSeveralResults", -1L) + " with several, " + checks.getOrDefault("jobRowsOk", -1L) + " OK"
+            + (failures.isEmpty() ? "" : "; failed rows by error: " + failures);
       }
     };
   }

@@ -294,6 +294,7 @@ class PlannerTopologyTest {
     assertThat(first.getPartitions()).containsExactly(0, 2, 4);
     assertThat(first.getInFlight()).isEqualTo(3);
     assertThat(first.getQueueDepth()).isEqualTo(7);
+    assertThat(first.getVersion()).as("the version its slot is assigned: a pinned call goes to its partitions").isEqualTo("1");
     RouteInstance second = route.getInstances().get(1);
     assertThat(second.getInstanceId()).isEqualTo("rec#1");
     assertThat(second.getPartitions()).containsExactly(1, 3);

@@ -36,7 +36,6 @@ class ClusterCleanupIT {
   void shouldRemoveEverythingWhenUpFailsHalfWay() throws Exception {
     Path dir = ClusterMachine.freshDir("failed-up");
     ClusterNames names = ClusterNames.of(dir);
-    ClusterMachine.down(dir);
     try {
       // Every JVM refuses this option, so each process dies at once, after its namespace, cgroups
       // and the processes started before it exist.
@@ -58,7 +57,6 @@ class ClusterCleanupIT {
   void shouldRemoveAClusterWhoseUpWasKilledAndWhoseStateFileIsGone() throws Exception {
     Path dir = ClusterMachine.freshDir("lost-state");
     ClusterNames names = ClusterNames.of(dir);
-    ClusterMachine.down(dir);
     Process up = ChildJvm.start(Partita.class, "256m", dir.resolveSibling("lost-state-up.log"),
         List.of("cluster", "up", "--dir", dir.toString(), "--brokers", "1", "--worker-cpus", "0.3", "--gateways", "1", "--network", "netns"));
     try {

@@ -12,8 +12,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -49,9 +51,21 @@ final class ClusterMachine {
         javaOptions, classPath());
   }
 
-  /** A fresh directory for a cluster, under target/ so that its logs stay after the run. */
+  /**
+   * A fresh directory for a cluster, under target/ so that its logs stay after the run: a cluster
+   * an aborted run left there is taken down first, and what it wrote (models added by a test,
+   * broker data, logs) is removed, so a run on a used checkout starts as one on a clean clone.
+   */
   static Path freshDir(String name) throws IOException {
     Path dir = Path.of("target", "clusters", name).toAbsolutePath();
+    if (Files.isDirectory(dir)) {
+      down(dir);
+      try (Stream<Path> all = Files.walk(dir)) {
+        for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
+    }
     Files.createDirectories(dir);
     return dir;
   }

@@ -61,7 +61,6 @@ class ClusterUpIT {
     ClusterMachine.assumeNamespacesAndCgroups();
     dir = ClusterMachine.freshDir("up-it");
     names = ClusterNames.of(dir);
-    ClusterMachine.down(dir); // a cluster an aborted run left
     up = Cluster.up(ClusterMachine.spec(dir, 3, "0.6,0.2", 2, List.of()), System.err);
   }
 

@@ -41,7 +41,6 @@ class FaultsIT {
   static void startCluster() throws Exception {
     ClusterMachine.assumeNamespacesAndCgroups();
     dir = ClusterMachine.freshDir("faults-it");
-    ClusterMachine.down(dir);
     cluster = ManyHosts.up(dir, List.of(0.6, 0.2), null, System.err);
     cluster.awaitMeasuredPlans(cluster.hosts(), List.of(DemoMlp.MODEL_NAME, DemoHeavy.MODEL_NAME), Duration.ofMinutes(8));
     double capacity = cluster.measureCapacity(64, Duration.ofSeconds(10), Duration.ofSeconds(10));

@@ -52,7 +52,6 @@ class ManyHostsIT {
   static void startCluster() throws Exception {
     ClusterMachine.assumeNamespacesAndCgroups();
     dir = ClusterMachine.freshDir("many-hosts-it");
-    ClusterMachine.down(dir);
     cluster = ManyHosts.up(dir, List.of(0.6, 0.2), null, System.err);
     hosts = cluster.hosts();
     plan = cluster.awaitMeasuredPlans(hosts, MODELS, Duration.ofMinutes(8));

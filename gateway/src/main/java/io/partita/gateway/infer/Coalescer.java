@@ -125,7 +125,7 @@ public final class Coalescer implements AutoCloseable {
    */
   public CompletableFuture<InferenceReply> offer(InferService.Submit s, long timeoutMs, Routing.Target target, ServerTiming timing) {
     PackRule rule = new PackRule(s.model().version().signature(), settings.maxRows(), settings.maxBytes());
-    String version = s.model().pinned() == null ? null : s.model().pinned().version();
+    String version = InferService.pinnedVersion(s);
     CallPacker.Key key = CallPacker.key(s.model().service().name(), version, target.partition(), s.inputs(), s.outputs(), rule);
     if (key == null) {
       return null;

@@ -137,7 +137,7 @@ public final class InferService {
     Routing routing = deps.requests().routing();
     String name = s.model().service().name();
     try {
-      return produce(s, timeoutMs, routing.choose(name), timing);
+      return produce(s, timeoutMs, routing.choose(name, pinnedVersion(s)), timing);
     } catch (NotRoutableException e) {
       long graceMs = Math.min(ROUTE_GRACE_MS, timeoutMs);
       if (graceMs <= 0 || !routing.settling(name)) {
@@ -148,6 +148,11 @@ public final class InferService {
       retryRoute(s, timeoutMs, now, now + graceMs * 1_000_000L, answer, timing);
       return answer;
     }
+  }
+
+  /** The version the call is pinned to, or null. */
+  static String pinnedVersion(Submit s) {
+    return s.model().pinned() == null ? null : s.model().pinned().version();
   }
 
   /** How long a call may wait for a planned instance of its model to become ready (bounded by its deadline). */
@@ -166,7 +171,7 @@ public final class InferService {
       try {
         Routing.Target target;
         try {
-          target = deps.requests().routing().choose(s.model().service().name());
+          target = deps.requests().routing().choose(s.model().service().name(), pinnedVersion(s));
         } catch (NotRoutableException e) {
           if (System.nanoTime() - giveUpAtNanos >= 0) {
             answer.completeExceptionally(new Refusal(Kind.NOT_READY, e.getMessage()));
@@ -212,7 +217,7 @@ public final class InferService {
     InferenceRequest request = InferenceRequest.newBuilder()
         .setId(s.requestId())
         .setServiceModel(s.model().service().name())
-        .setVersion(s.model().pinned() == null ? null : s.model().pinned().version())
+        .setVersion(pinnedVersion(s))
         .setInputs(s.inputs())
         .setOutputs(s.outputs())
         .build();

@@ -27,6 +27,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -56,7 +59,7 @@ import org.slf4j.LoggerFactory;
  * {@link JobItemResults} record; a packed request answered with a non-transient error,
  * or whose outputs cannot be cut back, sends its rows again one by one. A deadline, a produce
  * failure or a transient error reply (OVERLOADED, NOT_READY, DEADLINE_EXCEEDED) is retried up to
- * {@code retries} times with the same request id. When every item has a result and the broker has
+ * {@code retries} times with the same request id, after a pause ({@link #retryPauseMs}). When every item has a result and the broker has
  * them all, the job is DONE. Progress is kept per row, not per request: a record of results may
  * hold any rows (a pack's rows less those already written), and a runner that dies before its
  * record is written leaves those rows to the next leader, which packs them afresh.
@@ -73,6 +76,23 @@ import org.slf4j.LoggerFactory;
 public final class JobRunner implements Runnable, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(JobRunner.class);
   private static final long PROGRESS_EVERY_MS = 1000;
+  /** The pause before the first retry of an item; it doubles with each retry, up to {@link #MAX_RETRY_PAUSE_MS}. */
+  static final long RETRY_PAUSE_MS = 250;
+  static final long MAX_RETRY_PAUSE_MS = 2000;
+  private static final ScheduledExecutorService RETRY_PAUSES = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "partita-job-retries");
+    t.setDaemon(true);
+    return t;
+  });
+
+  /**
+   * How long to wait before sending an item again after its {@code attempt}-th try failed for a
+   * transient reason: 250 ms, 500 ms, 1 s, then 2 s. An immediate retry would meet the same
+   * moment: a slot still opening, a re-share of the request partitions not yet in the routes.
+   */
+  static long retryPauseMs(int attempt) {
+    return Math.min(MAX_RETRY_PAUSE_MS, RETRY_PAUSE_MS << Math.min(10, Math.max(0, attempt - 1)));
+  }
 
   /**
    * What the runner needs from the gateway.
@@ -562,20 +582,35 @@ public final class JobRunner implements Runnable, AutoCloseable {
             || (reply.getError() != null && (reply.getError().getCode() == ErrorCode.OVERLOADED
                 || reply.getError().getCode() == ErrorCode.NOT_READY || reply.getError().getCode() == ErrorCode.DEADLINE_EXCEEDED));
         if (transientFailure && attempt <= ctx.items().retries() && leading && !cancelled()) {
-          send(pack, attempt + 1); // keeps its job slot
+          // keeps its job slot; routed afresh after the pause (a version's partitions may have moved)
+          RETRY_PAUSES.schedule(() -> resend(pack, attempt + 1), retryPauseMs(attempt), TimeUnit.MILLISECONDS);
           return;
         }
-        try {
-          answer(pack, reply, cause, attempt);
-        } finally {
-          stages.add(JobStages.Stage.RESULTS, System.nanoTime() - answeredAt);
-          ctx.capacity().releaseJob();
-          synchronized (lock) {
-            inFlight--;
-            lock.notifyAll();
-          }
-        }
+        settle(pack, reply, cause, attempt, answeredAt);
       });
+    }
+
+    /** Sends a pack again after a pause; a send that throws settles the pack with that failure. */
+    private void resend(Pack pack, int attempt) {
+      try {
+        send(pack, attempt);
+      } catch (RuntimeException e) {
+        settle(pack, null, e, attempt, System.nanoTime());
+      }
+    }
+
+    /** Writes the pack's results and gives its job slot back. */
+    private void settle(Pack pack, InferenceReply reply, Throwable cause, int attempt, long answeredAt) {
+      try {
+        answer(pack, reply, cause, attempt);
+      } finally {
+        stages.add(JobStages.Stage.RESULTS, System.nanoTime() - answeredAt);
+        ctx.capacity().releaseJob();
+        synchronized (lock) {
+          inFlight--;
+          lock.notifyAll();
+        }
+      }
     }
 
     /**

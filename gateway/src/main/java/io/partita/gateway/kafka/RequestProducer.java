@@ -48,7 +48,7 @@ public final class RequestProducer {
   public CompletableFuture<InferenceReply> send(InferenceRequest request, long timeoutMs, String traceparent) {
     Routing.Target target;
     try {
-      target = routing.choose(request.getServiceModel());
+      target = routing.choose(request.getServiceModel(), request.getVersion());
     } catch (NotRoutableException e) {
       return CompletableFuture.completedFuture(InferenceReply.newBuilder().setId(request.getId())
           .setServiceModel(request.getServiceModel()).setModelVersion(null)

@@ -5,6 +5,9 @@ import io.partita.avro.RouteInstance;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -19,7 +22,14 @@ import java.util.function.Supplier;
  *       partitioner spreads requests evenly over the partitions (by the request id), and the
  *       workers own those partitions in proportion to their slots' planned capacity (the workers'
  *       capacity assignor), so each host gets its capacity share, as requests produced by any
- *       Kafka client do.</li>
+ *       Kafka client do;</li>
+ *   <li>but a request pinned to a version goes to a partition owned by a worker whose ready
+ *       instance runs that version (the instances' {@code version} and {@code partitions}), drawn
+ *       evenly over those partitions, so over the hosts running it by their capacity: hosts of one
+ *       base model may run different versions (the planner chooses per host), and a worker asked
+ *       for a version it does not run can only answer NOT_READY. When the route names no such
+ *       partition (no instance runs the version, or a planner older than the field) the request
+ *       goes as one that is not pinned.</li>
  * </ul>
  * Why not the least loaded instance, as the gateway did before: its load figures are the workers'
  * last slot status as the planner last wrote it, so between two route updates every request went
@@ -58,7 +68,7 @@ public final class PlanRouting implements Routing {
   }
 
   @Override
-  public Target choose(String serviceModel) {
+  public Target choose(String serviceModel, String version) {
     Route route = routes.apply(serviceModel);
     RouteInstance ready = route == null ? null : firstReady(route.getInstances());
     if (ready == null) {
@@ -68,7 +78,54 @@ public final class PlanRouting implements Routing {
       throw new NotRoutableException(route == null
           ? "no route for model '" + serviceModel + "' yet (is the planner running?)" : notReadyMessage(serviceModel, route));
     }
+    if (version != null) {
+      Target pinned = runningVersion(serviceModel, route, version);
+      if (pinned != null) {
+        return pinned;
+      }
+    }
     return new Target(ready.getInstanceId(), null);
+  }
+
+  /**
+   * A partition owned by a worker with a ready instance of the version (the service model's own
+   * instances first, else those of its base model), drawn evenly over all such partitions; null
+   * when the routes name none.
+   */
+  private Target runningVersion(String serviceModel, Route route, String version) {
+    List<RouteInstance> running = new ArrayList<>();
+    if (route != null) {
+      running.addAll(route.getInstances());
+    }
+    if (running.stream().noneMatch(i -> runs(i, version))) {
+      running.clear();
+      String topic = route != null ? route.getRequestTopic() : requestTopicOf == null ? null : requestTopicOf.apply(serviceModel);
+      if (allRoutes != null && topic != null) {
+        for (Route other : allRoutes.get()) {
+          if (topic.equals(other.getRequestTopic())) {
+            running.addAll(other.getInstances());
+          }
+        }
+      }
+    }
+    Map<Integer, String> owners = new TreeMap<>();
+    for (RouteInstance i : running) {
+      if (runs(i, version)) {
+        for (int p : i.getPartitions()) {
+          owners.putIfAbsent(p, i.getInstanceId());
+        }
+      }
+    }
+    if (owners.isEmpty()) {
+      return null;
+    }
+    List<Map.Entry<Integer, String>> choices = new ArrayList<>(owners.entrySet());
+    Map.Entry<Integer, String> chosen = choices.get(ThreadLocalRandom.current().nextInt(choices.size()));
+    return new Target(chosen.getValue(), chosen.getKey());
+  }
+
+  private static boolean runs(RouteInstance instance, String version) {
+    return instance.getReady() && version.equals(instance.getVersion()) && !instance.getPartitions().isEmpty();
   }
 
   /** The ready instance with the smallest id, or null. */

@@ -33,8 +33,18 @@ public interface Routing {
     public static final Target ANY_PARTITION = new Target(null, null);
   }
 
-  /** Chooses the target for one request; throws {@link NotRoutableException} (answered 503) with the reason. */
-  Target choose(String serviceModel);
+  /** Chooses the target for one request of any version; throws {@link NotRoutableException} (answered 503) with the reason. */
+  default Target choose(String serviceModel) {
+    return choose(serviceModel, null);
+  }
+
+  /**
+   * Chooses the target for one request; throws {@link NotRoutableException} (answered 503) with the
+   * reason.
+   *
+   * @param version the version the request is pinned to, or null for whichever its instance runs
+   */
+  Target choose(String serviceModel, String version);
 
   /** Whether a request for this service model would be routed now. */
   boolean ready(String serviceModel);
@@ -57,7 +67,7 @@ public interface Routing {
   static Routing any() {
     return new Routing() {
       @Override
-      public Target choose(String serviceModel) {
+      public Target choose(String serviceModel, String version) {
         return Target.ANY_PARTITION;
       }
 

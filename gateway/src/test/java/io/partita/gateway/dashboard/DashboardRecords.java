@@ -84,7 +84,7 @@ final class DashboardRecords {
 
   /** Instance {@code <model>#<n>} on a slot, with 2 requests in flight and 3 queued. */
   static RouteInstance instance(String model, int n, String host, String slot, String notReadyBecause) {
-    return new RouteInstance(model + "#" + n, host, slot, notReadyBecause == null, notReadyBecause, List.of(0), 2, 3);
+    return new RouteInstance(model + "#" + n, host, slot, notReadyBecause == null, notReadyBecause, List.of(0), 2, 3, null);
   }
 
   static ServiceModel catalog(String name, String baseModel, int instances) {

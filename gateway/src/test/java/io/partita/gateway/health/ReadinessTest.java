@@ -16,7 +16,7 @@ class ReadinessTest {
   private static Routing routing(boolean caughtUp, Set<String> routable) {
     return new Routing() {
       @Override
-      public Target choose(String serviceModel) {
+      public Target choose(String serviceModel, String version) {
         if (!routable.contains(serviceModel)) {
           throw new NotRoutableException("no route");
         }

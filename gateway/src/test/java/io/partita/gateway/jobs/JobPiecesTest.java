@@ -86,6 +86,12 @@ class JobPiecesTest {
   }
 
   @Test
+  void shouldPauseBeforeEachRetryLongerThanBeforeTheLastUpToTwoSeconds() {
+    assertThat(List.of(1, 2, 3, 4, 5, 60).stream().map(JobRunner::retryPauseMs).toList())
+        .containsExactly(250L, 500L, 1000L, 2000L, 2000L, 2000L);
+  }
+
+  @Test
   void shouldLetAFinalStateWinOverALaterProgressReport() {
     JobStatus running = status(JobStates.RUNNING, 10);
     JobStatus cancelled = status(JobStates.CANCELLED, 5);

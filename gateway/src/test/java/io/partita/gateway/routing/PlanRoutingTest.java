@@ -62,6 +62,49 @@ class PlanRoutingTest {
     assertThat(routing.ready("m")).isTrue();
   }
 
+  static RouteInstance running(String id, String version, boolean ready, Integer... partitions) {
+    return RouteInstance.newBuilder(instance(id, ready, ready ? null : "down", 0, 0, partitions)).setVersion(version).build();
+  }
+
+  @Test
+  void shouldSendAPinnedRequestOnlyToPartitionsOfWorkersRunningItsVersion() {
+    // host-0 runs version 2 and owns 0-2; host-1 runs version 1 and owns 3-5; host-2 runs 2 but is not ready
+    routes.put("m", route("m", running("m#0", "2", true, 0, 1, 2), running("m#1", "1", true, 3, 4, 5),
+        running("m#2", "2", false, 6)));
+    Map<Integer, Integer> seen = new HashMap<>();
+    for (int i = 0; i < 600; i++) {
+      Routing.Target t = routing.choose("m", "2");
+      assertThat(t.instanceId()).isEqualTo("m#0");
+      seen.merge(t.partition(), 1, Integer::sum);
+    }
+    assertThat(seen.keySet()).containsExactlyInAnyOrder(0, 1, 2); // never 3-5 (version 1) nor 6 (not ready)
+    assertThat(seen.values()).allSatisfy(n -> assertThat(n).isBetween(120, 280)); // spread evenly, about 200 each
+    assertThat(routing.choose("m", "1").partition()).isIn(3, 4, 5);
+    // not pinned: Kafka's partitioner spreads it, as before
+    assertThat(routing.choose("m", null)).isEqualTo(new Routing.Target("m#0", null));
+  }
+
+  @Test
+  void shouldSendAPinnedRequestAsAnUnpinnedOneWhenNoReadyInstanceNamesAPartitionOfItsVersion() {
+    routes.put("m", route("m", running("m#0", "2", true), running("m#1", "1", true, 3)));
+    assertThat(routing.choose("m", "2")).as("version 2's worker owns no partition yet").isEqualTo(new Routing.Target("m#0", null));
+    assertThat(routing.choose("m", "3")).as("no instance runs version 3").isEqualTo(new Routing.Target("m#0", null));
+    routes.put("old", route("old", instance("old#0", true, null, 0, 0, 1, 2)));
+    assertThat(routing.choose("old", "1")).as("a route from a planner that names no versions").isEqualTo(new Routing.Target("old#0", null));
+  }
+
+  @Test
+  void shouldSendAPinnedRequestToTheBaseModelsInstancesOfItsVersionWhenItsOwnRunNone() {
+    Map<String, Route> all = new HashMap<>();
+    PlanRouting withFallback = new PlanRouting(all::get, all::values, sm -> "p.requests.base", caughtUp::get);
+    all.put("a", Route.newBuilder(route("a", running("a#0", "1", true, 0, 1))).setRequestTopic("p.requests.base").build());
+    all.put("b", Route.newBuilder(route("b", running("b#0", "2", true, 2, 3))).setRequestTopic("p.requests.base").build());
+    for (int i = 0; i < 50; i++) {
+      assertThat(withFallback.choose("a", "2").partition()).isIn(2, 3);
+    }
+    assertThat(withFallback.choose("a", "1").partition()).isIn(0, 1);
+  }
+
   @Test
   void shouldNameTheReadyInstanceWithTheSmallestIdWhenOnlySomeAreReady() {
     routes.put("m", route("m",

@@ -111,7 +111,7 @@ public final class RoutePlans {
             .setReady(reason == null).setReason(reason)
             .setPartitions(requestPartitions(status, settings.topics().requests(a.getModel()))) // one topic per base model
             .setInFlight(status == null ? 0 : Math.max(0, status.getInFlight()))
-            .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).build());
+            .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).setVersion(a.getVersion()).build());
       }
     }
     list.sort(Comparator.comparing(RouteInstance::getInstanceId));
@@ -160,7 +160,7 @@ public final class RoutePlans {
           .setReady(reason == null).setReason(reason)
           .setPartitions(requestPartitions(status, settings.topics().requests(a.getModel())))
           .setInFlight(status == null ? 0 : Math.max(0, status.getInFlight()))
-          .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).build());
+          .setQueueDepth(status == null ? 0 : Math.max(0, status.getQueueDepth())).setVersion(a.getVersion()).build());
     }
     return out;
   }
