@@ -129,7 +129,7 @@ public record GatewayConfig(
         settings.longValue("gateway.jobs.max.body.bytes", 64L << 20, 1024, 1L << 30),
         settings.integer("gateway.jobs.max.items", 1_000_000, 1, 100_000_000),
         settings.longValue("gateway.jobs.item.timeout.ms", timeoutMs, 1, 3_600_000),
-        settings.integer("gateway.jobs.retries", 2, 0, 100),
+        settings.integer("gateway.jobs.retries", 4, 0, 100),
         settings.integer("gateway.jobs.pack.rows", 64, 1, 65_536));
     return new GatewayConfig(
         kafka,
