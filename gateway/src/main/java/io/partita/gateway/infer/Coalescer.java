@@ -126,7 +126,9 @@ public final class Coalescer implements AutoCloseable {
   public CompletableFuture<InferenceReply> offer(InferService.Submit s, long timeoutMs, Routing.Target target, ServerTiming timing) {
     PackRule rule = new PackRule(s.model().version().signature(), settings.maxRows(), settings.maxBytes());
     String version = InferService.pinnedVersion(s);
-    CallPacker.Key key = CallPacker.key(s.model().service().name(), version, target.partition(), s.inputs(), s.outputs(), rule);
+    // The partition a routing draws (a pinned version's) is one choice among equals, made to spread
+    // calls: calls drawn to different partitions still share a pack, which goes where its first was drawn.
+    CallPacker.Key key = CallPacker.key(s.model().service().name(), version, s.inputs(), s.outputs(), rule);
     if (key == null) {
       return null;
     }

@@ -13,7 +13,7 @@ import java.util.function.Predicate;
  * threads: the owner calls it under one lock, passes times in, and sends what it returns.
  *
  * <p>Calls share a pack only when they share a {@link Key}: the service model, the pinned version
- * (or none: the latest), the partition they are routed to, and the layout ({@link Rows#layout}:
+ * (or none: the latest), and the layout ({@link Rows#layout}:
  * input names, datatypes, every dimension but the first, and the outputs asked for). A model whose
  * first dimension is fixed ({@link PackRule#packs()} false) gives no key: its calls are never packed.
  *
@@ -36,7 +36,7 @@ import java.util.function.Predicate;
 public final class CallPacker<T> {
 
   /** What calls must share to travel in one request. */
-  public record Key(String serviceModel, String version, Integer partition, String layout) {}
+  public record Key(String serviceModel, String version, String layout) {}
 
   /**
    * One call.
@@ -142,12 +142,12 @@ public final class CallPacker<T> {
    * The key of a call, or null when it may not share a request: the model's first dimension is
    * fixed, its inputs disagree on their first dimension, or its layout cannot be stacked.
    */
-  public static Key key(String serviceModel, String version, Integer partition, List<Tensor> inputs, List<String> outputs, PackRule rule) {
+  public static Key key(String serviceModel, String version, List<Tensor> inputs, List<String> outputs, PackRule rule) {
     if (!rule.packs() || Rows.rows(inputs) < 1) {
       return null;
     }
     String layout = Rows.layout(inputs, outputs);
-    return layout == null ? null : new Key(serviceModel, version, partition, layout);
+    return layout == null ? null : new Key(serviceModel, version, layout);
   }
 
   /** A call with its rows and the bytes it adds to a pack under {@code rule}. */

@@ -28,7 +28,7 @@ class CallPackerTest {
 
   @Test
   void shouldSendACallAloneAtOnceWhenNothingOfItsKindIsInFlight() {
-    CallPacker.Key key = key(null, null, input(1, 3, 0), List.of());
+    CallPacker.Key key = key(null, input(1, 3, 0), List.of());
     CallPacker.Offer<String> offer = packer.offer(key, call("a", input(1, 3, 0), 100), RULE);
     assertThat(offer.opened()).isEqualTo(-1);
     assertThat(offer.send()).hasSize(1);
@@ -39,7 +39,7 @@ class CallPackerTest {
 
   @Test
   void shouldHoldCallsWhileTheirKindIsInFlightAndHandThemOutWhenItIsAnswered() {
-    CallPacker.Key key = key(null, null, input(1, 3, 0), List.of());
+    CallPacker.Key key = key(null, input(1, 3, 0), List.of());
     packer.offer(key, call("first", input(1, 3, 0), 100), RULE);
     CallPacker.Offer<String> second = packer.offer(key, call("second", input(1, 3, 1), 100), RULE);
     CallPacker.Offer<String> third = packer.offer(key, call("third", input(1, 3, 2), 100), RULE);
@@ -58,7 +58,7 @@ class CallPackerTest {
 
   @Test
   void shouldHandOutAnOpenPackWhenItsWindowEnds() {
-    CallPacker.Key key = key(null, null, input(1, 3, 0), List.of());
+    CallPacker.Key key = key(null, input(1, 3, 0), List.of());
     packer.offer(key, call("first", input(1, 3, 0), 100), RULE);
     CallPacker.Offer<String> held = packer.offer(key, call("second", input(1, 3, 1), 100), RULE);
     assertThat(packer.windowEnded(key, held.opened() + 1)).as("another pack's window").isNull();
@@ -69,7 +69,7 @@ class CallPackerTest {
 
   @Test
   void shouldSplitRowsBackToTheRightCallersInOrderWithTheirShapes() {
-    CallPacker.Key key = key(null, null, input(1, 3, 0), List.of());
+    CallPacker.Key key = key(null, input(1, 3, 0), List.of());
     packer.offer(key, call("busy", input(1, 3, 9), 100), RULE);
     int[] rows = {1, 3, 2};
     for (int i = 0; i < rows.length; i++) {
@@ -104,7 +104,7 @@ class CallPackerTest {
       long maxBytes = 12L * (1 + random.nextInt(40)); // 12 bytes a row of width 3
       PackRule rule = new PackRule(DYNAMIC, maxRows, maxBytes);
       CallPacker<Integer> p = new CallPacker<>();
-      CallPacker.Key key = CallPacker.key("m", null, null, input(1, 3, 0), List.of(), rule);
+      CallPacker.Key key = CallPacker.key("m", null, input(1, 3, 0), List.of(), rule);
       List<CallPacker.Pack<Integer>> sent = new ArrayList<>();
       Map<Long, Boolean> windows = new HashMap<>();
       int calls = 50 + random.nextInt(50);
@@ -154,7 +154,7 @@ class CallPackerTest {
     ModelSignature wideOutput = new ModelSignature(
         List.of(TensorSpec.of("x", ElementType.FLOAT, -1, 3)), List.of(TensorSpec.of("y", ElementType.FLOAT, -1, 100)));
     PackRule rule = new PackRule(wideOutput, 64, 1000); // 400 output bytes a row: two rows fit, three do not
-    CallPacker.Key key = CallPacker.key("m", null, null, input(1, 3, 0), List.of(), rule);
+    CallPacker.Key key = CallPacker.key("m", null, input(1, 3, 0), List.of(), rule);
     packer.offer(key, CallPacker.call("busy", input(1, 3, 0), List.of(), rule, 100), rule);
     List<CallPacker.Pack<String>> sent = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
@@ -164,17 +164,16 @@ class CallPackerTest {
   }
 
   @Test
-  void shouldNeverShareAPackAcrossVersionsTargetsLayoutsOrOutputs() {
-    CallPacker.Key base = key(null, null, input(1, 3, 0), List.of());
+  void shouldNeverShareAPackAcrossVersionsLayoutsOrOutputs() {
+    CallPacker.Key base = key(null, input(1, 3, 0), List.of());
     List<CallPacker.Key> others = List.of(
-        key("2", null, input(1, 3, 0), List.of()), // a pinned version
-        key(null, 1, input(1, 3, 0), List.of()), // another partition
-        key(null, null, input(1, 4, 0), List.of()), // another width
-        key(null, null, List.of(new Tensor("x", "FP64", List.of(1L, 3L), ByteBuffer.allocate(24))), List.of()), // another datatype
-        key(null, null, input(1, 3, 0), List.of("y")), // other outputs asked for
-        CallPacker.key("other", null, null, input(1, 3, 0), List.of(), RULE)); // another service model
+        key("2", input(1, 3, 0), List.of()), // a pinned version
+        key(null, input(1, 4, 0), List.of()), // another width
+        key(null, List.of(new Tensor("x", "FP64", List.of(1L, 3L), ByteBuffer.allocate(24))), List.of()), // another datatype
+        key(null, input(1, 3, 0), List.of("y")), // other outputs asked for
+        CallPacker.key("other", null, input(1, 3, 0), List.of(), RULE)); // another service model
     assertThat(new HashSet<>(others)).hasSize(others.size()).doesNotContain(base);
-    assertThat(key(null, null, input(5, 3, 9), List.of())).as("the first dimension is not part of the layout").isEqualTo(base);
+    assertThat(key(null, input(5, 3, 9), List.of())).as("the first dimension is not part of the layout").isEqualTo(base);
 
     // Every key busy, then two calls of each: each key's open pack holds only its own calls.
     List<CallPacker.Key> all = new ArrayList<>(others);
@@ -198,18 +197,18 @@ class CallPackerTest {
   void shouldNeverPackAModelWhoseFirstDimensionIsFixed() {
     PackRule fixed = new PackRule(FIXED_FIRST, 64, 1 << 20);
     assertThat(fixed.packs()).isFalse();
-    assertThat(CallPacker.key("m", null, null, input(1, 3, 0), List.of(), fixed)).isNull();
+    assertThat(CallPacker.key("m", null, input(1, 3, 0), List.of(), fixed)).isNull();
   }
 
   @Test
   void shouldNotPackCallsWhoseInputsDisagreeOnTheirFirstDimension() {
     List<Tensor> ragged = List.of(input(2, 3, 0).get(0), new Tensor("z", "FP32", List.of(3L, 3L), ByteBuffer.allocate(36)));
-    assertThat(CallPacker.key("m", null, null, ragged, List.of(), RULE)).isNull();
+    assertThat(CallPacker.key("m", null, ragged, List.of(), RULE)).isNull();
   }
 
   @Test
   void shouldDropOnlyTheExpiredCallAndKeepTheLatestDeadlineOfTheOthers() {
-    CallPacker.Key key = key(null, null, input(1, 3, 0), List.of());
+    CallPacker.Key key = key(null, input(1, 3, 0), List.of());
     packer.offer(key, call("busy", input(1, 3, 0), 1_000), RULE);
     packer.offer(key, call("early", input(1, 3, 10), 50), RULE);
     packer.offer(key, call("late", input(2, 3, 20), 900), RULE);
@@ -228,8 +227,8 @@ class CallPackerTest {
     assertThat(pack.live(10)).isSameAs(pack);
   }
 
-  private static CallPacker.Key key(String version, Integer partition, List<Tensor> inputs, List<String> outputs) {
-    return CallPacker.key("m", version, partition, inputs, outputs, RULE);
+  private static CallPacker.Key key(String version, List<Tensor> inputs, List<String> outputs) {
+    return CallPacker.key("m", version, inputs, outputs, RULE);
   }
 
   private static CallPacker.Call<String> call(String caller, List<Tensor> inputs, long deadline) {
