@@ -60,9 +60,9 @@ final class FaultBench {
             + " open-loop load at " + Report.fmt(timing.loadShare()) + " of the measured capacity (" + Report.fmt(capacity)
             + " calls/s with 64 in flight) on the demo model, a third each from a Kafka client, HTTP and gRPC (both"
             + " gateways; a call whose gateway is unreachable goes to the other). Each fault: " + timing.before().toSeconds()
-            + " s before, " + timing.fault().toSeconds() + " s of fault, " + timing.after().toSeconds() + " s after ("
-            + timing.after(FaultSuite.Fault.HOST_SLOW).toSeconds() + " s for the slowed host, whose share is read from "
-            + FaultSuite.SLOW_SHARE_FROM.toSeconds() + " s after the restore); host"
+            + " s before, " + timing.fault().toSeconds() + " s of fault, " + timing.after().toSeconds() + " s after (at least "
+            + FaultSuite.SLOW_PHASE.toSeconds() + " s each for the slowed host, whose share is read from "
+            + FaultSuite.SLOW_SHARE_FROM.toSeconds() + " s into the fault and after the restore); host"
             + " faults hit host-2. 'lost' are calls never answered, not even with an error (a minute of grace after the"
             + " load). 'reply duplicates' are replies written twice for one request on the reply topics; 'duplicates to"
             + " callers' are answers the Kafka client handed a caller twice (with the duplicates it dropped). Latencies are"

@@ -79,8 +79,9 @@ public final class FaultSuite {
   }
 
   /**
-   * How long each part of a fault's run lasts, and the load. The slowed host's run goes on after the
-   * restore for at least {@link #SLOW_AFTER}: its share is read from two serving windows after it.
+   * How long each part of a fault's run lasts, and the load. The slowed host's fault and the time
+   * after it last at least {@link #SLOW_PHASE} each ({@link #of}): its share is read from two
+   * serving windows into each.
    */
   public record Timing(Duration before, Duration fault, Duration after, double loadShare) {
     public static final Timing FULL = new Timing(Duration.ofSeconds(20), Duration.ofSeconds(60), Duration.ofSeconds(60), 0.4);
@@ -93,25 +94,33 @@ public final class FaultSuite {
       return before.toSeconds() + fault.toSeconds();
     }
 
-    /** How long the load goes on after the fault ends. */
-    Duration after(Fault f) {
-      return f == Fault.HOST_SLOW && after.compareTo(SLOW_AFTER) < 0 ? SLOW_AFTER : after;
+    Duration total() {
+      return before.plus(fault).plus(after);
     }
 
-    Duration total(Fault f) {
-      return before.plus(fault).plus(after(f));
+    /** The timing of one fault's run: the slowed host's phases lengthened to {@link #SLOW_PHASE}. */
+    Timing of(Fault f) {
+      if (f != Fault.HOST_SLOW) {
+        return this;
+      }
+      return new Timing(before, longest(fault, SLOW_PHASE), longest(after, SLOW_PHASE), loadShare);
+    }
+
+    private static Duration longest(Duration a, Duration b) {
+      return a.compareTo(b) >= 0 ? a : b;
     }
   }
 
   /**
    * The window of serving evidence a slot reports ({@code ServingWindow.DEFAULT_WINDOW_MS}). The
-   * planner uses each window once, so a slowed host's cut figure moves at most once per window: the
-   * first window after the restore still holds slow runs, the second shows the host restored.
+   * planner uses each window once, so a slowed host's figure moves at most once per window: the
+   * first window after the slowing (or the restore) still holds runs from before it, the second
+   * shows it whole.
    */
   static final Duration SERVING_WINDOW = Duration.ofSeconds(30);
-  /** The restored host's share is read from {@code 2 x SERVING_WINDOW} after the restore, for 30 s. */
+  /** The slowed host's share is read from {@code 2 x SERVING_WINDOW} into the fault and after the restore, for 30 s. */
   static final Duration SLOW_SHARE_FROM = SERVING_WINDOW.multipliedBy(2);
-  static final Duration SLOW_AFTER = SLOW_SHARE_FROM.plusSeconds(30);
+  static final Duration SLOW_PHASE = SLOW_SHARE_FROM.plusSeconds(30);
 
   /**
    * What one fault did.
@@ -152,6 +161,7 @@ public final class FaultSuite {
 
   /** Runs one fault under load and says what it did. */
   public Result run(Fault fault) throws Exception {
+    Timing timing = this.timing.of(fault);
     double rate = timing.loadShare() * capacity;
     // The gateway answers 504 at its deadline (30 s): the client waits longer, so a late call shows as that answer.
     Callers.Http httpCaller = new Callers.Http(http, cluster.gateways(), ManyHosts.LOAD_SERVICE_MODEL, ManyHosts.demoBody(3),
@@ -176,7 +186,7 @@ public final class FaultSuite {
     };
     Calls calls;
     try {
-      calls = OpenLoad.run(callers, rate, timing.total(fault), Duration.ofSeconds(60), steps);
+      calls = OpenLoad.run(callers, rate, timing.total(), Duration.ofSeconds(60), steps);
     } finally {
       grpcCaller.close();
     }
@@ -186,7 +196,7 @@ public final class FaultSuite {
     }
     int f = (int) timing.faultAtS();
     int e = (int) timing.endAtS();
-    int end = (int) timing.total(fault).toSeconds();
+    int end = (int) timing.total().toSeconds();
     double baseline = calls.okRate(Math.min(5, f), f);
     String note = injection.note(calls); // before the checks are copied: a note may add to them
     Map<String, Long> checks = new LinkedHashMap<>(injection.checks());
@@ -370,16 +380,18 @@ public final class FaultSuite {
 
       @Override
       String note(Calls calls) {
-        long f = timing.faultAtS();
-        long e = timing.endAtS();
+        Timing t = timing.of(Fault.HOST_SLOW);
+        long f = t.faultAtS();
+        long e = t.endAtS();
         double before = calls.sentBetween(0, f).share(host);
-        double late = calls.sentBetween(f + 30, e).share(host);
-        double after = calls.sentBetween(e + SLOW_SHARE_FROM.toSeconds(), timing.total(Fault.HOST_SLOW).toSeconds()).share(host);
+        double late = calls.sentBetween(f + SLOW_SHARE_FROM.toSeconds(), e).share(host);
+        double after = calls.sentBetween(e + SLOW_SHARE_FROM.toSeconds(), t.total().toSeconds()).share(host);
         checks.put("sharePerMilleBefore", Math.round(before * 1000));
         checks.put("sharePerMilleLateInFault", Math.round(late * 1000));
         checks.put("sharePerMilleAfter", Math.round(after * 1000));
-        return String.format(Locale.ROOT, "%s's share of the answers: %.2f before, %.2f from 30 s into the fault,"
-            + " %.2f from %d s after the restore", host, before, late, after, SLOW_SHARE_FROM.toSeconds());
+        return String.format(Locale.ROOT, "%s's share of the answers: %.2f before, %.2f from %d s into the fault,"
+            + " %.2f from %d s after the restore", host, before, late, SLOW_SHARE_FROM.toSeconds(), after,
+            SLOW_SHARE_FROM.toSeconds());
       }
     };
   }
