@@ -27,8 +27,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * and gRPC through both gateways, no call is left without an answer, no caller gets an answer twice,
  * a batch job on a killed gateway ends with exactly one result per row, a model added while the
  * active planner dies is still placed, and a paused or cut-off host takes its place back in the
- * plan. 60 s of fault and 60 s after, on a cluster of processes with worker hosts at 0.6 and 0.2 of
- * a core. Needs root (CI runs as root); skips, saying why, elsewhere.
+ * plan. 60 s of fault and 60 s after (90 s each for the slowed host), on a cluster of processes
+ * with worker hosts at 0.6 and 0.2 of a core. Needs root (CI runs as root); skips, saying why,
+ * elsewhere.
  */
 @Tag("faults")
 @Tag("cluster")
