@@ -60,14 +60,22 @@ final class ClusterMachine {
     Path dir = Path.of("target", "clusters", name).toAbsolutePath();
     if (Files.isDirectory(dir)) {
       down(dir);
-      try (Stream<Path> all = Files.walk(dir)) {
-        for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-          Files.delete(p);
-        }
-      }
+      deleteRecursively(dir);
     }
     Files.createDirectories(dir);
     return dir;
+  }
+
+  /** Deletes a file or a directory with everything under it; nothing when it does not exist. */
+  static void deleteRecursively(Path path) throws IOException {
+    if (!Files.exists(path)) {
+      return;
+    }
+    try (Stream<Path> all = Files.walk(path)) {
+      for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
   }
 
   /** Everything on this machine with the cluster's name on it, seen by the system's own tools. */

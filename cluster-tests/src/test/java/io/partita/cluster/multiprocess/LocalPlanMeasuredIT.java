@@ -11,11 +11,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -63,8 +61,7 @@ class LocalPlanMeasuredIT {
 
   @Test
   void shouldRestEveryPlannedPartitionOnMeasurementsIdleAndUnderLoad() throws Exception {
-    Path dir = ClusterMachine.freshDir("local-plan-measured");
-    deleteRecursively(dir.resolve("data")); // a fresh start: no plan or measurement of an earlier run
+    Path dir = ClusterMachine.freshDir("local-plan-measured"); // a fresh start: no plan or measurement of an earlier run
     Path log = dir.resolve("local.log");
     int http = freePort();
     long start = System.nanoTime();
@@ -208,17 +205,6 @@ class LocalPlanMeasuredIT {
     return List.of(java, "-Xmx2g", "-jar", jar.toString(), "local",
         "--kafka-port", Integer.toString(kafkaPort), "--http-port", Integer.toString(httpPort), "--grpc-port", "-1",
         "--data-dir", dir.resolve("data").toString());
-  }
-
-  private static void deleteRecursively(Path path) throws IOException {
-    if (!Files.exists(path)) {
-      return;
-    }
-    try (var paths = Files.walk(path)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    }
   }
 
   private static int freePort() throws IOException {

@@ -3,10 +3,9 @@ package io.partita.gateway.routing;
 import io.partita.avro.Route;
 import io.partita.avro.RouteInstance;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -93,35 +92,23 @@ public final class PlanRouting implements Routing {
    * when the routes name none.
    */
   private Target runningVersion(String serviceModel, Route route, String version) {
-    List<RouteInstance> running = new ArrayList<>();
-    if (route != null) {
-      running.addAll(route.getInstances());
-    }
+    List<RouteInstance> running = route == null ? List.of() : route.getInstances();
     if (running.stream().noneMatch(i -> runs(i, version))) {
-      running.clear();
-      String topic = route != null ? route.getRequestTopic() : requestTopicOf == null ? null : requestTopicOf.apply(serviceModel);
-      if (allRoutes != null && topic != null) {
-        for (Route other : allRoutes.get()) {
-          if (topic.equals(other.getRequestTopic())) {
-            running.addAll(other.getInstances());
+      running = sameBase(serviceModel, route);
+    }
+    List<Target> choices = new ArrayList<>();
+    BitSet taken = new BitSet();
+    for (RouteInstance i : running) {
+      if (runs(i, version)) {
+        for (int p : i.getPartitions()) {
+          if (p >= 0 && !taken.get(p)) {
+            taken.set(p);
+            choices.add(new Target(i.getInstanceId(), p));
           }
         }
       }
     }
-    Map<Integer, String> owners = new TreeMap<>();
-    for (RouteInstance i : running) {
-      if (runs(i, version)) {
-        for (int p : i.getPartitions()) {
-          owners.putIfAbsent(p, i.getInstanceId());
-        }
-      }
-    }
-    if (owners.isEmpty()) {
-      return null;
-    }
-    List<Map.Entry<Integer, String>> choices = new ArrayList<>(owners.entrySet());
-    Map.Entry<Integer, String> chosen = choices.get(ThreadLocalRandom.current().nextInt(choices.size()));
-    return new Target(chosen.getValue(), chosen.getKey());
+    return choices.isEmpty() ? null : choices.get(ThreadLocalRandom.current().nextInt(choices.size()));
   }
 
   private static boolean runs(RouteInstance instance, String version) {
@@ -141,12 +128,17 @@ public final class PlanRouting implements Routing {
 
   /** A ready instance of the service model's base model, or null (no fallback, or none ready). */
   private RouteInstance fallback(String serviceModel, Route route) {
+    return firstReady(sameBase(serviceModel, route));
+  }
+
+  /** Every instance of every route on the service model's request topic (its base model's); empty without a fallback. */
+  private List<RouteInstance> sameBase(String serviceModel, Route route) {
     if (allRoutes == null) {
-      return null;
+      return List.of();
     }
     String topic = route != null ? route.getRequestTopic() : requestTopicOf.apply(serviceModel);
     if (topic == null) {
-      return null;
+      return List.of();
     }
     List<RouteInstance> sameBase = new ArrayList<>();
     for (Route other : allRoutes.get()) {
@@ -154,7 +146,7 @@ public final class PlanRouting implements Routing {
         sameBase.addAll(other.getInstances());
       }
     }
-    return firstReady(sameBase);
+    return sameBase;
   }
 
   static String notReadyMessage(String serviceModel, Route route) {
