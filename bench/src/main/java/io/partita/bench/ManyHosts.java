@@ -2,6 +2,7 @@ package io.partita.bench;
 
 import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
+import io.partita.avro.ProfileStatus;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.Tensor;
 import io.partita.avro.TimingEvent;
@@ -22,6 +23,8 @@ import io.partita.launcher.cluster.GroupRecord;
 import io.partita.launcher.cluster.InferBodies;
 import io.partita.launcher.cluster.NetworkMode;
 import io.partita.models.demo.DemoMlp;
+import io.partita.profiler.ProfilerService;
+import io.partita.profiler.kafka.AvroMapper;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -198,11 +201,15 @@ public final class ManyHosts implements AutoCloseable {
 
   /**
    * Waits until every host's plan of every model rests on its own measurements (the profilers
-   * measured each host and the planner planned from that), printing what is still awaited.
+   * measured each host and the planner planned from that), every host's start-up profiles have
+   * ended (a point that did not settle is measured again at their end, and may change a version
+   * choice), and the version choices held over one more look 5 s later. Prints what is still
+   * awaited.
    */
   public Snapshot awaitMeasuredPlans(List<String> hosts, List<String> models, Duration timeout) throws InterruptedException {
     long end = System.nanoTime() + timeout.toNanos();
     Snapshot s = snapshot();
+    Snapshot before = null;
     while (true) {
       List<String> waiting = new ArrayList<>();
       for (String h : hosts) {
@@ -212,8 +219,20 @@ public final class ManyHosts implements AutoCloseable {
           }
         }
       }
+      Map<String, Long> profiled = startProfilesEnded();
+      for (String h : hosts) {
+        if (profiled.getOrDefault(h, 0L) < models.size()) {
+          waiting.add("the start-up profiles of " + h);
+        }
+      }
       if (waiting.isEmpty()) {
-        return s;
+        if (before != null && before.versions().equals(s.versions())) {
+          return s;
+        }
+        waiting.add("the version choices to hold for 5 s");
+        before = s;
+      } else {
+        before = null;
       }
       if (System.nanoTime() > end) {
         throw new IllegalStateException("no plan resting on measurements within " + timeout.toSeconds() + " s for " + waiting);
@@ -222,6 +241,17 @@ public final class ManyHosts implements AutoCloseable {
       TimeUnit.SECONDS.sleep(5);
       s = snapshot();
     }
+  }
+
+  /** Start-up profile requests that ended (done or failed), by host. */
+  private Map<String, Long> startProfilesEnded() {
+    Map<String, Long> ended = new TreeMap<>();
+    for (ProfileStatus st : read(topics.profileStatus(codecs), st -> !st.getState().equals(AvroMapper.RUNNING)).values()) {
+      if (ProfilerService.isStartProfile(st.getRequestId(), st.getHost())) {
+        ended.merge(st.getHost(), 1L, Long::sum);
+      }
+    }
+    return ended;
   }
 
   /** The Kafka client the load uses (its own reply topic), started on first use. */

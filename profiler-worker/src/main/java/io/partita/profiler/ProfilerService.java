@@ -205,13 +205,23 @@ public final class ProfilerService implements Service {
         budgetMillis > 0 ? budgetMillis : config.measuring().budgetMillis()));
   }
 
+  private static final String START_PREFIX = "start-";
+
+  /**
+   * Whether a profile status's request id is that of a start-up profile of {@code host} ({@link
+   * #profileAtStart}): what a caller waiting for a host's start-up measurements to end looks for.
+   */
+  public static boolean isStartProfile(String requestId, String host) {
+    return requestId.startsWith(START_PREFIX + host + "-");
+  }
+
   /**
    * Start-up profiling of every version of a model, as {@link #profileNow}, except that it yields to
    * serving: before each point it waits for the host's slots to be idle ({@link IdleWait#PER_STEP}),
    * so it measures while they are idle and pauses, point by point, while they serve.
    */
   public CompletableFuture<ProfileOutcome> profileAtStart(String model, long budgetMillis) {
-    String requestId = "start-" + config.hostId() + "-" + UUID.randomUUID();
+    String requestId = START_PREFIX + config.hostId() + "-" + UUID.randomUUID();
     return profile(ProfileSpec.defaults(requestId, model, null, budgetMillis > 0 ? budgetMillis : config.measuring().budgetMillis()),
         IdleWait.PER_STEP);
   }

@@ -129,7 +129,8 @@ class ManyHostsIT {
    * The fast host takes the accurate version where its batch-1 time, as the planner reads it under
    * the host's CPU quota, meets the objective. Under a quota the per-run times split into two modes
    * and the median may never settle; the profiler then calls a point stable once its rate has
-   * settled, which is the figure the planner plans such a host by.
+   * settled, which is the figure the planner plans such a host by. A point that did not settle at
+   * first (the host's worker starting in the same quota) is measured once more after the others.
    */
   @Test
   @Order(3)

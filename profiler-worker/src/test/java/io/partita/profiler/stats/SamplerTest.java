@@ -210,6 +210,23 @@ class SamplerTest {
   }
 
   @Test
+  void shouldRunASmallModelForFiveQuotaPeriodsSoThatItsThroughputShowsTheQuota() throws Exception {
+    // 10 us of CPU per run under 2 ms per 10 ms (a fifth of a core): 100 runs fit in one period's share
+    QuotaWork unbounded = new QuotaWork(10_000, 2 * MS, 10 * MS);
+    Sampler.Outcome fast = Sampler.sample(Sampler.Settings.ofBudgetMillis(100), unbounded::clock, unbounded::run);
+    assertThat(fast.samplesNanos()).as("without the quota's rule").hasSize(100);
+    assertThat(1000.0 / fast.throughput(1)).as("ms per run, full speed").isCloseTo(0.01, within(0.001));
+
+    QuotaWork quota = new QuotaWork(10_000, 2 * MS, 10 * MS);
+    Sampler.Outcome out = Sampler.sample(Sampler.Settings.ofBudgetMillis(100).withRateBlocks(10 * MS),
+        quota::clock, quota::run);
+    assertThat(out.stable()).isTrue();
+    assertThat(out.elapsedNanos()).isGreaterThanOrEqualTo(50 * MS);
+    // five periods of which each grants a fifth: 50 us per run
+    assertThat(1000.0 / out.throughput(1)).as("ms per run under the quota").isCloseTo(0.05, within(0.005));
+  }
+
+  @Test
   void shouldNotCallADriftingRateStableUnderAQuota() throws Exception {
     // each run 5 % slower than the one before: neither the median nor the rate settles
     ScriptedWork work = new ScriptedWork(i -> (long) (MS * Math.pow(1.05, i)));
