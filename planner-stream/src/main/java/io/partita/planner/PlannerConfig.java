@@ -101,7 +101,8 @@ public record PlannerConfig(
                   ServingSettings.DEFAULTS.fullItems(), 1, Long.MAX_VALUE)),
           settings.integer("planner.mapping.max-pools", PlanSettings.DEFAULT_MAPPING_POOL_LIMIT, 0, 1_000_000),
           settings.integer("planner.routes.on-demand.max", PlanSettings.DEFAULT_ROUTE_ON_DEMAND_LIMIT, 0, 1_000_000),
-          settings.integer("planner.default.partitions.max", PlanSettings.DEFAULT_PARTITIONS_LIMIT, 1, 1_000_000));
+          settings.integer("planner.default.partitions.max", PlanSettings.DEFAULT_PARTITIONS_LIMIT, 1, 1_000_000),
+          decimal(settings, "planner.mapping.drift", PlanSettings.DEFAULT_MAPPING_DRIFT));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(e.getMessage());
     }

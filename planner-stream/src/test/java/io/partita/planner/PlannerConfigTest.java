@@ -49,6 +49,14 @@ class PlannerConfigTest {
         .plan().defaultPartitionsLimit()).isEqualTo(5);
     assertThat(PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1"))).plan().defaultPartitionsLimit())
         .isEqualTo(PlanSettings.DEFAULT_PARTITIONS_LIMIT);
+    assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
+        "planner.mapping.drift", "1")))).hasMessageContaining("planner.mapping.drift");
+    assertThatThrownBy(() -> PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1",
+        "planner.mapping.drift", "a lot")))).hasMessageContaining("planner.mapping.drift");
+    assertThat(PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1", "planner.mapping.drift", "0.03")))
+        .plan().mappingDrift()).isEqualTo(0.03);
+    assertThat(PlannerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "b:1"))).plan().mappingDrift())
+        .isEqualTo(PlanSettings.DEFAULT_MAPPING_DRIFT);
   }
 
   @Test

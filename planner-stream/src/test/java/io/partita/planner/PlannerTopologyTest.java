@@ -172,6 +172,46 @@ class PlannerTopologyTest {
     }
   }
 
+  /**
+   * The running mapping stands while every figure of the mapping problem stays within {@code
+   * planner.mapping.drift} (1 %) of the problem it was planned on: a time 0.5 % slower leaves the
+   * records as they were (a fresh plan would restate its cost), one 5 % slower plans afresh.
+   */
+  @Test
+  void shouldKeepTheMappingWhileTheProblemStaysWithinTheDriftOfTheOneItWasPlannedOn() {
+    pipe(topics.catalogModels(), "det/1", version("det", "1", "CPU"), 1);
+    pipe(topics.catalogModels(), "rec/1", version("rec", "1", "CPU"), 1);
+    pipe(topics.catalogServices(), "det", serviceModel("det", "det", 1), 2);
+    pipe(topics.catalogServices(), "rec", serviceModel("rec", "rec", 1), 2);
+    pipe(topics.hostEnvironments(), "host-g", host("host-g", 4, 1), 3);
+    pipe(topics.profileTimings(), "1", timing("det", "1", "host-g", "gpu", 1, 2.0), 4);
+    pipe(topics.profileTimings(), "2", timing("det", "1", "host-g", "cpu", 4, 40.0), 4);
+    pipe(topics.profileTimings(), "3", timing("rec", "1", "host-g", "gpu", 1, 3.0), 4);
+    pipe(topics.profileTimings(), "4", timing("rec", "1", "host-g", "cpu", 4, 3.5), 4);
+    run.plan();
+    byte[] planned = run.tables().get(PlanTable.MAPPINGS).get("det");
+    assertThat(planned).isNotNull();
+
+    pipe(topics.profileTimings(), "1", timing("det", "1", "host-g", "gpu", 1, 2.01), 5);
+    run.plan();
+
+    assertThat(run.tables().get(PlanTable.MAPPINGS).get("det")).as("det's mapping after a time 0.5 % slower")
+        .isEqualTo(planned);
+
+    pipe(topics.profileTimings(), "1", timing("det", "1", "host-g", "gpu", 1, 2.1), 6);
+    run.plan();
+
+    ServiceMapping after = plan(PlanTable.MAPPINGS, "det", ServiceMapping.class);
+    MappingPlan expected = MappingPlanner.plan(new MappingProblem(
+        List.of(new ResourceSpec("host-g/cpu", "cpu"), new ResourceSpec("host-g/gpu", "gpu")),
+        Map.of("det", Map.of("host-g/gpu", 2.1, "host-g/cpu", 40.0), "rec", Map.of("host-g/gpu", 3.0, "host-g/cpu", 3.5)),
+        List.of(new ServiceSpec("det", List.of(new ServiceStage("det", 1.0))),
+            new ServiceSpec("rec", List.of(new ServiceStage("rec", 1.0))))));
+    assertThat(after.getCostMsPerSecond()).as("det's mapping after a time 5 % slower, planned afresh")
+        .isEqualTo(expected.costMsPerSecond());
+    assertThat(after.getAssignments()).singleElement().satisfies(a -> assertThat(a.getLatencyMs()).isEqualTo(2.1));
+  }
+
   @Test
   void shouldAssignSlotsAndRouteOnlyToInstancesTheWorkerReportsReady() {
     catalogOneCpuHost();

@@ -87,6 +87,71 @@ public record MappingProblem(
     services = List.copyOf(sortedServices);
   }
 
+  /**
+   * Whether this problem is {@code earlier} drifted by at most {@code drift} (relative) in every
+   * figure: the same resources (ids and kinds) with capacities, the same services with the same
+   * models, each rate, and the same cells of the matrix, each time. A figure drifts by
+   * {@code |now / then - 1|}; a rate that was 0 must still be 0. Such a problem changes the cost of
+   * any mapping by at most a factor {@link #driftFactor}: the planner keeps a mapping planned on
+   * {@code earlier} without planning afresh while today's problem stays within the drift of it.
+   */
+  public boolean within(MappingProblem earlier, double drift) {
+    if (resources.size() != earlier.resources.size() || services.size() != earlier.services.size()
+        || !latencyMs.keySet().equals(earlier.latencyMs.keySet())) {
+      return false;
+    }
+    for (int i = 0; i < resources.size(); i++) {
+      ResourceSpec now = resources.get(i);
+      ResourceSpec then = earlier.resources.get(i);
+      if (!now.id().equals(then.id()) || !now.kind().equals(then.kind()) || !close(now.capacity(), then.capacity(), drift)) {
+        return false;
+      }
+    }
+    for (int i = 0; i < services.size(); i++) {
+      ServiceSpec now = services.get(i);
+      ServiceSpec then = earlier.services.get(i);
+      if (!now.id().equals(then.id()) || now.stages().size() != then.stages().size()) {
+        return false;
+      }
+      for (int j = 0; j < now.stages().size(); j++) {
+        ServiceStage a = now.stages().get(j);
+        ServiceStage b = then.stages().get(j);
+        if (!a.modelId().equals(b.modelId()) || !close(a.requestsPerSecond(), b.requestsPerSecond(), drift)) {
+          return false;
+        }
+      }
+    }
+    for (Map.Entry<String, Map<String, Double>> row : latencyMs.entrySet()) {
+      Map<String, Double> then = earlier.latencyMs.get(row.getKey());
+      if (!row.getValue().keySet().equals(then.keySet())) {
+        return false;
+      }
+      for (Map.Entry<String, Double> cell : row.getValue().entrySet()) {
+        if (!close(cell.getValue(), then.get(cell.getKey()), drift)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The most any mapping's cost (its bottleneck load, {@code rate * time / capacity} summed per
+   * resource) can grow by from a problem to one {@link #within} {@code drift} of it: each of rate
+   * and time by {@code 1 + drift}, capacity shrunk by {@code 1 - drift}. With {@code drift}
+   * negated, the least it can shrink to.
+   */
+  public static double driftFactor(double drift) {
+    return (1 + drift) * (1 + drift) / (1 - drift);
+  }
+
+  private static boolean close(double now, double then, double drift) {
+    if (then == 0) {
+      return now == 0;
+    }
+    return Math.abs(now / then - 1) <= drift;
+  }
+
   /** A problem with the default bounds of the exact optimum. */
   public MappingProblem(List<ResourceSpec> resources, Map<String, Map<String, Double>> latencyMs,
       List<ServiceSpec> services) {

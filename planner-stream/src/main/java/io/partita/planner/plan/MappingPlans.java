@@ -83,6 +83,19 @@ public final class MappingPlans {
   public record Matrix(List<ResourceSpec> resources, Map<String, Map<String, Double>> latency,
                        Map<String, String> hostOf) {}
 
+  /**
+   * The mapping problem of a matrix, or null when there is nothing to map or the problem is invalid
+   * (the mapping records then say why: {@link #mappings(PlanInputs, PlanSettings, Matrix,
+   * ChosenVersions, Collection)}).
+   */
+  public static MappingProblem problemOrNull(PlanInputs in, PlanSettings settings, Matrix matrix) {
+    try {
+      return problem(in, settings, matrix);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
   /** The mapping problem of a matrix: its resources and times, and the services; null when there is nothing to map. */
   static MappingProblem problem(PlanInputs in, PlanSettings settings, Matrix matrix) {
     if (matrix == null) {

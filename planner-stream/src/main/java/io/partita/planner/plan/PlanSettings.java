@@ -25,6 +25,9 @@ import io.partita.planning.grouping.GroupingObjective;
  * @param defaultPartitionsLimit how many single-resource partitions a model not measured on a host
  *     yet gets, at most, on a pool no measured model wants ({@code planner.default.partitions.max},
  *     default {@value #DEFAULT_PARTITIONS_LIMIT}; {@link DefaultPlacements})
+ * @param mappingDrift how far (relative) every figure of the mapping problem may drift from the one
+ *     the running mapping was planned on before it is planned afresh ({@code planner.mapping.drift},
+ *     default {@value #DEFAULT_MAPPING_DRIFT}; {@link io.partita.planning.mapping.MappingProblem#within})
  */
 public record PlanSettings(
     Topics topics,
@@ -37,7 +40,8 @@ public record PlanSettings(
     ServingSettings serving,
     int mappingPoolLimit,
     int routeOnDemandLimit,
-    int defaultPartitionsLimit) {
+    int defaultPartitionsLimit,
+    double mappingDrift) {
 
   /** The default of {@code planner.hysteresis}: 10 %, beyond the few percent timings move by between runs. */
   public static final double DEFAULT_HYSTERESIS = 0.10;
@@ -57,6 +61,25 @@ public record PlanSettings(
    * two cores, not all of them.
    */
   public static final int DEFAULT_PARTITIONS_LIMIT = 2;
+
+  /**
+   * The default of {@code planner.mapping.drift}: 1 %. A host joining or leaving a class of 250 alike
+   * pools moves its capacity by 0.4 % and its median times by less, and timing noise of one pool
+   * among them hardly moves its median; a demand, time or class that moves by more re-plans the
+   * mapping. Within 1 % any mapping's cost moves by at most 3.1 % either way ({@link
+   * io.partita.planning.mapping.MappingProblem#driftFactor}), so two mappings' costs move against
+   * each other by at most 6.2 %: less than the 10 % hysteresis a fresh mapping has to beat the
+   * running one by.
+   */
+  public static final double DEFAULT_MAPPING_DRIFT = 0.01;
+
+  /** Settings with the default drift of the mapping problem. */
+  public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
+      long bufferThresholdBytes, double defaultRequestsPerSecond, double hysteresis, MeasureSettings measure,
+      ServingSettings serving, int mappingPoolLimit, int routeOnDemandLimit, int defaultPartitionsLimit) {
+    this(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond, hysteresis, measure,
+        serving, mappingPoolLimit, routeOnDemandLimit, defaultPartitionsLimit, DEFAULT_MAPPING_DRIFT);
+  }
 
   /** Settings with the default limit of a default placement's partitions. */
   public PlanSettings(Topics topics, GroupingObjective objective, long bufferBytesPerPartition,
@@ -112,6 +135,10 @@ public record PlanSettings(
     if (routeOnDemandLimit < 0) {
       throw new IllegalArgumentException("planner.routes.on-demand.max: must be >= 0, was " + routeOnDemandLimit);
     }
+    if (!(mappingDrift >= 0 && mappingDrift < 1)) {
+      throw new IllegalArgumentException("planner.mapping.drift: must be a number from 0 (plan the mapping afresh on"
+          + " any change) up to but excluding 1, was " + mappingDrift);
+    }
     if (mappingPoolLimit < 0) {
       throw new IllegalArgumentException("planner.mapping.max-pools: must be >= 0, was " + mappingPoolLimit);
     }
@@ -128,30 +155,36 @@ public record PlanSettings(
   /** The same settings with other measuring settings. */
   public PlanSettings withMeasure(MeasureSettings other) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, other, serving, mappingPoolLimit, routeOnDemandLimit, defaultPartitionsLimit);
+        hysteresis, other, serving, mappingPoolLimit, routeOnDemandLimit, defaultPartitionsLimit, mappingDrift);
   }
 
   /** The same settings with other serving-evidence settings. */
   public PlanSettings withServing(ServingSettings other) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, other, mappingPoolLimit, routeOnDemandLimit, defaultPartitionsLimit);
+        hysteresis, measure, other, mappingPoolLimit, routeOnDemandLimit, defaultPartitionsLimit, mappingDrift);
   }
 
   /** The same settings with another pool limit of the mapping. */
   public PlanSettings withMappingPoolLimit(int pools) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, serving, pools, routeOnDemandLimit, defaultPartitionsLimit);
+        hysteresis, measure, serving, pools, routeOnDemandLimit, defaultPartitionsLimit, mappingDrift);
   }
 
   /** The same settings with another limit of a route's on-demand entries. */
   public PlanSettings withRouteOnDemandLimit(int slots) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, serving, mappingPoolLimit, slots, defaultPartitionsLimit);
+        hysteresis, measure, serving, mappingPoolLimit, slots, defaultPartitionsLimit, mappingDrift);
   }
 
   /** The same settings with another limit of a default placement's partitions. */
   public PlanSettings withDefaultPartitionsLimit(int partitions) {
     return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
-        hysteresis, measure, serving, mappingPoolLimit, routeOnDemandLimit, partitions);
+        hysteresis, measure, serving, mappingPoolLimit, routeOnDemandLimit, partitions, mappingDrift);
+  }
+
+  /** The same settings with another drift of the mapping problem. */
+  public PlanSettings withMappingDrift(double drift) {
+    return new PlanSettings(topics, objective, bufferBytesPerPartition, bufferThresholdBytes, defaultRequestsPerSecond,
+        hysteresis, measure, serving, mappingPoolLimit, routeOnDemandLimit, defaultPartitionsLimit, drift);
   }
 }

@@ -33,6 +33,7 @@ import io.partita.planner.plan.RoutePlans;
 import io.partita.planner.plan.ServedGroupings;
 import io.partita.planner.plan.SlotRanking;
 import io.partita.planner.plan.VersionPlans;
+import io.partita.planning.mapping.MappingProblem;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -93,6 +94,12 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
   private final InputTables tables = new InputTables();
   /** The mapping's matrix between passes (rebuilt when the task starts). */
   private MappingMatrix matrix = new MappingMatrix();
+  /**
+   * The mapping problem the running mapping records were last planned on (null when the task starts:
+   * its first pass that maps plans afresh): while today's stays within {@code planner.mapping.drift}
+   * of it, the running mapping stands.
+   */
+  private MappingProblem mapped;
   /** The on-demand slots of each service model's live route, as last routed (empty when the task starts). */
   private final RouteChoices choices;
   /** Whether {@link #tables} holds the stores (false until the first pass after the task starts). */
@@ -129,6 +136,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
     // plan's indexes are rebuilt from them at the first pass.
     tables.clear();
     matrix = new MappingMatrix();
+    mapped = null;
     choices.clear();
     loaded = false;
     context.schedule(debounce, PunctuationType.WALL_CLOCK_TIME, this::planStale);
@@ -419,7 +427,16 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         Set<String> models = allVersions ? in.catalogModels().keySet() : versionModels;
         cells = matrix.update(in, settings, live::chosenVersion, matrixHosts, models);
       }
+      MappingProblem problem = MappingPlans.problemOrNull(in, settings, cells);
+      if (problem != null && mapped != null && !running.isEmpty() && problem.within(mapped, settings.mappingDrift())) {
+        // Every figure is within the drift of the problem the running mapping was planned on (hosts
+        // joining and leaving a class of alike pools, timing noise): any mapping's cost moved by
+        // less than the hysteresis a fresh one must beat the running one by, and planning afresh
+        // (the improvement pass, hundreds of ms at 500 models) would keep it. Its records stand.
+        return;
+      }
       emitAll(PlanTable.MAPPINGS, MappingPlans.mappings(in, settings, cells, live::chosenVersion, running.values()));
+      mapped = problem;
       SortedMap<String, Set<String>> after = MappingPlans.kinds(live.all(PlanTable.MAPPINGS, ServiceMapping.class).values());
       Set<String> models = new TreeSet<>(before.keySet());
       models.addAll(after.keySet());
