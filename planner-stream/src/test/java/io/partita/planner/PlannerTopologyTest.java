@@ -141,8 +141,8 @@ class PlannerTopologyTest {
         new TreeMap<>(), matrix, new TreeMap<>());
   }
 
-  @Test
-  void shouldMapModelsToTheKindOfHardwareAsMappingPlannerDoesAndPartitionOnlyThatPool() {
+  /** Two models, each its own service, timed on the CPU and the GPU of one host (det is far faster on the GPU). */
+  private void detAndRecOnAGpuHost() {
     pipe(topics.catalogModels(), "det/1", version("det", "1", "CPU"), 1);
     pipe(topics.catalogModels(), "rec/1", version("rec", "1", "CPU"), 1);
     pipe(topics.catalogServices(), "det", serviceModel("det", "det", 1), 2);
@@ -152,6 +152,11 @@ class PlannerTopologyTest {
     pipe(topics.profileTimings(), "2", timing("det", "1", "host-g", "cpu", 4, 40.0), 4);
     pipe(topics.profileTimings(), "3", timing("rec", "1", "host-g", "gpu", 1, 3.0), 4);
     pipe(topics.profileTimings(), "4", timing("rec", "1", "host-g", "cpu", 4, 3.5), 4);
+  }
+
+  @Test
+  void shouldMapModelsToTheKindOfHardwareAsMappingPlannerDoesAndPartitionOnlyThatPool() {
+    detAndRecOnAGpuHost();
     run.plan();
 
     MappingPlan expected = MappingPlanner.plan(new MappingProblem(
@@ -179,15 +184,7 @@ class PlannerTopologyTest {
    */
   @Test
   void shouldKeepTheMappingWhileTheProblemStaysWithinTheDriftOfTheOneItWasPlannedOn() {
-    pipe(topics.catalogModels(), "det/1", version("det", "1", "CPU"), 1);
-    pipe(topics.catalogModels(), "rec/1", version("rec", "1", "CPU"), 1);
-    pipe(topics.catalogServices(), "det", serviceModel("det", "det", 1), 2);
-    pipe(topics.catalogServices(), "rec", serviceModel("rec", "rec", 1), 2);
-    pipe(topics.hostEnvironments(), "host-g", host("host-g", 4, 1), 3);
-    pipe(topics.profileTimings(), "1", timing("det", "1", "host-g", "gpu", 1, 2.0), 4);
-    pipe(topics.profileTimings(), "2", timing("det", "1", "host-g", "cpu", 4, 40.0), 4);
-    pipe(topics.profileTimings(), "3", timing("rec", "1", "host-g", "gpu", 1, 3.0), 4);
-    pipe(topics.profileTimings(), "4", timing("rec", "1", "host-g", "cpu", 4, 3.5), 4);
+    detAndRecOnAGpuHost();
     run.plan();
     byte[] planned = run.tables().get(PlanTable.MAPPINGS).get("det");
     assertThat(planned).isNotNull();

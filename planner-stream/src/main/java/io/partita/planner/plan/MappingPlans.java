@@ -168,6 +168,15 @@ public final class MappingPlans {
     for (int i = 0; i < a.length; i++) {
       a[i] = values.get(i);
     }
+    return medianInPlace(a);
+  }
+
+  /** The median of the first {@code n} values (at least one) of {@code scratch}, which it reorders. */
+  static double median(double[] scratch, int n) {
+    return medianInPlace(n == scratch.length ? scratch : java.util.Arrays.copyOf(scratch, n));
+  }
+
+  private static double medianInPlace(double[] a) {
     int n = a.length;
     double upper = select(a, n / 2);
     if (n % 2 == 1) {

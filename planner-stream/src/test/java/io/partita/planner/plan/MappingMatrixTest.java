@@ -105,6 +105,56 @@ class MappingMatrixTest {
     }
   }
 
+  /**
+   * Hosts with ever new names: each step one of eight hosts leaves and a host never seen joins,
+   * with its timings. The matrix keeps a column per pool it has seen and starts afresh once they
+   * are twice the pools of the fleet; before, at and after that it equals the matrix built whole.
+   */
+  @Test
+  void shouldEqualTheMatrixBuiltFromNothingWhileHostsWithNewNamesComeAndGo() {
+    for (int limit : new int[] {3, 64}) {
+      Random random = new Random(limit);
+      PlanSettings settings = PlanSettings.defaults(new Topics("t")).withMappingPoolLimit(limit);
+      SortedMap<String, ModelVersion> versions = new TreeMap<>();
+      for (String m : MODELS) {
+        versions.put(m + "/1", version(m, "1"));
+      }
+      SortedMap<String, HostEnvironment> hosts = new TreeMap<>();
+      SortedMap<String, TimingEvent> timings = new TreeMap<>();
+      Map<String, String> chosen = new TreeMap<>();
+      MappingMatrix matrix = new MappingMatrix();
+      java.util.ArrayDeque<String> fleet = new java.util.ArrayDeque<>();
+      for (int step = 0; step < 120; step++) {
+        Map<String, Set<String>> changedHosts = new TreeMap<>();
+        if (fleet.size() == 8) {
+          String gone = fleet.removeFirst();
+          hosts.remove(gone);
+          timings.values().removeIf(e -> e.getHost().equals(gone));
+        }
+        String joined = "n" + step;
+        fleet.addLast(joined);
+        hosts.put(joined, host(joined, random));
+        for (String m : MODELS) {
+          for (String pool : new String[] {"cpu", "gpu"}) {
+            TimingEvent e = timing(m, "1", joined, pool, 1, 1 + random.nextInt(40));
+            timings.put(Keys.timing(e), e);
+          }
+          chosen.put(Keys.modelHost(m, joined), "1");
+          changedHosts.computeIfAbsent(m, k -> new TreeSet<>()).add(joined);
+        }
+        PlanInputs in = new PlanInputs(versions, new TreeMap<>(), hosts, new TreeMap<>(), new TreeMap<>(), timings,
+            new TreeMap<>());
+        MappingPlans.ChosenVersions lookUp = (model, host) -> chosen.get(Keys.modelHost(model, host));
+        MappingPlans.Matrix kept = matrix.update(in, settings, lookUp, changedHosts, Set.of());
+        MappingPlans.Matrix whole = MappingMatrix.full(in, settings, lookUp);
+        String when = "limit " + limit + ", step " + step;
+        assertThat(kept.resources()).as(when).isEqualTo(whole.resources());
+        assertThat(kept.latency()).as(when).isEqualTo(whole.latency());
+        assertThat(kept.hostOf()).as(when).isEqualTo(whole.hostOf());
+      }
+    }
+  }
+
   @Test
   void shouldTakeTheMedianASortWouldGive() {
     Random random = new Random(2);
