@@ -19,6 +19,7 @@ import io.partita.planning.mapping.ResourceSpec;
 import io.partita.planning.mapping.ServiceSpec;
 import io.partita.planning.mapping.ServiceStage;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -173,7 +174,7 @@ public final class MappingPlans {
 
   /** The median of the first {@code n} values (at least one) of {@code scratch}, which it reorders. */
   static double median(double[] scratch, int n) {
-    return medianInPlace(n == scratch.length ? scratch : java.util.Arrays.copyOf(scratch, n));
+    return medianInPlace(n == scratch.length ? scratch : Arrays.copyOf(scratch, n));
   }
 
   private static double medianInPlace(double[] a) {
