@@ -19,7 +19,6 @@ import io.partita.planning.mapping.ResourceSpec;
 import io.partita.planning.mapping.ServiceSpec;
 import io.partita.planning.mapping.ServiceStage;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -169,17 +168,12 @@ public final class MappingPlans {
     for (int i = 0; i < a.length; i++) {
       a[i] = values.get(i);
     }
-    return medianInPlace(a);
+    return median(a, a.length);
   }
 
-  /** The median of the first {@code n} values (at least one) of {@code scratch}, which it reorders. */
-  static double median(double[] scratch, int n) {
-    return medianInPlace(n == scratch.length ? scratch : Arrays.copyOf(scratch, n));
-  }
-
-  private static double medianInPlace(double[] a) {
-    int n = a.length;
-    double upper = select(a, n / 2);
+  /** The median of the first {@code n} values (at least one) of {@code a}, which it reorders. */
+  static double median(double[] a, int n) {
+    double upper = select(a, n, n / 2);
     if (n % 2 == 1) {
       return upper;
     }
@@ -192,13 +186,14 @@ public final class MappingPlans {
   }
 
   /**
-   * The k-th smallest value (0-based), leaving smaller or equal values before index k: a selection
-   * in linear expected time instead of a sort (the mapping takes a median per class and model every
-   * pass). The pivot is the middle element, so the result does not depend on any randomness.
+   * The k-th smallest of the first {@code n} values (0-based), leaving smaller or equal values
+   * before index k: a selection in linear expected time instead of a sort (the mapping takes a
+   * median per class and model every pass). The pivot is the middle element, so the result does not
+   * depend on any randomness.
    */
-  private static double select(double[] a, int k) {
+  private static double select(double[] a, int n, int k) {
     int lo = 0;
-    int hi = a.length - 1;
+    int hi = n - 1;
     while (lo < hi) {
       double pivot = a[(lo + hi) >>> 1];
       int i = lo;
@@ -264,19 +259,24 @@ public final class MappingPlans {
   /** As above, with the matrix already made (the planner keeps it between passes: {@link MappingMatrix#update}). */
   public static SortedMap<String, ServiceMapping> mappings(PlanInputs in, PlanSettings settings, Matrix matrix,
       ChosenVersions chosen, Collection<ServiceMapping> running) {
+    return mappings(in, settings, matrix, problemOrNull(in, settings, matrix), chosen, running);
+  }
+
+  /**
+   * As above, with the matrix's problem already made ({@link #problemOrNull}; the planner holds it
+   * against the problem the running mapping was planned on first).
+   */
+  public static SortedMap<String, ServiceMapping> mappings(PlanInputs in, PlanSettings settings, Matrix matrix,
+      MappingProblem problem, ChosenVersions chosen, Collection<ServiceMapping> running) {
     SortedMap<String, ServiceMapping> out = new TreeMap<>();
-    MappingProblem problem;
-    String invalid = null;
-    try {
-      problem = problem(in, settings, matrix);
-    } catch (IllegalArgumentException e) {
-      problem = null;
-      invalid = e.getMessage();
-    }
-    if (problem == null && invalid == null) {
-      return out;
-    }
     if (problem == null) {
+      String invalid;
+      try {
+        problem(in, settings, matrix);
+        return out; // nothing to map
+      } catch (IllegalArgumentException e) {
+        invalid = e.getMessage();
+      }
       for (String service : servicesOf(in).keySet()) {
         out.put(service, unplanned(service, invalid.startsWith("resources: must span at least two kinds")
             ? "only one kind of resource: the mapping method needs at least two, so each model runs on every"

@@ -435,7 +435,8 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         // (the improvement pass, hundreds of ms at 500 models) would keep it. Its records stand.
         return;
       }
-      emitAll(PlanTable.MAPPINGS, MappingPlans.mappings(in, settings, cells, live::chosenVersion, running.values()));
+      emitAll(PlanTable.MAPPINGS,
+          MappingPlans.mappings(in, settings, cells, problem, live::chosenVersion, running.values()));
       mapped = problem;
       SortedMap<String, Set<String>> after = MappingPlans.kinds(live.all(PlanTable.MAPPINGS, ServiceMapping.class).values());
       Set<String> models = new TreeSet<>(before.keySet());
