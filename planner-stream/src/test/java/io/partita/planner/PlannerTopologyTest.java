@@ -42,6 +42,7 @@ import io.partita.planning.mapping.ServiceStage;
 import io.partita.planning.version.VersionPlan;
 import io.partita.planning.version.VersionSelector;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
@@ -80,6 +81,17 @@ class PlannerTopologyTest {
     byte[] bytes = run.tables().get(table).get(key);
     assertThat(bytes).as(table.id() + " " + key + " in " + run.tables().get(table).keySet()).isNotNull();
     return CODECS.codec(type).decode(table.topic(topics), bytes);
+  }
+
+  /** The slot ({@code cpu-N} of host-a) the plan gives an instance. */
+  private String slotOf(String instanceId) {
+    for (String key : run.tables().get(PlanTable.ASSIGNMENTS).keySet()) {
+      SlotAssignment a = plan(PlanTable.ASSIGNMENTS, key, SlotAssignment.class);
+      if (a.getServiceModels().stream().anyMatch(asm -> asm.getInstanceId().equals(instanceId))) {
+        return a.getSlot();
+      }
+    }
+    throw new AssertionError(instanceId + " is on no slot of " + run.tables().get(PlanTable.ASSIGNMENTS).keySet());
   }
 
   private void catalogOneCpuHost() {
@@ -217,19 +229,28 @@ class PlannerTopologyTest {
 
     SortedMap<String, byte[]> slots = run.tables().get(PlanTable.ASSIGNMENTS);
     assertThat(slots.keySet()).containsExactly("host-a/cpu-0", "host-a/cpu-1", "host-a/cpu-2", "host-a/cpu-3");
-    SlotAssignment first = plan(PlanTable.ASSIGNMENTS, "host-a/cpu-0", SlotAssignment.class);
-    assertThat(first.getCpus()).containsExactly(0);
+    String at0 = slotOf("rec#0");
+    String at1 = slotOf("rec#1");
+    assertThat(at0).isNotEqualTo(at1);
+    SlotAssignment first = plan(PlanTable.ASSIGNMENTS, "host-a/" + at0, SlotAssignment.class);
+    assertThat(first.getCpus()).containsExactly(Integer.parseInt(at0.substring("cpu-".length())));
     assertThat(first.getThreads()).isEqualTo(1);
     assertThat(first.getServiceModels()).singleElement()
         .satisfies(s -> assertThat(s.getInstanceId()).isEqualTo("rec#0"));
     Route route = plan(PlanTable.ROUTES, "rec", Route.class);
     // the two planned instances keep its weight file mounted; every other slot of its base model serves it too
-    assertThat(route.getInstances()).extracting(RouteInstance::getInstanceId)
-        .containsExactly("rec#0", "rec#1", "host-a/cpu-2/rec", "host-a/cpu-3/rec");
+    List<String> onDemand = new ArrayList<>();
+    for (String key : slots.keySet()) {
+      if (!key.endsWith("/" + at0) && !key.endsWith("/" + at1)) {
+        onDemand.add(key + "/rec");
+      }
+    }
+    assertThat(route.getInstances()).extracting(RouteInstance::getInstanceId).hasSize(4).startsWith("rec#0", "rec#1")
+        .containsAll(onDemand);
     assertThat(route.getReadyInstances()).isZero();
     assertThat(route.getRequestTopic()).isEqualTo(topics.requests("rec"));
 
-    pipe(topics.workerStatus(), "host-a/cpu-0", TestRecords.ready("host-a", "cpu-0", "rec", "1", "rec#0"), 10);
+    pipe(topics.workerStatus(), "host-a/" + at0, TestRecords.ready("host-a", at0, "rec", "1", "rec#0"), 10);
     run.plan();
 
     Route after = plan(PlanTable.ROUTES, "rec", Route.class);
@@ -315,13 +336,15 @@ class PlannerTopologyTest {
     timingsOnHostA();
     run.plan();
     String recTopic = topics.requests("rec");
+    String at0 = slotOf("rec#0");
+    String at1 = slotOf("rec#1");
     // unordered, duplicated and split over two entries; another topic's partitions are not the route's
-    SlotStatus busy = TestRecords.withLoad(TestRecords.ready("host-a", "cpu-0", "rec", "1", "rec#0"), 3, 7,
+    SlotStatus busy = TestRecords.withLoad(TestRecords.ready("host-a", at0, "rec", "1", "rec#0"), 3, 7,
         new TopicPartitions(recTopic, List.of(4, 0)), new TopicPartitions(topics.requests("other"), List.of(1)),
         new TopicPartitions(recTopic, List.of(2, 0)));
-    pipe(topics.workerStatus(), "host-a/cpu-0", busy, 10);
-    pipe(topics.workerStatus(), "host-a/cpu-1", TestRecords.withLoad(
-        TestRecords.ready("host-a", "cpu-1", "rec", "1", "rec#1"), 0, 1, new TopicPartitions(recTopic, List.of(1, 3))), 11);
+    pipe(topics.workerStatus(), "host-a/" + at0, busy, 10);
+    pipe(topics.workerStatus(), "host-a/" + at1, TestRecords.withLoad(
+        TestRecords.ready("host-a", at1, "rec", "1", "rec#1"), 0, 1, new TopicPartitions(recTopic, List.of(1, 3))), 11);
     run.plan();
 
     Route route = plan(PlanTable.ROUTES, "rec", Route.class);
@@ -339,8 +362,8 @@ class PlannerTopologyTest {
     assertThat(second.getQueueDepth()).isEqualTo(1);
 
     // the load changes: the route follows it (its bytes changed, so it is written again)
-    pipe(topics.workerStatus(), "host-a/cpu-0", TestRecords.withLoad(
-        TestRecords.ready("host-a", "cpu-0", "rec", "1", "rec#0"), 0, 0, new TopicPartitions(recTopic, List.of(0, 2, 4))), 12);
+    pipe(topics.workerStatus(), "host-a/" + at0, TestRecords.withLoad(
+        TestRecords.ready("host-a", at0, "rec", "1", "rec#0"), 0, 0, new TopicPartitions(recTopic, List.of(0, 2, 4))), 12);
     run.plan();
     RouteInstance idle = plan(PlanTable.ROUTES, "rec", Route.class).getInstances().get(0);
     assertThat(idle.getPartitions()).containsExactly(0, 2, 4);
@@ -354,8 +377,11 @@ class PlannerTopologyTest {
     timingsOnHostA();
     run.plan();
     String recTopic = topics.requests("rec");
-    // The worker still runs an earlier grouping: one slot cpu-3 reporting both instances.
-    pipe(topics.workerStatus(), "host-a/cpu-3", TestRecords.withLoad(TestRecords.ready("host-a", "cpu-3", "rec", "1", "rec#0", "rec#1"),
+    // The worker still runs an earlier grouping: one slot the plan gives no instance reports both.
+    List<String> free = new ArrayList<>(List.of("cpu-0", "cpu-1", "cpu-2", "cpu-3"));
+    free.removeAll(List.of(slotOf("rec#0"), slotOf("rec#1")));
+    String old = free.get(0);
+    pipe(topics.workerStatus(), "host-a/" + old, TestRecords.withLoad(TestRecords.ready("host-a", old, "rec", "1", "rec#0", "rec#1"),
         2, 5, new TopicPartitions(recTopic, List.of(0, 1))), 10);
     run.plan();
 
@@ -363,15 +389,15 @@ class PlannerTopologyTest {
     List<RouteInstance> plannedInstances = route.getInstances().stream().filter(i -> i.getInstanceId().contains("#")).toList();
     assertThat(plannedInstances).hasSize(2).allMatch(RouteInstance::getReady);
     for (RouteInstance i : plannedInstances) {
-      assertThat(i.getSlot()).as("the slot the plan assigns").isNotEqualTo("cpu-3");
+      assertThat(i.getSlot()).as("the slot the plan assigns").isNotEqualTo(old);
       assertThat(i.getPartitions()).containsExactly(0, 1);
       assertThat(i.getInFlight()).isEqualTo(2);
     }
-    // cpu-3 itself is a slot of the base model that reports in: it serves rec too
+    // the old slot itself is a slot of the base model that reports in: it serves rec too
     assertThat(route.getReadyInstances()).isEqualTo(3);
 
     // The old slot stops reporting rec#1 and no other slot has it: not ready, with the assigned slot's reason.
-    pipe(topics.workerStatus(), "host-a/cpu-3", TestRecords.ready("host-a", "cpu-3", "rec", "1", "rec#0"), 11);
+    pipe(topics.workerStatus(), "host-a/" + old, TestRecords.ready("host-a", old, "rec", "1", "rec#0"), 11);
     run.plan();
     Route after = plan(PlanTable.ROUTES, "rec", Route.class);
     assertThat(after.getReadyInstances()).isEqualTo(2);

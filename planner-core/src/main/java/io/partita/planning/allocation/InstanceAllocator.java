@@ -1,5 +1,6 @@
 package io.partita.planning.allocation;
 
+import io.partita.planning.Rendezvous;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -24,8 +25,14 @@ import java.util.TreeMap;
  *       instances on one host fail together);
  *   <li>already holds the weight file (no mount, no memory spent);
  *   <li>least loaded (fewest instances of any service model on the slot);
- *   <li>smallest slot id.
+ *   <li>ranks highest for {@code s} ({@link #rank}: rendezvous hashing of the service model's id with
+ *       the slot's host and id), then smallest slot id.
  * </ol>
+ * The last rule is what keeps instances in place while slots come and go, with no memory of where
+ * they were: where most slots are equally good (many slots, few instances), a slot that joins takes
+ * an instance only if it outranks the slot chosen for it, and one that leaves moves little more
+ * than its own instances. (Breaking that tie by the smallest slot id put every base model's
+ * instances on the hosts with the smallest names, and moved them all when such a host came or went.)
  * Each allocation updates the state (load, mounted files, memory) before the next one.
  *
  * <p><b>Guarantees.</b> Never more than the wanted {@code k} instances of a service model, never two
@@ -157,7 +164,21 @@ public final class InstanceAllocator {
     if (c != 0) {
       return c;
     }
-    return a.spec.slotId().compareTo(b.spec.slotId());
+    return outranks(sm.id(), a.spec.host(), a.spec.slotId(), b.spec.host(), b.spec.slotId()) ? -1 : 1;
+  }
+
+  /** A slot's rendezvous rank for a service model, the last preference of the rule. */
+  public static long rank(String serviceModelId, String host, String slotId) {
+    return Rendezvous.rank(serviceModelId, host, slotId);
+  }
+
+  /**
+   * Whether slot {@code a} beats slot {@code b} for the service model on the last preference: it
+   * ranks higher, or ranks the same and has the smaller id. Distinct slots are never equal.
+   */
+  public static boolean outranks(String serviceModelId, String hostA, String slotA, String hostB, String slotB) {
+    int c = Long.compare(rank(serviceModelId, hostA, slotA), rank(serviceModelId, hostB, slotB));
+    return c != 0 ? c > 0 : slotA.compareTo(slotB) < 0;
   }
 
   private static String describe(ServiceModelSpec sm, Slot slot, Map<String, Integer> perHost) {

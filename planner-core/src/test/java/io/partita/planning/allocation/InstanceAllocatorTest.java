@@ -163,4 +163,51 @@ class InstanceAllocatorTest {
           .isEqualTo(InstanceAllocator.allocate(specs, slots).placements());
     }
   }
+
+  /**
+   * Where most slots are equally good (many slots, few instances), a slot that joins or leaves
+   * moves few instances: the tie goes to the slot that ranks highest for the service model, not to
+   * the smallest id (which moved every instance behind a joining host's name).
+   */
+  @Test
+  void shouldMoveFewInstancesWhenASlotJoinsOrLeavesAmongManyEqualSlots() {
+    Random random = new Random(5);
+    int instances = 0;
+    int movedByJoin = 0;
+    int movedByLeave = 0;
+    for (int problem = 0; problem < 200; problem++) {
+      List<SlotState> slots = new ArrayList<>();
+      for (int i = 0; i < 100; i++) {
+        String host = "host-" + random.nextInt(100_000);
+        slots.add(new SlotState(host + "/cpu-0", host, "chat", Long.MAX_VALUE / 4, true, 0, List.of()));
+      }
+      List<ServiceModelSpec> specs = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        specs.add(new ServiceModelSpec("chat-" + i, "chat", new WeightFile("f" + i, "sha" + i, 10), 2));
+      }
+      List<String> before = where(InstanceAllocator.allocate(specs, slots));
+      instances += before.size();
+      List<SlotState> joined = new ArrayList<>(slots);
+      String host = "host-" + random.nextInt(100_000);
+      joined.add(new SlotState(host + "/cpu-0", host, "chat", Long.MAX_VALUE / 4, true, 0, List.of()));
+      movedByJoin += moved(before, where(InstanceAllocator.allocate(specs, joined)));
+      List<SlotState> left = new ArrayList<>(slots);
+      left.remove(random.nextInt(left.size()));
+      movedByLeave += moved(before, where(InstanceAllocator.allocate(specs, left)));
+    }
+    assertThat(movedByJoin).as("instances moved by a joining slot, of %d", instances).isLessThan(instances / 20);
+    assertThat(movedByLeave).as("instances moved by a leaving slot, of %d", instances).isLessThan(instances / 20);
+  }
+
+  private static int moved(List<String> before, List<String> after) {
+    int n = 0;
+    for (String w : before) {
+      n += after.contains(w) ? 0 : 1;
+    }
+    return n;
+  }
+
+  private static List<String> where(AllocationPlan plan) {
+    return plan.placements().stream().map(p -> p.serviceModelId() + "#" + p.instance() + "@" + p.slotId()).toList();
+  }
 }

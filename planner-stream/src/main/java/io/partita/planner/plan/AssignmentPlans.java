@@ -21,6 +21,7 @@ import io.partita.planning.grouping.CoreLayout;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -197,7 +198,7 @@ public final class AssignmentPlans {
       Collection<String> slotKeys) {
     List<SlotState> states = new ArrayList<>();
     for (String key : slotKeys) {
-      states.add(new SlotState(key, key.substring(0, key.indexOf(Keys.SEP)), baseModel, Long.MAX_VALUE / 4, true, 0,
+      states.add(new SlotState(key, hostOf(key), baseModel, Long.MAX_VALUE / 4, true, 0,
           List.of()));
     }
     List<ServiceModelSpec> specs = new ArrayList<>();
@@ -229,15 +230,16 @@ public final class AssignmentPlans {
    * every base model, and allocating all of them again cost half a second a pass at 1,000 hosts
    * and 500 models. The allocator ({@link #instancesOn}: healthy slots, nothing mounted, no memory
    * limit, no load) takes for each instance, in turn, the slot with the fewest instances of that
-   * service model on its host, then holding its weight file, then the least load, then the
-   * smallest id. So a removed slot that held no instance was never taken and changes nothing; and
-   * an added slot (empty, on a host without instances) would have been taken only over a slot
-   * with instances of the same service model on its host, or with load, or with a larger id. When
-   * no slot holds more than one instance, no service model has two instances on one host, every
-   * instance wanted was placed, and every added slot's id is above every occupied slot's, none of
-   * that happened ({@code AssignmentPlansTest} allocates again and compares).
+   * service model on its host, then the least load, then the one that ranks highest for the
+   * service model ({@link InstanceAllocator#outranks}). So a removed slot that held no instance was
+   * never taken and changes nothing. When no slot holds more than one instance, no service model
+   * has two instances on one host and every instance wanted was placed, each instance was taken at
+   * load 0 from a host without one of its service model; an added slot (empty) would then have been
+   * taken only by outranking that slot for that service model. If it outranks none, nothing moves
+   * ({@code AssignmentPlansTest} allocates again and compares).
    *
-   * @param instancesBySlot the base model's slots now, with the instance ids each holds
+   * @param instancesBySlot the base model's slots now (key host/slot), with the instance ids each holds
+   * @param added the keys of the slots added
    * @param wanted the instances its service models want in all
    */
   public static boolean allocationUnchanged(Map<String, List<String>> instancesBySlot, Collection<String> added,
@@ -251,8 +253,8 @@ public final class AssignmentPlans {
       return true;
     }
     int placed = 0;
-    String highest = null;
     Set<String> serviceModelHosts = new HashSet<>();
+    Map<String, List<String>> slotsOf = new HashMap<>();
     for (Map.Entry<String, List<String>> slot : instancesBySlot.entrySet()) {
       List<String> ids = slot.getValue();
       if (ids.isEmpty()) {
@@ -261,25 +263,32 @@ public final class AssignmentPlans {
       if (ids.size() > 1) {
         return false;
       }
-      String host = slot.getKey().substring(0, slot.getKey().indexOf(Keys.SEP));
-      String id = ids.get(0);
-      if (!serviceModelHosts.add(id.substring(0, id.lastIndexOf('#')) + "\u0000" + host)) {
+      String host = hostOf(slot.getKey());
+      String serviceModel = ids.get(0).substring(0, ids.get(0).lastIndexOf('#'));
+      if (!serviceModelHosts.add(serviceModel + "\u0000" + host)) {
         return false;
       }
+      slotsOf.computeIfAbsent(serviceModel, k -> new ArrayList<>()).add(slot.getKey());
       placed++;
-      if (highest == null || slot.getKey().compareTo(highest) > 0) {
-        highest = slot.getKey();
-      }
     }
     if (placed < wanted) {
       return false;
     }
     for (String slot : added) {
-      if (highest != null && slot.compareTo(highest) < 0) {
-        return false;
+      String host = hostOf(slot);
+      for (Map.Entry<String, List<String>> held : slotsOf.entrySet()) {
+        for (String taken : held.getValue()) {
+          if (InstanceAllocator.outranks(held.getKey(), host, slot, hostOf(taken), taken)) {
+            return false;
+          }
+        }
       }
     }
     return true;
+  }
+
+  private static String hostOf(String slotKey) {
+    return slotKey.substring(0, slotKey.indexOf(Keys.SEP));
   }
 
   /**

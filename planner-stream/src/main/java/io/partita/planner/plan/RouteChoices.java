@@ -1,5 +1,6 @@
 package io.partita.planner.plan;
 
+import io.partita.planning.Rendezvous;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -52,7 +53,7 @@ public final class RouteChoices {
     remove(serviceModel);
     long worstRank = 0;
     String worstKey = null;
-    long seed = RoutePlans.serviceSeed(serviceModel);
+    long seed = Rendezvous.seed(serviceModel);
     for (String key : chosen) {
       long rank = SlotRanking.rank(seed, key);
       if (worstKey == null || !SlotRanking.outranks(rank, key, worstRank, worstKey)) {
@@ -117,7 +118,7 @@ public final class RouteChoices {
     if (limit == 0) {
       return false;
     }
-    long rank = SlotRanking.rank(RoutePlans.serviceSeed(serviceModel), slotKey);
+    long rank = SlotRanking.rank(Rendezvous.seed(serviceModel), slotKey);
     return SlotRanking.outranks(rank, slotKey, c.worstRank(), c.worstKey());
   }
 }

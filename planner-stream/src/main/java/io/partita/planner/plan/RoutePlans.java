@@ -8,6 +8,7 @@ import io.partita.avro.ServiceModel;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TopicPartitions;
+import io.partita.planning.Rendezvous;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -183,7 +184,7 @@ public final class RoutePlans {
     // the limit best so far, the worst of them at the head
     PriorityQueue<Ranked> best = new PriorityQueue<>(limit + 1, higherFirst.reversed());
     for (SlotAssignment a : slots) {
-      best.add(new Ranked(rank(serviceModel, a.getHost(), a.getSlot()), a));
+      best.add(new Ranked(Rendezvous.rank(serviceModel, a.getHost(), a.getSlot()), a));
       if (best.size() > limit) {
         best.poll();
       }
@@ -200,32 +201,6 @@ public final class RoutePlans {
    */
   public static List<String> highestRankedKeys(List<String> slotKeys, String serviceModel, int limit) {
     return new SlotRanking(slotKeys).highest(serviceModel, Set.of(), limit);
-  }
-
-  /**
-   * A slot's rendezvous rank for a service model: a 64-bit mix of the three names' hashes. Stable
-   * across processes and releases ({@link String#hashCode} is specified), so every planner instance
-   * and every replay ranks alike.
-   */
-  static long rank(String serviceModel, String host, String slot) {
-    return rank(serviceSeed(serviceModel), host.hashCode(), slot.hashCode());
-  }
-
-  /** The part of {@link #rank} that depends on the service model alone. */
-  static long serviceSeed(String serviceModel) {
-    return mix(serviceModel.hashCode());
-  }
-
-  /** {@link #rank} from the service model's seed and the hashes of the host's and the slot's names. */
-  static long rank(long serviceSeed, int hostHash, int slotHash) {
-    return mix(mix(serviceSeed + hostHash) + slotHash);
-  }
-
-  /** SplitMix64's finaliser: neighbouring inputs (cpu-0, cpu-1) land far apart. */
-  private static long mix(long h) {
-    h = (h ^ (h >>> 30)) * 0xbf58476d1ce4e5b9L;
-    h = (h ^ (h >>> 27)) * 0x94d049bb133111ebL;
-    return h ^ (h >>> 31);
   }
 
   /** The instance id a worker gives a service model it mounts on demand on a slot the plan gave no instance of it. */

@@ -1,5 +1,6 @@
 package io.partita.planner.plan;
 
+import io.partita.planning.Rendezvous;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -39,14 +40,14 @@ public final class SlotRanking {
 
   /**
    * The {@code limit} slots, other than {@code excluded}, that rank highest for {@code serviceModel}
-   * ({@link RoutePlans#rank}; ties by host, then slot), best first; all of them when there are no
+   * ({@link Rendezvous#rank}; ties by host, then slot), best first; all of them when there are no
    * more than {@code limit}.
    */
   public List<String> highest(String serviceModel, Set<String> excluded, int limit) {
     if (limit == 0) {
       return new ArrayList<>();
     }
-    long seed = RoutePlans.serviceSeed(serviceModel);
+    long seed = Rendezvous.seed(serviceModel);
     // A binary heap of the limit best so far, the worst at the root: once it is full, most slots
     // rank below its root and are dismissed by one comparison of longs.
     int capacity = Math.min(limit, keys.length);
@@ -54,7 +55,7 @@ public final class SlotRanking {
     int[] at = new int[capacity];
     int size = 0;
     for (int i = 0; i < keys.length; i++) {
-      long r = RoutePlans.rank(seed, hostHashes[i], slotHashes[i]);
+      long r = Rendezvous.rank(seed, hostHashes[i], slotHashes[i]);
       if (size == limit && r < rank[0]) {
         continue;
       }
@@ -107,10 +108,10 @@ public final class SlotRanking {
     return out;
   }
 
-  /** A slot's rank for a service model ({@link RoutePlans#rank}) from its key and the service model's seed. */
+  /** A slot's rank for a service model ({@link Rendezvous#rank}) from its key and the service model's seed. */
   static long rank(long serviceSeed, String key) {
     long hashes = hashes(key);
-    return RoutePlans.rank(serviceSeed, (int) (hashes >>> 32), (int) hashes);
+    return Rendezvous.rank(serviceSeed, (int) (hashes >>> 32), (int) hashes);
   }
 
   /**

@@ -53,6 +53,8 @@ final class LivePlan {
   private final Map<String, TreeSet<String>> slotsByHost = new TreeMap<>();
   private final Map<String, TreeSet<String>> slotsByModel = new HashMap<>();
   private final Map<String, TreeSet<String>> slotsByServiceModel = new HashMap<>();
+  /** base model -> its slots that hold at least one instance. */
+  private final Map<String, TreeSet<String>> occupiedByModel = new HashMap<>();
   /** slot key -> base model it runs. */
   private final Map<String, String> slotModel = new HashMap<>();
   /** slot key -> the instance ids it holds, in order. */
@@ -74,6 +76,7 @@ final class LivePlan {
     slotsByHost.clear();
     slotsByModel.clear();
     slotsByServiceModel.clear();
+    occupiedByModel.clear();
     slotModel.clear();
     slotInstances.clear();
   }
@@ -178,6 +181,9 @@ final class LivePlan {
           ids.add(asm.getInstanceId());
         }
         slotInstances.put(key, List.copyOf(ids));
+        if (!ids.isEmpty()) {
+          occupiedByModel.computeIfAbsent(a.getModel(), m -> new TreeSet<>()).add(key);
+        }
       }
       default -> { }
     }
@@ -200,6 +206,7 @@ final class LivePlan {
         SlotAssignment a = (SlotAssignment) old;
         removeFrom(slotsByHost, a.getHost(), key);
         removeFrom(slotsByModel, a.getModel(), key);
+        removeFrom(occupiedByModel, a.getModel(), key);
         slotModel.remove(key);
         slotInstances.remove(key);
         for (AssignedServiceModel asm : a.getServiceModels()) {
@@ -299,6 +306,13 @@ final class LivePlan {
   SortedSet<String> slotsOfModel(String model) {
     index();
     TreeSet<String> keys = slotsByModel.get(model);
+    return keys == null ? Collections.emptySortedSet() : Collections.unmodifiableSortedSet(keys);
+  }
+
+  /** The slots running a base model that hold at least one instance. */
+  SortedSet<String> occupiedSlotsOfModel(String model) {
+    index();
+    TreeSet<String> keys = occupiedByModel.get(model);
     return keys == null ? Collections.emptySortedSet() : Collections.unmodifiableSortedSet(keys);
   }
 

@@ -396,7 +396,7 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         } else {
           hosts.addAll(versionsAt.getOrDefault(model, Set.of()));
           hosts.addAll(versionHosts);
-          hosts.addAll(VersionPlans.predictingHosts(in, model, evidence));
+          hosts.addAll(VersionPlans.predictingHosts(in, model));
         }
         for (String host : hosts) {
           String running = live.chosen(model, host);
@@ -572,8 +572,10 @@ final class PlanProcessor implements Processor<String, Object, String, byte[]> {
         if (reallocate.contains(model)) {
           continue;
         }
+        // The slots that hold an instance, and those removed: a slot holding none says nothing.
         Map<String, List<String>> held = new HashMap<>();
-        live.slotsOfModel(model).forEach(key -> held.put(key, live.slotInstances(key)));
+        live.occupiedSlotsOfModel(model).forEach(key -> held.put(key, live.slotInstances(key)));
+        removed.getOrDefault(model, List.of()).forEach(key -> held.put(key, live.slotInstances(key)));
         int wanted = 0;
         for (ServiceModel sm : in.serviceModelsOf(model).values()) {
           wanted += Math.max(0, sm.getInstances());

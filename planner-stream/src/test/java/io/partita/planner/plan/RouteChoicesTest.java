@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.avro.SlotAssignment;
+import io.partita.planning.Rendezvous;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -162,8 +163,8 @@ class RouteChoicesTest {
       long hashes = SlotRanking.hashes(key);
       assertThat((int) (hashes >>> 32)).as("host of %s", key).isEqualTo(key.substring(0, cut).hashCode());
       assertThat((int) hashes).as("slot of %s", key).isEqualTo(key.substring(cut + 1).hashCode());
-      assertThat(SlotRanking.rank(RoutePlans.serviceSeed("sm"), key))
-          .isEqualTo(RoutePlans.rank("sm", key.substring(0, cut), key.substring(cut + 1)));
+      assertThat(SlotRanking.rank(Rendezvous.seed("sm"), key))
+          .isEqualTo(Rendezvous.rank("sm", key.substring(0, cut), key.substring(cut + 1)));
     }
     assertThatThrownBy(() -> SlotRanking.hashes("no-separator")).hasMessageContaining("slot key no-separator");
   }
