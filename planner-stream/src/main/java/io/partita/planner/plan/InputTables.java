@@ -17,7 +17,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
+import java.util.SortedSet;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The input tables, decoded, kept up to date one record at a time, with the indexes the planning
@@ -52,6 +54,13 @@ public final class InputTables {
   private final Map<String, TreeMap<String, ServiceModel>> serviceModelsByBase = new HashMap<>();
   /** model -> host -> version -> how many single-partition timings of it the host has. */
   private final Map<String, Map<String, Map<String, Integer>>> measured = new HashMap<>();
+  /**
+   * model -> the planned hosts that lack single-partition timings of some catalog version of it
+   * (their choice of its version may be predicted from other hosts), kept as hosts, the catalog and
+   * timings change: a pass asks for every model whose version it re-plans, and walking every host
+   * for it cost most of a churn pass's version stage at 1,000 hosts.
+   */
+  private final Map<String, TreeSet<String>> lacking = new HashMap<>();
   /** host/pool -> its grouping-mode measurements by key. */
   private final Map<String, TreeMap<String, TimingEvent>> groupingsByPool = new HashMap<>();
   /** Derived lazily, dropped when what they are derived from changes. */
@@ -107,6 +116,7 @@ public final class InputTables {
     serviceModelsByBase.clear();
     groupingsByPool.clear();
     measured.clear();
+    lacking.clear();
     demandByBase.clear();
     requirementsByBase.clear();
     facts.clear();
@@ -138,12 +148,48 @@ public final class InputTables {
   /** Whether a host is planned follows its environment and its liveness. */
   private void refreshHost(String host) {
     facts.remove(host);
+    boolean was = hosts.containsKey(host);
     HostEnvironment env = environments.get(host);
     if (env != null && HostStates.planned(liveness.get(host))) {
       hosts.put(host, env);
     } else {
       hosts.remove(host);
     }
+    if (was != hosts.containsKey(host)) {
+      for (String model : catalogModels.keySet()) {
+        refreshLacking(model, host);
+      }
+    }
+  }
+
+  /** Whether {@code host} is planned and lacks timings of some catalog version of {@code model}. */
+  private void refreshLacking(String model, String host) {
+    List<ModelVersion> list = catalogModels.get(model);
+    if (list == null) {
+      return;
+    }
+    if (hosts.containsKey(host) && !measuredAll(model, host, list)) {
+      lacking.computeIfAbsent(model, m -> new TreeSet<>()).add(host);
+    } else {
+      TreeSet<String> of = lacking.get(model);
+      if (of != null && of.remove(host) && of.isEmpty()) {
+        lacking.remove(model);
+      }
+    }
+  }
+
+  private boolean measuredAll(String model, String host, List<ModelVersion> list) {
+    Map<String, Map<String, Integer>> byHost = measured.get(model);
+    Map<String, Integer> own = byHost == null ? null : byHost.get(host);
+    if (own == null) {
+      return false;
+    }
+    for (int i = 0; i < list.size(); i++) {
+      if (!own.containsKey(list.get(i).getVersion())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void putVersion(String key, ModelVersion value) {
@@ -161,10 +207,14 @@ public final class InputTables {
     // versions are the key range of its prefix, in key order.
     String prefix = model + Keys.SEP;
     List<ModelVersion> list = new ArrayList<>(versions.subMap(prefix, prefix + Character.MAX_VALUE).values());
+    lacking.remove(model);
     if (list.isEmpty()) {
       catalogModels.remove(model);
     } else {
       catalogModels.put(model, Collections.unmodifiableList(list));
+      for (String host : hosts.keySet()) {
+        refreshLacking(model, host);
+      }
     }
   }
 
@@ -193,6 +243,7 @@ public final class InputTables {
     if (old == null && value != null) {
       measured.computeIfAbsent(value.getModel(), k -> new HashMap<>()).computeIfAbsent(value.getHost(), k -> new HashMap<>())
           .merge(value.getVersion(), 1, Integer::sum);
+      refreshLacking(value.getModel(), value.getHost());
     } else if (old != null && value == null) {
       Map<String, Map<String, Integer>> hosts = measured.get(old.getModel());
       Map<String, Integer> versions = hosts == null ? null : hosts.get(old.getHost());
@@ -205,6 +256,7 @@ public final class InputTables {
           measured.remove(old.getModel());
         }
       }
+      refreshLacking(old.getModel(), old.getHost());
     }
   }
 
@@ -257,6 +309,11 @@ public final class InputTables {
 
   PredictedProfiles.PassCache predictions() {
     return predictions;
+  }
+
+  SortedSet<String> hostsLackingTimings(String model) {
+    TreeSet<String> of = lacking.get(model);
+    return of == null ? Collections.emptySortedSet() : Collections.unmodifiableSortedSet(of);
   }
 
   Set<String> measuredVersions(String model, String host) {

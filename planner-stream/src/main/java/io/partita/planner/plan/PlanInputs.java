@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
+import java.util.SortedSet;
 
 /**
  * Everything the planner knows, as the input tables hold it: each map sorted by its key, so that
@@ -109,6 +110,11 @@ public final class PlanInputs {
   /** The versions of a model that a host has single-partition timings of. */
   public Set<String> measuredVersions(String model, String host) {
     return tables.measuredVersions(model, host);
+  }
+
+  /** The planned hosts that lack single-partition timings of some catalog version of a model, sorted. */
+  public SortedSet<String> hostsLackingTimings(String model) {
+    return tables.hostsLackingTimings(model);
   }
 
   /** The hosts that have single-partition timings of some version of a model (any host, planned or not). */

@@ -201,18 +201,9 @@ public final class VersionPlans {
    * measure every catalog version of it themselves (their choice may be a prediction from another
    * host). A change on one host re-plans that host and these, not every host.
    */
-  public static Set<String> predictingHosts(PlanInputs in, String model, Evidence evidence) {
-    Set<String> out = new TreeSet<>();
-    List<ModelVersion> versions = catalogModels(in).get(model);
-    if (versions == null) {
-      return out;
-    }
-    for (String host : in.hosts().keySet()) {
-      if (!evidence.measuredAll(host, versions)) {
-        out.add(host);
-      }
-    }
-    return out;
+  public static Set<String> predictingHosts(PlanInputs in, String model) {
+    // kept by the input tables as hosts, the catalog and timings change (PlanInputs#hostsLackingTimings)
+    return new TreeSet<>(in.hostsLackingTimings(model));
   }
 
   /** The observations of a model's versions on every host (see {@link #versionProblem(PlanInputs, String, String)}). */
