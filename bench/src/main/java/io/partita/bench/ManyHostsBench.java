@@ -198,6 +198,46 @@ final class ManyHostsBench {
             "lost", "errors", "p50 ms", "p99 ms"), rows, self));
   }
 
+  /** Answers a second over the 5 s windows {@code from} (inclusive) to {@code to} (exclusive). */
+  private static double meanRate(Map<Long, Map<String, AtomicLong>> perWindow, long from, long to) {
+    long total = 0;
+    for (long w = from; w < to; w++) {
+      total += perWindow.getOrDefault(w, Map.of()).values().stream().mapToLong(AtomicLong::get).sum();
+    }
+    return to > from ? total / (5.0 * (to - from)) : Double.NaN;
+  }
+
+  /**
+   * When a joining host's environment reached the hosts topic and its slot of the load's model the
+   * plan, in seconds after it was started ("not within N s" when it did not while the load ran).
+   */
+  record JoinSteps(String environment, String planned) {
+    static JoinSteps watch(ManyHosts cluster, long startNanos, Duration within) {
+      double environment = -1;
+      double planned = -1;
+      while (System.nanoTime() - startNanos < within.toNanos() && planned < 0) {
+        Snapshot s = cluster.snapshot();
+        double at = (System.nanoTime() - startNanos) / 1e9;
+        if (environment < 0 && s.hosts().containsKey("host-3")) {
+          environment = at;
+        }
+        if (s.assignments().values().stream()
+            .anyMatch(a -> a.getHost().equals("host-3") && a.getModel().equals(ManyHosts.LOAD_MODEL))) {
+          planned = at;
+        }
+        try {
+          Thread.sleep(1000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      String never = "not within " + within.toSeconds() + " s";
+      return new JoinSteps(environment < 0 ? never : Report.fmt(environment) + " s",
+          planned < 0 ? never : Report.fmt(planned) + " s");
+    }
+  }
+
   /**
    * A third host joins while calls are kept in flight (the throughput per 5 s before and after),
    * then leaves with SIGTERM under open-loop load (nothing may be lost).
@@ -209,7 +249,7 @@ final class ManyHostsBench {
     long start = System.nanoTime();
     long window = 5_000_000_000L;
     long joinAt = quick ? 10 : 30;
-    long length = quick ? 40 : 120;
+    long length = quick ? 40 : 180; // the joining host answers about 70 s after its start: a minute of it serving
     long[] firstAnswerOfNew = {-1};
     AtomicLong errors = new AtomicLong();
     CompletableFuture<String> joined = new CompletableFuture<>();
@@ -250,8 +290,16 @@ final class ManyHostsBench {
         joined.completeExceptionally(e);
       }
     });
+    CompletableFuture<JoinSteps> steps = CompletableFuture.supplyAsync(() -> JoinSteps.watch(cluster, start + joinNanos,
+        Duration.ofSeconds(length - joinAt)));
     Thread.sleep((length - joinAt) * 1000 + 5_000); // the rest of the load, and 5 s for its last answers
     joined.get();
+    JoinSteps join = steps.get();
+    // Throughput before the start, and from 30 s after host-3's first answer (rebalanced, warm) to the end.
+    double before = meanRate(perWindow, 0, joinAt / 5);
+    long settled = firstAnswerOfNew[0] < 0 ? -1 : (firstAnswerOfNew[0] / 1_000_000_000L + 30 + 4) / 5;
+    String after = settled < 0 || settled >= length / 5 ? "n/a (no full window with host-3 serving)"
+        : Report.fmt(meanRate(perWindow, settled, length / 5)) + "/s from " + settled * 5 + " s on";
     List<List<String>> rows = new ArrayList<>();
     for (long w = 0; w < length / 5; w++) {
       Map<String, AtomicLong> m = perWindow.getOrDefault(w, Map.of());
@@ -261,9 +309,12 @@ final class ManyHostsBench {
     }
     report.add(new Report.Table("6e. Many hosts: a third host joins under load",
         "64 calls kept in flight from a Kafka client; at " + joinAt + " s `partita cluster fault start host-3 --cpus 0.2`"
-            + " adds a worker host (worker and profiler). First answer from host-3 "
-            + (firstAnswerOfNew[0] < 0 ? "never came" : Report.fmt((firstAnswerOfNew[0] - joinNanos) / 1e9) + " s after the start")
-            + "; " + errors.get() + " calls answered with an error.",
+            + " adds a worker host (worker and profiler). After the start: host-3's environment on the hosts topic "
+            + join.environment() + ", its slot of " + ManyHosts.LOAD_MODEL + " in the plan " + join.planned()
+            + ", its first answer "
+            + (firstAnswerOfNew[0] < 0 ? "never came" : Report.fmt((firstAnswerOfNew[0] - joinNanos) / 1e9) + " s")
+            + "; " + errors.get() + " calls answered with an error. Answers " + Report.fmt(before) + "/s before the start, "
+            + after + ".",
         List.of("seconds", "answers/s", "host-3 answers/s", "by host (5 s)"), rows, self));
 
     // The third host leaves with SIGTERM while open-loop load runs: it finishes what it holds.

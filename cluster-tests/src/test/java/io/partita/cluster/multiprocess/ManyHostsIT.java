@@ -174,9 +174,11 @@ class ManyHostsIT {
   @Test
   @Order(5)
   void shouldTakeAJoiningHostIntoThePlanAndServeFromIt() throws Exception {
+    long started = System.nanoTime();
     cluster.fault(Cluster.Fault.START, "host-3", 0.2);
-    cluster.await("host-3 in the plan with a ready slot of " + ManyHosts.LOAD_MODEL, Duration.ofMinutes(4),
+    cluster.await("host-3 in the plan with a slot of " + ManyHosts.LOAD_MODEL, Duration.ofMinutes(3),
         s -> s.assignments().values().stream().anyMatch(a -> a.getHost().equals("host-3") && a.getModel().equals(ManyHosts.LOAD_MODEL)));
+    System.err.printf("host-3 in the plan %.1f s after it was started%n", (System.nanoTime() - started) / 1e9);
     Calls calls = OpenLoad.run(cluster.demoCallers(), 100, Duration.ofSeconds(20), Duration.ofSeconds(30), null);
     long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
     while (calls.okByHost().getOrDefault("host-3", 0L) == 0 && System.nanoTime() < deadline) {
