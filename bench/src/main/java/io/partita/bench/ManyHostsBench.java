@@ -26,6 +26,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 /**
  * Section 6 of BENCHMARKS.md, "Many hosts": a real cluster of processes on this machine ({@link
@@ -213,28 +214,26 @@ final class ManyHostsBench {
    */
   record JoinSteps(String environment, String planned) {
     static JoinSteps watch(ManyHosts cluster, long startNanos, Duration within) {
-      double environment = -1;
-      double planned = -1;
-      while (System.nanoTime() - startNanos < within.toNanos() && planned < 0) {
-        Snapshot s = cluster.snapshot();
-        double at = (System.nanoTime() - startNanos) / 1e9;
-        if (environment < 0 && s.hosts().containsKey("host-3")) {
-          environment = at;
-        }
-        if (s.assignments().values().stream()
-            .anyMatch(a -> a.getHost().equals("host-3") && a.getModel().equals(ManyHosts.LOAD_MODEL))) {
-          planned = at;
-        }
-        try {
-          Thread.sleep(1000);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          break;
-        }
+      String environment = when(cluster, startNanos, within, "host-3's environment on the hosts topic",
+          s -> s.hosts().containsKey("host-3"));
+      String planned = when(cluster, startNanos, within, "host-3's slot of " + ManyHosts.LOAD_MODEL + " in the plan",
+          s -> s.assignments().values().stream()
+              .anyMatch(a -> a.getHost().equals("host-3") && a.getModel().equals(ManyHosts.LOAD_MODEL)));
+      return new JoinSteps(environment, planned);
+    }
+
+    /** Seconds after {@code startNanos} when {@code test} first held ({@link ManyHosts#await}), or "not within". */
+    private static String when(ManyHosts cluster, long startNanos, Duration within, String what, Predicate<Snapshot> test) {
+      Duration left = within.minusNanos(System.nanoTime() - startNanos);
+      try {
+        cluster.await(what, left.isNegative() ? Duration.ZERO : left, test);
+        return Report.fmt((System.nanoTime() - startNanos) / 1e9) + " s";
+      } catch (IllegalStateException notYet) {
+        return "not within " + within.toSeconds() + " s";
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return "not seen (interrupted)";
       }
-      String never = "not within " + within.toSeconds() + " s";
-      return new JoinSteps(environment < 0 ? never : Report.fmt(environment) + " s",
-          planned < 0 ? never : Report.fmt(planned) + " s");
     }
   }
 

@@ -25,7 +25,7 @@ import java.util.TreeMap;
  *       instances on one host fail together);
  *   <li>already holds the weight file (no mount, no memory spent);
  *   <li>least loaded (fewest instances of any service model on the slot);
- *   <li>ranks highest for {@code s} ({@link #rank}: rendezvous hashing of the service model's id with
+ *   <li>ranks highest for {@code s} ({@link Rendezvous#rank}: rendezvous hashing of the service model's id with
  *       the slot's host and id), then smallest slot id.
  * </ol>
  * The last rule is what keeps instances in place while slots come and go, with no memory of where
@@ -167,17 +167,12 @@ public final class InstanceAllocator {
     return outranks(sm.id(), a.spec.host(), a.spec.slotId(), b.spec.host(), b.spec.slotId()) ? -1 : 1;
   }
 
-  /** A slot's rendezvous rank for a service model, the last preference of the rule. */
-  public static long rank(String serviceModelId, String host, String slotId) {
-    return Rendezvous.rank(serviceModelId, host, slotId);
-  }
-
   /**
    * Whether slot {@code a} beats slot {@code b} for the service model on the last preference: it
    * ranks higher, or ranks the same and has the smaller id. Distinct slots are never equal.
    */
   public static boolean outranks(String serviceModelId, String hostA, String slotA, String hostB, String slotB) {
-    int c = Long.compare(rank(serviceModelId, hostA, slotA), rank(serviceModelId, hostB, slotB));
+    int c = Long.compare(Rendezvous.rank(serviceModelId, hostA, slotA), Rendezvous.rank(serviceModelId, hostB, slotB));
     return c != 0 ? c > 0 : slotA.compareTo(slotB) < 0;
   }
 

@@ -167,7 +167,7 @@ public final class RoutePlans {
   }
 
   /**
-   * The {@code limit} slots that rank highest for {@code serviceModel} ({@link #rank}; ties by host,
+   * The {@code limit} slots that rank highest for {@code serviceModel} ({@link Rendezvous#rank}; ties by host,
    * then slot), or all of them when there are no more than {@code limit}. The choice depends on the
    * set of slots only, not on their order. {@code O(n log limit)} for {@code n} slots.
    */
