@@ -135,5 +135,9 @@ class ClusterPlanTest {
         + " --http-port 8080 --grpc-port 8001 --set gateway.id=gateway-1");
     assertThat(String.join(" ", planner.argv())).endsWith("--state-dir /tmp/plan-test/data/planner-1"
         + " --set planner.group.instance.id=planner-1 --set host.id=planner-1");
+    // The brokers, through which every call passes, keep the optimizing compiler; the rest stop at C1.
+    assertThat(broker.argv()).doesNotContain("-XX:TieredStopAtLevel=1");
+    assertThat(List.of(host.get(0), host.get(1), gateway, planner))
+        .allSatisfy(p -> assertThat(p.argv()).contains("-XX:TieredStopAtLevel=1"));
   }
 }

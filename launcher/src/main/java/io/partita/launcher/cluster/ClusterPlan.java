@@ -120,11 +120,15 @@ public final class ClusterPlan {
     for (Role role : group.kind().roles()) {
       String name = group.kind() == GroupKind.HOST ? group.name() + "-" + role : group.name();
       String hostId = group.kind() == GroupKind.HOST ? group.name() : null;
-      // Serial GC and the C1 compiler only: a dozen JVMs share two cores, and a worker host has a
-      // fraction of one, so the JVM's own threads (parallel GC workers, C2 compiling) would take
-      // the CPU the services need to start. A crash report goes beside the process's log.
-      List<String> argv = new ArrayList<>(List.of(state.javaBin(), "-Xmx" + role.maxHeap(), "-XX:+UseSerialGC",
-          "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-XX:ErrorFile=" + dir.resolve("logs").resolve(name + "-hs_err_%p.log"),
+      // Serial GC, and the C1 compiler only but for the brokers (Role.optimizing): a dozen JVMs
+      // share two cores, and a worker host has a fraction of one, so the JVM's own threads
+      // (parallel GC workers, C2 compiling) would take the CPU the services need to start. A crash
+      // report goes beside the process's log.
+      List<String> argv = new ArrayList<>(List.of(state.javaBin(), "-Xmx" + role.maxHeap(), "-XX:+UseSerialGC"));
+      if (!role.optimizing()) {
+        argv.add("-XX:TieredStopAtLevel=1");
+      }
+      argv.addAll(List.of("-XX:-UsePerfData", "-XX:ErrorFile=" + dir.resolve("logs").resolve(name + "-hs_err_%p.log"),
           state.names().mark()));
       argv.addAll(state.javaOptions());
       argv.addAll(List.of("@" + state.argFile(), MAIN_CLASS, role.command()));
