@@ -199,6 +199,14 @@ final class ManyHostsBench {
             "lost", "errors", "p50 ms", "p99 ms"), rows, self));
   }
 
+  /** What the first error of each kind said, as a sentence ("" when every call was answered OK). */
+  private static String errorDetails(Calls calls) {
+    StringBuilder out = new StringBuilder();
+    calls.errors().keySet().forEach(code -> out.append(" The first ").append(code).append(": ")
+        .append(calls.firstDetail(code)).append('.'));
+    return out.toString();
+  }
+
   /** Answers a second over the 5 s windows {@code from} (inclusive) to {@code to} (exclusive). */
   private static double meanRate(Map<Long, Map<String, AtomicLong>> perWindow, long from, long to) {
     long total = 0;
@@ -247,8 +255,12 @@ final class ManyHostsBench {
     Map<Long, Map<String, AtomicLong>> perWindow = new ConcurrentHashMap<>();
     long start = System.nanoTime();
     long window = 5_000_000_000L;
-    long joinAt = quick ? 10 : 30;
-    long length = quick ? 40 : 180; // the joining host answers about 70 s after its start: a minute of it serving
+    // The host joins after 50 s of steady load (the first 10 s warm the clients up and are not
+    // counted), and answers about 65 s after its start: the load runs on for a minute and a half of
+    // it serving.
+    long warm = quick ? 5 : 10;
+    long joinAt = quick ? 10 : 60;
+    long length = quick ? 40 : 240;
     long[] firstAnswerOfNew = {-1};
     AtomicLong errors = new AtomicLong();
     CompletableFuture<String> joined = new CompletableFuture<>();
@@ -294,11 +306,13 @@ final class ManyHostsBench {
     Thread.sleep((length - joinAt) * 1000 + 5_000); // the rest of the load, and 5 s for its last answers
     joined.get();
     JoinSteps join = steps.get();
-    // Throughput before the start, and from 30 s after host-3's first answer (rebalanced, warm) to the end.
-    double before = meanRate(perWindow, 0, joinAt / 5);
+    // Throughput from the end of the warm-up to the start, and from 30 s after host-3's first
+    // answer (rebalanced, warm) to the end.
+    double before = meanRate(perWindow, warm / 5, joinAt / 5);
     long settled = firstAnswerOfNew[0] < 0 ? -1 : (firstAnswerOfNew[0] / 1_000_000_000L + 30 + 4) / 5;
     String after = settled < 0 || settled >= length / 5 ? "n/a (no full window with host-3 serving)"
-        : Report.fmt(meanRate(perWindow, settled, length / 5)) + "/s from " + settled * 5 + " s on";
+        : Report.fmt(meanRate(perWindow, settled, length / 5)) + "/s from " + settled * 5 + " s on ("
+            + Report.fmt(meanRate(perWindow, settled, length / 5) / before) + " times)";
     List<List<String>> rows = new ArrayList<>();
     for (long w = 0; w < length / 5; w++) {
       Map<String, AtomicLong> m = perWindow.getOrDefault(w, Map.of());
@@ -312,7 +326,7 @@ final class ManyHostsBench {
             + join.environment() + ", its slot of " + ManyHosts.LOAD_MODEL + " in the plan " + join.planned()
             + ", its first answer "
             + (firstAnswerOfNew[0] < 0 ? "never came" : Report.fmt((firstAnswerOfNew[0] - joinNanos) / 1e9) + " s")
-            + "; " + errors.get() + " calls answered with an error. Answers " + Report.fmt(before) + "/s before the start, "
+            + "; " + errors.get() + " calls answered with an error. Answers " + Report.fmt(before) + "/s from " + warm + " s to the start, "
             + after + ".",
         List.of("seconds", "answers/s", "host-3 answers/s", "by host (5 s)"), rows, self));
 
@@ -340,7 +354,7 @@ final class ManyHostsBench {
         "Open-loop load at 80 % of the three hosts' measured capacity for " + load.toSeconds() + " s (Kafka client and both"
             + " gateways); at " + stopAt + " s `partita cluster fault stop host-3` (SIGTERM: its worker answers and commits"
             + " what it holds, then leaves the group); the planner withdrew host-3's slots " + Report.fmt(moved / 1000.0)
-            + " s after the signal.",
+            + " s after the signal." + errorDetails(calls),
         List.of("sent", "OK", "errors", "lost", "host-3 answers after the stop", "p99 ms before", "p99 ms after"),
         List.of(List.of(Long.toString(calls.sent()), Long.toString(calls.ok()), calls.errors().toString(),
             Long.toString(calls.lost()), Long.toString(calls.sentBetween(stopAt + 15, load.toSeconds()).okByHost()

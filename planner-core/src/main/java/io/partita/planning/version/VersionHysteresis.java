@@ -41,8 +41,8 @@ public final class VersionHysteresis {
     }
     List<VersionOutcome> outcomes = new ArrayList<>();
     outcomes.add(new VersionOutcome(kept.versionId(), VersionOutcome.Status.CHOSEN, kept.latencyMs(), kept.predicted(),
-        kept.sourceHost(), kept.accuracy(), "kept: version " + chosen.versionId() + " (" + chosen.latencyMs()
-        + " ms) is not faster by more than the hysteresis margin " + margin + " (fresh ranking: " + kept.reason() + ")"));
+        kept.sourceHost(), kept.accuracy(), "kept: version " + chosen.versionId() + " (" + VersionSelector.ms(chosen.latencyMs())
+        + ") is not faster by more than the hysteresis margin " + margin + " (fresh ranking: " + kept.reason() + ")"));
     outcomes.add(new VersionOutcome(chosen.versionId(), VersionOutcome.Status.RUNNER_UP, chosen.latencyMs(),
         chosen.predicted(), chosen.sourceHost(), chosen.accuracy(), "faster, but within the hysteresis margin of the running version"));
     for (VersionOutcome o : fresh.outcomes()) {

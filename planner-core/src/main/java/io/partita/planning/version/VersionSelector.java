@@ -246,7 +246,7 @@ public final class VersionSelector {
   }
 
   /** Milliseconds with up to three decimals and at least one ({@code 16.0 ms}, {@code 13.333 ms}). */
-  private static String ms(double v) {
+  static String ms(double v) {
     return num(v) + " ms";
   }
 
