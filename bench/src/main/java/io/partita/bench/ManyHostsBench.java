@@ -256,8 +256,8 @@ final class ManyHostsBench {
     long start = System.nanoTime();
     long window = 5_000_000_000L;
     // The host joins after 50 s of steady load (the first 10 s warm the clients up and are not
-    // counted), and answers about 65 s after its start: the load runs on for a minute and a half of
-    // it serving.
+    // counted), and answers 50-65 s after its start: the load runs on for about two minutes of it
+    // serving.
     long warm = quick ? 5 : 10;
     long joinAt = quick ? 10 : 60;
     long length = quick ? 40 : 240;
@@ -310,9 +310,9 @@ final class ManyHostsBench {
     // answer (rebalanced, warm) to the end.
     double before = meanRate(perWindow, warm / 5, joinAt / 5);
     long settled = firstAnswerOfNew[0] < 0 ? -1 : (firstAnswerOfNew[0] / 1_000_000_000L + 30 + 4) / 5;
+    double afterRate = meanRate(perWindow, settled, length / 5);
     String after = settled < 0 || settled >= length / 5 ? "n/a (no full window with host-3 serving)"
-        : Report.fmt(meanRate(perWindow, settled, length / 5)) + "/s from " + settled * 5 + " s on ("
-            + Report.fmt(meanRate(perWindow, settled, length / 5) / before) + " times)";
+        : Report.fmt(afterRate) + "/s from " + settled * 5 + " s on (" + Report.fmt(afterRate / before) + " times)";
     List<List<String>> rows = new ArrayList<>();
     for (long w = 0; w < length / 5; w++) {
       Map<String, AtomicLong> m = perWindow.getOrDefault(w, Map.of());
