@@ -1,5 +1,6 @@
 package io.partita.profiler.env;
 
+import io.partita.runtime.Cgroups;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -13,13 +14,10 @@ import java.util.OptionalDouble;
 import java.util.OptionalLong;
 
 /**
- * Reads the host's environment from /proc, the cgroup file system and nvidia-smi.
+ * Reads the host's environment from /proc, the cgroup file system ({@link Cgroups}) and nvidia-smi.
  *
  * <p>All files are read under a root directory ({@code /} live, a fixture directory in tests) and
  * nvidia-smi runs through a {@link CommandRunner}, so every parser is exercised on recorded files.
- * The process's own cgroup is found from /proc/self/cgroup; when its path does not exist under the
- * mount (a container's namespaced view), the mount's root files are read instead. Only the
- * process's own cgroup is read, not its ancestors: a tighter limit set on a parent is missed.
  * A missing cgroup file means no limit; a missing nvidia-smi means no GPUs.
  */
 public final class HostProbe {
@@ -28,9 +26,11 @@ public final class HostProbe {
 
   private final Path root;
   private final CommandRunner commands;
+  private final Cgroups cgroups;
 
   public HostProbe(Path root, CommandRunner commands) {
     this.root = root;
+    this.cgroups = new Cgroups(root);
     this.commands = commands;
   }
 
@@ -44,7 +44,7 @@ public final class HostProbe {
     CpuInfo cpu = CpuInfo.parse(read("proc/cpuinfo").orElseThrow(() -> missing("proc/cpuinfo")));
     List<Integer> allowed = read("proc/self/status").map(ProcFiles::allowedCpus)
         .orElseGet(() -> sequence(cpu.logicalCores()));
-    OptionalDouble quota = cpuQuota();
+    OptionalDouble quota = cgroups.cpuQuota();
     List<Integer> usable = ProcFiles.usableCpus(allowed, quota);
     long memory = read("proc/meminfo").map(t -> ProcFiles.kibField(t, "MemTotal"))
         .orElse(OptionalLong.empty())
@@ -85,66 +85,14 @@ public final class HostProbe {
     }
   }
 
-  /** The cgroup CPU quota in CPUs: v2 cpu.max first, then v1 CFS quota; empty when unlimited. */
-  OptionalDouble cpuQuota() {
-    for (String dir : cgroupDirs("")) {
-      Optional<String> max = read(dir + "/cpu.max");
-      if (max.isPresent()) {
-        return ProcFiles.cpuMaxV2(max.get());
-      }
-    }
-    for (String controller : List.of("cpu,cpuacct", "cpu")) {
-      for (String dir : cgroupDirs(controller)) {
-        Optional<String> quota = read(dir + "/cpu.cfs_quota_us");
-        Optional<String> period = read(dir + "/cpu.cfs_period_us");
-        if (quota.isPresent() && period.isPresent()) {
-          return ProcFiles.cfsQuotaV1(quota.get(), period.get());
-        }
-      }
-    }
-    return OptionalDouble.empty();
-  }
-
   OptionalLong memoryLimit(long machineMemory) {
-    for (String dir : cgroupDirs("")) {
-      Optional<String> max = read(dir + "/memory.max");
-      if (max.isPresent()) {
-        return ProcFiles.memoryLimit(max.get(), machineMemory);
-      }
+    Optional<String> max = cgroups.value("", "memory.max");
+    if (max.isPresent()) {
+      return ProcFiles.memoryLimit(max.get(), machineMemory);
     }
-    for (String dir : cgroupDirs("memory")) {
-      Optional<String> limit = read(dir + "/memory.limit_in_bytes");
-      if (limit.isPresent()) {
-        return ProcFiles.memoryLimit(limit.get(), machineMemory);
-      }
-    }
-    return OptionalLong.empty();
-  }
-
-  /**
-   * Candidate directories for a controller ("" for the v2 unified hierarchy): the process's own
-   * cgroup under the mount, then the mount's root.
-   */
-  private List<String> cgroupDirs(String controller) {
-    String mount = controller.isEmpty() ? "sys/fs/cgroup" : "sys/fs/cgroup/" + controller;
-    List<String> dirs = new ArrayList<>();
-    read("proc/self/cgroup").ifPresent(text -> {
-      for (String line : text.split("\n")) {
-        String[] parts = line.split(":", 3);
-        if (parts.length < 3) {
-          continue;
-        }
-        boolean matches = controller.isEmpty()
-            ? parts[0].equals("0") && parts[1].isEmpty()
-            : List.of(parts[1].split(",")).containsAll(List.of(controller.split(",")));
-        String path = parts[2].strip();
-        if (matches && !path.equals("/") && !path.isEmpty()) {
-          dirs.add(mount + path);
-        }
-      }
-    });
-    dirs.add(mount);
-    return dirs;
+    return cgroups.value("memory", "memory.limit_in_bytes")
+        .map(limit -> ProcFiles.memoryLimit(limit, machineMemory))
+        .orElse(OptionalLong.empty());
   }
 
   private Optional<String> read(String relative) {

@@ -42,36 +42,6 @@ public final class ProcFiles {
   }
 
   /**
-   * cgroup v2 {@code cpu.max}: {@code "max 100000"} is no limit, {@code "150000 100000"} is 1.5 CPUs.
-   */
-  public static OptionalDouble cpuMaxV2(String cpuMax) {
-    String[] parts = cpuMax.trim().split("\\s+");
-    if (parts.length == 0 || parts[0].isEmpty()) {
-      throw new IllegalArgumentException("empty cpu.max");
-    }
-    if (parts[0].equals("max")) {
-      return OptionalDouble.empty();
-    }
-    long quota = Long.parseLong(parts[0]);
-    long period = parts.length > 1 ? Long.parseLong(parts[1]) : 100_000L;
-    return quotaCores(quota, period);
-  }
-
-  /** cgroup v1 {@code cpu.cfs_quota_us} and {@code cpu.cfs_period_us}: a quota of -1 is no limit. */
-  public static OptionalDouble cfsQuotaV1(String quotaUs, String periodUs) {
-    long quota = Long.parseLong(quotaUs.trim());
-    long period = Long.parseLong(periodUs.trim());
-    return quota < 0 ? OptionalDouble.empty() : quotaCores(quota, period);
-  }
-
-  private static OptionalDouble quotaCores(long quota, long period) {
-    if (period <= 0) {
-      throw new IllegalArgumentException("cgroup CPU period must be positive, got " + period);
-    }
-    return OptionalDouble.of((double) quota / period);
-  }
-
-  /**
    * A cgroup memory limit: v2 {@code memory.max} ("max" is none) or v1
    * {@code memory.limit_in_bytes} (v1 writes a huge page-aligned number for none, so anything at
    * or above the machine's memory counts as no limit).

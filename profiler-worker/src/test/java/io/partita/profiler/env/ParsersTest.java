@@ -60,20 +60,6 @@ class ParsersTest {
   }
 
   @Test
-  void shouldParseCgroupV2CpuMax() {
-    assertThat(ProcFiles.cpuMaxV2("150000 100000\n")).hasValue(1.5);
-    assertThat(ProcFiles.cpuMaxV2("max 100000")).isEmpty();
-    assertThat(ProcFiles.cpuMaxV2("200000")).hasValue(2.0);
-  }
-
-  @Test
-  void shouldParseCgroupV1CfsQuota() {
-    assertThat(ProcFiles.cfsQuotaV1("400000\n", "100000\n")).hasValue(4.0);
-    assertThat(ProcFiles.cfsQuotaV1("-1", "100000")).isEmpty();
-    assertThatThrownBy(() -> ProcFiles.cfsQuotaV1("1", "0")).hasMessageContaining("period");
-  }
-
-  @Test
   void shouldTreatHugeV1MemoryLimitsAsNone() {
     assertThat(ProcFiles.memoryLimit("9223372036854771712", 1L << 34)).isEmpty();
     assertThat(ProcFiles.memoryLimit("max", 1L << 34)).isEmpty();
