@@ -1,11 +1,13 @@
 package io.partita.worker;
 
 import ai.onnxruntime.OrtEnvironment;
+import com.sun.management.OperatingSystemMXBean;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.partita.avro.AssignedServiceModel;
 import io.partita.avro.MountStatus;
 import io.partita.avro.SlotAssignment;
+import io.partita.avro.ServingEvidence;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TopicPartitions;
 import io.partita.common.Service;
@@ -19,8 +21,10 @@ import io.partita.common.lifecycle.Closer;
 import io.partita.models.repo.ModelRepository;
 import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
+import io.partita.runtime.Cgroups;
 import io.partita.runtime.Pinning;
 import io.partita.runtime.SessionOpener;
+import io.partita.worker.balance.ServingCost;
 import io.partita.worker.balance.TopicCapacity;
 import io.partita.worker.catalog.CatalogIndex;
 import io.partita.worker.kafka.CapacityAssignor;
@@ -35,12 +39,14 @@ import io.partita.worker.slot.Assignments;
 import io.partita.worker.slot.Slot;
 import io.partita.worker.slot.SlotSpec;
 import io.partita.worker.slot.Slots;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
@@ -104,6 +110,10 @@ public final class InferenceWorker implements Service {
   private volatile Map<String, Double> plannedCapacity = Map.of();
   /** What this worker tells the request group it offers each base model's topic (see {@link CapacityAssignor}). */
   private final CapacityAssignor.Advertised advertised = new CapacityAssignor.Advertised(this::capacities);
+  /** What an item costs this worker beyond the engine's run; sampled with every status, published in its serving evidence. */
+  private final ServingCost servingCost = new ServingCost();
+  private final Cgroups cgroups = Cgroups.live();
+  private WorkerMetrics metrics;
 
   public InferenceWorker(WorkerConfig config) {
     this.config = config;
@@ -146,6 +156,12 @@ public final class InferenceWorker implements Service {
       log.warn("No slot is assigned to host {} ({}); the worker serves nothing", config.hostId(), source);
     }
     WorkerMetrics metrics = new WorkerMetrics(registry);
+    this.metrics = metrics;
+    metrics.itemOverhead(() -> {
+      synchronized (servingCost) {
+        return servingCost.overheadSeconds().orElse(Double.NaN);
+      }
+    });
     slots = new Slots(index, specs, new Slots.Settings(config.batching().maxDelayMs(), s.shareSessions(),
         config.batching().acrossWeightFiles(), s.modelCache(), Optional.ofNullable(config.modelRepository()), s.warmUpRequests()),
         new SessionOpener(OrtEnvironment.getEnvironment(), SessionOpener.CudaFallback.TO_CPU), metrics, System::currentTimeMillis, this::statusChanged);
@@ -283,9 +299,13 @@ public final class InferenceWorker implements Service {
   private List<SlotStatus> statuses() {
     List<TopicPartitions> partitions = owned.get();
     String problem = planProblem;
+    OptionalDouble overhead = itemOverhead();
     List<SlotStatus> out = new ArrayList<>();
     for (SlotStatus s : slots.statuses()) {
       SlotStatus.Builder b = SlotStatus.newBuilder(s).setRequestPartitions(partitions);
+      if (s.getServing() != null && overhead.isPresent()) {
+        b.setServing(ServingEvidence.newBuilder(s.getServing()).setItemOverheadNanos(Math.round(overhead.getAsDouble() * 1e9)).build());
+      }
       if (problem != null) {
         b.setMessage((s.getMessage() == null ? "" : s.getMessage() + "; ") + "the plan's assignment is not applied: " + problem);
       }
@@ -320,6 +340,32 @@ public final class InferenceWorker implements Service {
     Map<String, TopicCapacity> out = new TreeMap<>();
     sums.forEach((topic, sum) -> out.put(topic, new TopicCapacity(sum[0], (int) sum[1], (int) sum[2])));
     return out;
+  }
+
+  /**
+   * Samples what an item costs this worker beyond the engine's run ({@link ServingCost}) and returns
+   * it, seconds of the host's CPU budget; empty until enough items ran. Called with every status.
+   */
+  private OptionalDouble itemOverhead() {
+    WorkerMetrics counters = metrics;
+    if (counters == null) {
+      return OptionalDouble.empty();
+    }
+    synchronized (servingCost) {
+      servingCost.sample(System.currentTimeMillis(), processCpuNanos(), counters.itemsRun(), counters.engineNanos(),
+          cpuBudget());
+      return servingCost.overheadSeconds();
+    }
+  }
+
+  /** The CPU this host may use, in cores: its cgroup quota, at most the CPUs the worker may run on. */
+  private double cpuBudget() {
+    double cpus = Math.max(1, usable == null ? Runtime.getRuntime().availableProcessors() : usable.size());
+    return Math.min(cpus, cgroups.cpuQuota().orElse(cpus));
+  }
+
+  private static long processCpuNanos() {
+    return ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os ? os.getProcessCpuTime() : 0;
   }
 
   private void ownershipChanged(Map<String, List<Integer>> byTopic) {

@@ -123,6 +123,7 @@ class ServingEvidenceIT {
         .isLessThanOrEqualTo(inferenceNanos() - warmUpNanos);
     assertThat(one.getSizes().stream().mapToLong(BatchRuns::getBusyNanos).sum()).isEqualTo(one.getBusyNanos());
     assertThat(one.getWindowMs()).isPositive().isLessThanOrEqualTo(30_000);
+    assertThat(one.getItemOverheadNanos()).as("what an item costs beyond its run, after %d items (under 100)", items).isNull();
 
     // Together: requests may share runs; every item is still counted once, the time as the worker timed it
     int together = 40;
@@ -143,6 +144,12 @@ class ServingEvidenceIT {
     assertThat(all.getSizes().stream().mapToLong(b -> b.getRows() * b.getRuns()).sum()).isEqualTo(allItems);
     assertThat(all.getBusyNanos()).isGreaterThan(one.getBusyNanos()).isLessThanOrEqualTo(inferenceNanos() - warmUpNanos);
     assertThat(all.getBatches()).isEqualTo(batchCount() - warmUpBatches);
+
+    // Over 100 items ran: once the worker's window spans 5 s, every status says what an item cost it
+    // beyond its run (CPU not in runs per item, over the host's budget), as the gauge does
+    ServingEvidence costed = evidence(topics, e -> e.getItemOverheadNanos() != null);
+    assertThat(costed.getItemOverheadNanos()).isPositive().isLessThan(Duration.ofSeconds(1).toNanos());
+    assertThat(worker.metrics().get(WorkerMetrics.ITEM_OVERHEAD).gauge().value()).isPositive().isFinite();
   }
 
   /** The reply with this correlation id, reading on until it came (replies read meanwhile are kept). */

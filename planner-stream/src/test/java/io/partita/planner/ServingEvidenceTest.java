@@ -9,7 +9,9 @@ import static io.partita.planner.TestRecords.version;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.data.Offset.offset;
 
+import io.partita.avro.HostEnvironment;
 import io.partita.avro.PartitionPlan;
+import io.partita.avro.ServingEvidence;
 import io.partita.avro.SlotAssignment;
 import io.partita.avro.SlotStatus;
 import io.partita.avro.TimingEvent;
@@ -44,13 +46,20 @@ class ServingEvidenceTest {
   private static final long WINDOW = 30_000;
 
   private static PlanInputs inputs(Map<String, SlotStatus> statuses, Map<String, TimingEvent> groupings) {
+    return inputs(statuses, groupings, Map.of());
+  }
+
+  /** {@code others}: hosts beside host-a. */
+  private static PlanInputs inputs(Map<String, SlotStatus> statuses, Map<String, TimingEvent> groupings,
+      Map<String, HostEnvironment> others) {
+    SortedMap<String, HostEnvironment> hosts = new TreeMap<>(others);
+    hosts.put("host-a", host("host-a", 2, 0));
     SortedMap<String, TimingEvent> matrix = new TreeMap<>();
     for (TimingEvent t : List.of(timing("mlp", "1", "host-a", "cpu", 1, 10.0), timing("mlp", "1", "host-a", "cpu", 2, 6.0))) {
       matrix.put(Keys.timing(t), t);
     }
     return new PlanInputs(new TreeMap<>(Map.of("mlp/1", version("mlp", "1", "CPU"))),
-        new TreeMap<>(Map.of("mlp", serviceModel("mlp", "mlp", 2))), new TreeMap<>(Map.of("host-a", host("host-a", 2, 0))),
-        new TreeMap<>(statuses), new TreeMap<>(), matrix, new TreeMap<>(groupings));
+        new TreeMap<>(Map.of("mlp", serviceModel("mlp", "mlp", 2))), hosts, new TreeMap<>(statuses), new TreeMap<>(), matrix, new TreeMap<>(groupings));
   }
 
   private static SortedMap<String, PartitionPlan> plan(PlanInputs in, Map<String, PartitionPlan> running) {
@@ -300,6 +309,50 @@ class ServingEvidenceTest {
 
     assertThat(slots.get("host-a/cpu-0").getCapacity()).isCloseTo(capacity, offset(1e-6));
     assertThat(slots.get("host-a/cpu-1").getCapacity()).as("the other slot").isCloseTo(100.0, offset(1e-6));
+  }
+
+  /**
+   * The plan expects 100/s of a slot from the engine (10 ms a run); its worker says an item costs
+   * 15 ms of the host beyond the run. The slot serves 1 / (10 ms + 15 ms) = 40/s, and that is the
+   * capacity the partitions are shared by; cut by slower evidence first, then counted.
+   */
+  @Test
+  void shouldCountWhatAnItemCostsTheWorkerBeyondTheRunInTheSlotsCapacity() {
+    PartitionPlan plan = predicted();
+    SlotStatus asProfiled = withOverhead(slot("cpu-0", 100_000, 1000, 1.0), 15_000_000L);
+    SlotStatus atATenth = withOverhead(slot("cpu-1", 100_000, 1000, 0.1), 15_000_000L);
+
+    SortedMap<String, SlotAssignment> slots = AssignmentPlans.assignments(
+        inputs(Map.of("host-a/cpu-0", asProfiled, "host-a/cpu-1", atATenth), Map.of()), SETTINGS, List.of(plan));
+
+    assertThat(slots.get("host-a/cpu-0").getCapacity()).isCloseTo(40.0, offset(1e-6));
+    assertThat(slots.get("host-a/cpu-1").getCapacity()).as("10/s from the engine, then 1 / (100 ms + 15 ms)")
+        .isCloseTo(1 / 0.115, offset(1e-6));
+  }
+
+  /**
+   * host-a's worker has not said what an item costs it (it served too little); host-b's says 30 ms
+   * of its half core, 15 ms of CPU. host-a's slots are given 15 ms of CPU over its two cores, 7.5 ms
+   * an item: 1 / (10 ms + 7.5 ms). Counted as nothing, they would keep the engine's 100/s and draw
+   * the partitions away from every host that said.
+   */
+  @Test
+  void shouldGiveAHostThatHasNotSaidTheOtherHostsCpuPerItemOverItsBudget() {
+    PartitionPlan plan = predicted();
+    SlotStatus other = withOverhead(serving(ready("host-b", "cpu-0", "mlp", "1", "mlp#1"), 100_000, WINDOW, 1, 10, 100.0),
+        30_000_000L);
+    PlanInputs in = inputs(Map.of("host-a/cpu-0", slot("cpu-0", 100_000, 1000, 1.0), "host-a/cpu-1", slot("cpu-1", 100_000, 0, 1.0),
+        "host-b/cpu-0", other), Map.of(), Map.of("host-b", HostEnvironment.newBuilder(host("host-b", 1, 0)).setCpuQuotaCores(0.5).build()));
+
+    SortedMap<String, SlotAssignment> slots = AssignmentPlans.assignments(in, SETTINGS, List.of(plan));
+
+    assertThat(slots.get("host-a/cpu-0").getCapacity()).isCloseTo(1 / 0.0175, offset(1e-6));
+    assertThat(slots.get("host-a/cpu-1").getCapacity()).as("a slot that ran nothing yet").isCloseTo(1 / 0.0175, offset(1e-6));
+  }
+
+  private static SlotStatus withOverhead(SlotStatus status, long nanos) {
+    return SlotStatus.newBuilder(status).setServing(ServingEvidence.newBuilder(status.getServing()).setItemOverheadNanos(nanos).build())
+        .build();
   }
 
   @Test

@@ -79,7 +79,7 @@ final class TestRecords {
   static SlotStatus serving(SlotStatus status, long timestamp, long windowMs, int rows, long runs, double busyMs) {
     long busyNanos = Math.round(busyMs * 1e6);
     return SlotStatus.newBuilder(status).setTimestamp(timestamp).setServing(new ServingEvidence(windowMs, rows * runs,
-        runs, busyNanos, runs == 0 ? List.of() : List.of(new BatchRuns(rows, runs, busyNanos)))).build();
+        runs, busyNanos, runs == 0 ? List.of() : List.of(new BatchRuns(rows, runs, busyNanos)), null)).build();
   }
 
   static SlotStatus ready(String host, String slot, String model, String version, String... instanceIds) {

@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -44,6 +46,8 @@ public final class WorkerMetrics {
   public static final String LOOP_ALIVE = "partita.worker.loop.alive";
   /** 1 while a loop is ready to serve. */
   public static final String LOOP_READY = "partita.worker.loop.ready";
+  /** Seconds of the host's CPU budget one item costs beyond the engine's run (see {@code balance/ServingCost}). */
+  public static final String ITEM_OVERHEAD = "partita.worker.item.overhead";
 
   public static final String TAG_SERVICE_MODEL = "service_model";
   public static final String TAG_LOOP = "loop";
@@ -55,6 +59,8 @@ public final class WorkerMetrics {
   private final Map<List<String>, Timer> timers = new ConcurrentHashMap<>();
   private final Map<List<String>, DistributionSummary> summaries = new ConcurrentHashMap<>();
   private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
+  private final LongAdder itemsRun = new LongAdder();
+  private final LongAdder engineNanos = new LongAdder();
 
   public WorkerMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -70,6 +76,30 @@ public final class WorkerMetrics {
 
   public void inference(String serviceModel, String slot, long nanos) {
     timer(INFERENCE, serviceModel, slot).record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+  }
+
+  /** A run that answered {@code items} items (rows) with results and took {@code nanos} in the engine. */
+  public void ran(int items, long nanos) {
+    itemsRun.add(items);
+    engineNanos.add(Math.max(0, nanos));
+  }
+
+  /** Items (rows) the slots ran with results since the worker started. */
+  public long itemsRun() {
+    return itemsRun.sum();
+  }
+
+  /** The engine time of those runs, nanoseconds. */
+  public long engineNanos() {
+    return engineNanos.sum();
+  }
+
+  /** Publishes what an item costs beyond its run, seconds of the host's CPU budget (NaN while not known). */
+  public void itemOverhead(DoubleSupplier seconds) {
+    Gauge.builder(ITEM_OVERHEAD, seconds, DoubleSupplier::getAsDouble)
+        .description("Seconds of the host's CPU budget one item costs beyond the engine's run")
+        .baseUnit("seconds")
+        .register(registry);
   }
 
   public void batch(String serviceModel, String slot, int requests) {

@@ -507,7 +507,9 @@ public final class Slot implements AutoCloseable {
     long endMicros = EpochMicros.now();
     metrics.inference(tag, spec.slot(), took);
     // ONNX Runtime's time alone, as the profiler times a run: the planner compares it with the profile
-    served.record(clock.getAsLong(), batch.stream().mapToInt(Pending::rows).sum(), session.lastRunNanos());
+    int rows = batch.stream().mapToInt(Pending::rows).sum();
+    served.record(clock.getAsLong(), rows, session.lastRunNanos());
+    metrics.ran(rows, session.lastRunNanos());
     for (int i = 0; i < batch.size(); i++) {
       batch.get(i).item().stages().ran(endMicros - took / 1000, endMicros);
       answer(batch.get(i).item(), result(batch.get(i).item(), outputs.get(i), startMs, took));
@@ -551,6 +553,7 @@ public final class Slot implements AutoCloseable {
       job.stages().ran(endMicros - took / 1000, endMicros);
       metrics.inference(job.request().getServiceModel(), spec.slot(), took);
       served.record(clock.getAsLong(), pending.rows(), session.lastRunNanos());
+      metrics.ran(pending.rows(), session.lastRunNanos());
       answer(job, result(job, out.get(0), startMs, took));
     } catch (OrtException | RuntimeException e) {
       answer(job, error(job.request(), ErrorCode.MODEL_ERROR, "the model failed: " + e.getMessage()));
@@ -657,7 +660,7 @@ public final class Slot implements AutoCloseable {
     ServingWindow.Snapshot s = window.snapshot(nowMs);
     List<BatchRuns> sizes = new ArrayList<>();
     s.bySize().forEach((rows, runs) -> sizes.add(new BatchRuns(rows, runs.runs(), runs.busyNanos())));
-    return new ServingEvidence(s.windowMs(), s.items(), s.batches(), s.busyNanos(), sizes);
+    return new ServingEvidence(s.windowMs(), s.items(), s.batches(), s.busyNanos(), sizes, null); // the worker adds the overhead
   }
 
   private static WeightFileMounts.State mountState(ModelSession s, String serviceModel) {

@@ -46,6 +46,13 @@ import java.util.SortedMap;
  *       observed)}: a slot that serves slower than planned gets the evidence's figure, in proportion
  *       to the evidence's weight; one that serves as fast or faster keeps what the plan expects (the
  *       plan raises it through the grouping's figure).
+ *   <li><b>Overhead</b> ({@link #withOverhead}): every figure above is the engine's. An item also
+ *       costs its worker decoding, encoding, producing and the Kafka clients' threads, out of the same
+ *       CPU budget; for a model that runs in microseconds that is most of what a slot can serve. The
+ *       worker reports it as {@code o}, seconds of the host's budget per item, and the slot's capacity
+ *       becomes {@code 1 / (1/capacity + o)}: what the request partitions are shared by. A host
+ *       whose worker has not said yet is given the other hosts' median CPU per item over its own
+ *       budget ({@link #estimatedOverhead}).
  * </ul>
  */
 public final class ServingRate {
@@ -220,6 +227,46 @@ public final class ServingRate {
     }
     double moved = served + step * (target - served);
     return moved - served > margin * served ? OptionalDouble.of(moved) : OptionalDouble.empty();
+  }
+
+  /**
+   * A slot's capacity once what an item costs its worker beyond the engine's run is counted: {@code 1
+   * / (1/capacity + overhead)}. {@code capacity} alone when the overhead is not known (NaN) or not
+   * positive; 0 (unknown) stays 0.
+   *
+   * @param capacity items per second the engine gives the slot
+   * @param overheadSeconds seconds of the host's CPU budget one item costs beyond its run
+   */
+  public static double withOverhead(double capacity, double overheadSeconds) {
+    if (!(capacity > 0) || !(overheadSeconds > 0) || Double.isInfinite(overheadSeconds)) {
+      return capacity;
+    }
+    return 1 / (1 / capacity + overheadSeconds);
+  }
+
+  /**
+   * The overhead to count for a host whose worker has not said what an item costs it yet (it just
+   * joined, or has served too little): what the other hosts' workers say, as CPU per item (their
+   * overhead times their CPU budget, so hosts of any size compare), the median of them, over this
+   * host's budget. Were it counted as nothing, the new host's capacity would be its engine's, often
+   * thousands of times the others', and it would take every partition until its own figure came.
+   *
+   * @param others the other hosts' overheads (seconds of their budget per item) and budgets (cores), each {@code {overhead, budget}}
+   * @param budgetCores this host's CPU budget in cores
+   * @return empty when no other host said, or the budget is not known
+   */
+  public static OptionalDouble estimatedOverhead(List<double[]> others, double budgetCores) {
+    if (!(budgetCores > 0)) {
+      return OptionalDouble.empty();
+    }
+    double[] cpuPerItem = others.stream().filter(o -> o[0] > 0 && o[1] > 0 && Double.isFinite(o[0] * o[1]))
+        .mapToDouble(o -> o[0] * o[1]).sorted().toArray();
+    if (cpuPerItem.length == 0) {
+      return OptionalDouble.empty();
+    }
+    int mid = cpuPerItem.length / 2;
+    double median = cpuPerItem.length % 2 == 1 ? cpuPerItem[mid] : (cpuPerItem[mid - 1] + cpuPerItem[mid]) / 2;
+    return OptionalDouble.of(median / budgetCores);
   }
 
   /** {@code planned - w * max(0, planned - observed)}: the plan's figure, cut toward slower evidence by its weight. */

@@ -150,6 +150,25 @@ class ServingRateTest {
   }
 
   @Test
+  void shouldCountTheWorkersCostPerItemBeyondTheRun() {
+    // the engine could do 100,000/s (10 us an item); the worker spends 2 ms of the host per item
+    assertThat(ServingRate.withOverhead(100_000, 0.002)).isCloseTo(1 / 0.00201, offset(1e-9));
+    assertThat(ServingRate.withOverhead(100, 0.0)).as("no overhead").isEqualTo(100);
+    assertThat(ServingRate.withOverhead(100, Double.NaN)).as("not known").isEqualTo(100);
+    assertThat(ServingRate.withOverhead(0, 0.002)).as("an unknown capacity stays unknown").isZero();
+  }
+
+  @Test
+  void shouldEstimateTheOverheadOfAHostThatHasNotSaidFromTheOthersCpuPerItem() {
+    // 4 ms of half a core (2 ms of CPU), 1 ms of two cores (2 ms), 10 ms of one core (10 ms): median 2 ms of CPU
+    List<double[]> others = List.of(new double[] {0.004, 0.5}, new double[] {0.001, 2}, new double[] {0.010, 1});
+    assertThat(ServingRate.estimatedOverhead(others, 0.2)).hasValueCloseTo(0.010, offset(1e-12));
+    assertThat(ServingRate.estimatedOverhead(others.subList(0, 2), 1)).as("two: their mean").hasValueCloseTo(0.002, offset(1e-12));
+    assertThat(ServingRate.estimatedOverhead(List.of(), 1)).as("no one said").isEmpty();
+    assertThat(ServingRate.estimatedOverhead(others, 0)).as("no budget known").isEmpty();
+  }
+
+  @Test
   void shouldRefuseNonsenseNamingTheField() {
     assertThatThrownBy(() -> new ServedRuns(-1, 0, new TreeMap<>())).hasMessageContaining("items");
     assertThatThrownBy(() -> new ServingRate.Fullness(0, 1)).hasMessageContaining("busyMs");

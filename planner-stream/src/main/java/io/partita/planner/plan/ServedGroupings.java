@@ -148,20 +148,64 @@ public final class ServedGroupings {
   /**
    * The capacity of one slot of a partition plan: {@code planned} (the plan's share for it), cut
    * toward the rate the slot serves at when its evidence says it is slower, by the evidence's
-   * weight ({@link ServingRate#capacity}).
+   * weight ({@link ServingRate#capacity}), then with what an item costs the host's worker beyond the
+   * run counted ({@link ServingRate#withOverhead}, {@link #itemOverhead}).
    */
   public static double capacity(PlanInputs in, PlanSettings settings, PartitionPlan p, String slotKey, int size,
       double planned) {
     if (!settings.serving().enabled() || !(planned > 0)) {
       return planned;
     }
+    double engine = planned;
     Optional<PlanSlot> slot = slot(in, p, slotKey, size);
-    if (slot.isEmpty()) {
-      return planned;
+    if (slot.isPresent()) {
+      ServingRate.Slot s = slot.get().slot();
+      engine = ServingRate.capacity(planned, ServingRate.observedRate(s, p.getBatch()),
+          ServingRate.weight(s.runs(), settings.serving().fullness()));
     }
-    ServingRate.Slot s = slot.get().slot();
-    return ServingRate.capacity(planned, ServingRate.observedRate(s, p.getBatch()),
-        ServingRate.weight(s.runs(), settings.serving().fullness()));
+    OptionalDouble overhead = itemOverhead(in, p.getHost());
+    return overhead.isPresent() ? ServingRate.withOverhead(engine, overhead.getAsDouble()) : engine;
+  }
+
+  /**
+   * What an item costs the worker of {@code host} beyond the engine's run, seconds of the host's CPU
+   * budget: as its serving slots' status says (the worker reports one figure for all its slots), or,
+   * before it said, estimated from the other hosts' figures and the budgets in their environments
+   * ({@link ServingRate#estimatedOverhead}); empty when no worker said.
+   */
+  static OptionalDouble itemOverhead(PlanInputs in, String host) {
+    OptionalDouble own = reportedOverhead(in, host);
+    if (own.isPresent()) {
+      return own;
+    }
+    List<double[]> others = new ArrayList<>();
+    for (String other : in.hosts().keySet()) {
+      OptionalDouble theirs = other.equals(host) ? OptionalDouble.empty() : reportedOverhead(in, other);
+      if (theirs.isPresent()) {
+        others.add(new double[] {theirs.getAsDouble(), budgetCores(in.hosts().get(other))});
+      }
+    }
+    return others.isEmpty() ? OptionalDouble.empty() : ServingRate.estimatedOverhead(others, budgetCores(in.hosts().get(host)));
+  }
+
+  private static OptionalDouble reportedOverhead(PlanInputs in, String host) {
+    String prefix = Keys.hostSlot(host, "");
+    for (SlotStatus status : in.slots().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
+      if (status.getServing() != null && status.getServing().getItemOverheadNanos() != null
+          && SERVING_HEALTH.contains(status.getHealth())) {
+        return OptionalDouble.of(status.getServing().getItemOverheadNanos() / 1e9);
+      }
+    }
+    return OptionalDouble.empty();
+  }
+
+  /** The CPU a host may use, in cores: its quota, at most its usable cores; 0 when its environment is not known. */
+  private static double budgetCores(HostEnvironment env) {
+    if (env == null) {
+      return 0;
+    }
+    double cores = env.getUsableCores() > 0 ? env.getUsableCores() : env.getLogicalCores();
+    return cores * Plans.quotaShare(env);
   }
 
   /**

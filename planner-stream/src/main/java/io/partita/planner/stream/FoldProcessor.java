@@ -374,8 +374,8 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     expectKey(key, Keys.hostSlot(status.getHost(), status.getSlot()));
     ServingEvidence evidence = status.getServing();
     if (evidence != null && (evidence.getItems() < 0 || evidence.getBatches() < 0 || evidence.getBusyNanos() < 0
-        || evidence.getWindowMs() < 0)) {
-      throw new Rejected("serving: items, batches, busyNanos and windowMs must be >= 0, got " + evidence);
+        || evidence.getWindowMs() < 0 || (evidence.getItemOverheadNanos() != null && evidence.getItemOverheadNanos() < 0))) {
+      throw new Rejected("serving: items, batches, busyNanos, windowMs and itemOverheadNanos must be >= 0, got " + evidence);
     }
     byte[] old = store.get(key);
     store.put(key, record.value());
