@@ -330,8 +330,12 @@ final class ManyHostsBench {
             + after + ".",
         List.of("seconds", "answers/s", "host-3 answers/s", "by host (5 s)"), rows, self));
 
-    // The third host leaves with SIGTERM while open-loop load runs: it finishes what it holds.
-    double rate = 0.8 * cluster.measureCapacity(64, Duration.ofSeconds(5), Duration.ofSeconds(quick ? 5 : 15));
+    // The third host leaves with SIGTERM while open-loop load runs: it finishes what it holds. The
+    // load is what the two hosts that stay can carry (80 % of the three's measured capacity less
+    // host-3's share of it in the plan): more would overload them once it left, whatever the leave did.
+    double capacity = cluster.measureCapacity(64, Duration.ofSeconds(5), Duration.ofSeconds(quick ? 5 : 15));
+    double leaving = cluster.snapshot().capacityShare("host-3", ManyHosts.LOAD_MODEL, cluster.hosts());
+    double rate = 0.8 * capacity * (1 - (Double.isNaN(leaving) ? 0 : leaving));
     long stopAt = load.toSeconds() / 3;
     CompletableFuture<Long> movedAfter = new CompletableFuture<>();
     Calls calls = OpenLoad.run(cluster.demoCallers(), rate, load, Duration.ofSeconds(30), second -> {
@@ -351,8 +355,9 @@ final class ManyHostsBench {
     });
     long moved = movedAfter.get();
     report.add(new Report.Table("6f. Many hosts: a host leaves under load",
-        "Open-loop load at 80 % of the three hosts' measured capacity for " + load.toSeconds() + " s (Kafka client and both"
-            + " gateways); at " + stopAt + " s `partita cluster fault stop host-3` (SIGTERM: its worker answers and commits"
+        "Open-loop load of " + Report.fmt(rate) + " calls/s for " + load.toSeconds() + " s (Kafka client and both"
+            + " gateways): 80 % of what the hosts that stay can carry, the three hosts' measured capacity ("
+            + Report.fmt(capacity) + "/s) less host-3's share of it in the plan (" + Report.fmt(leaving) + "); at " + stopAt + " s `partita cluster fault stop host-3` (SIGTERM: its worker answers and commits"
             + " what it holds, then leaves the group); the planner withdrew host-3's slots " + Report.fmt(moved / 1000.0)
             + " s after the signal." + errorDetails(calls),
         List.of("sent", "OK", "errors", "lost", "host-3 answers after the stop", "p99 ms before", "p99 ms after"),
