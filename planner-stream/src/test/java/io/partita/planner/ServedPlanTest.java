@@ -174,6 +174,37 @@ class ServedPlanTest {
     assertThat(capacity("host-a")).isCloseTo(100.0, offset(1e-6));
   }
 
+  /** The slot of {@code host} reports an empty window ending at {@code at}, its worker's cost per item {@code overheadMs}. */
+  private void idleWithOverhead(String host, long at, double overheadMs) {
+    SlotStatus s = serving(ready(host, "cpu-0", "mlp", "1", "mlp#0"), at, 30_000, 1, 0, 0);
+    s.getServing().setItemOverheadNanos(Math.round(overheadMs * 1e6));
+    pipe(topics.workerStatus(), host + "/cpu-0", s, at);
+  }
+
+  /**
+   * A worker's cost per item beyond the run is counted in its slot's capacity, and re-weighs it
+   * when it moves with no runs at all: a host slowed, then restored, while its share was taken
+   * away (so its slot serves nothing) must not keep the slow figure that keeps the traffic away.
+   */
+  @Test
+  void shouldReweighASlotWhenItsWorkersCostPerItemMovesWithoutTraffic() {
+    twoHostsProfiledAlike();
+    idleWithOverhead("host-a", 100_000, 10);
+    idleWithOverhead("host-b", 100_000, 10);
+    run.plan();
+    assertThat(capacity("host-a")).as("1 / (10 ms + 10 ms)").isCloseTo(50.0, offset(1e-6));
+    assertThat(capacity("host-b")).isCloseTo(50.0, offset(1e-6));
+
+    idleWithOverhead("host-b", 110_000, 100); // its budget cut to a tenth
+    run.plan();
+    assertThat(capacity("host-b")).as("1 / (10 ms + 100 ms)").isCloseTo(1 / 0.11, offset(1e-6));
+
+    idleWithOverhead("host-b", 120_000, 10); // restored
+    run.plan();
+    assertThat(capacity("host-b")).isCloseTo(50.0, offset(1e-6));
+    assertThat(capacity("host-a")).isCloseTo(50.0, offset(1e-6));
+  }
+
   @Test
   void shouldHoldAPredictedHostsSlotToItsPredictionAsAMeasuredHostsToItsProfile() {
     pipe(topics.catalogModels(), "mlp/1", version("mlp", "1", "CPU"), 1000);

@@ -14,7 +14,8 @@ import java.util.OptionalDouble;
  * partitions by the engine's speed then follows a ratio no host achieves.
  *
  * <p>So the worker samples, with every status, its process's CPU time, the items its slots ran and
- * their engine time, and the host's CPU budget (cores: the cgroup quota, at most the CPUs it may
+ * the CPU their runs took (the runner thread's CPU in the run call: under a quota the run's wall
+ * time also holds the time it was throttled), and the host's CPU budget (cores: the cgroup quota, at most the CPUs it may
  * use; read each time, so a host slowed at run time reads its new budget). Over the last {@link
  * #WINDOW_MS} the CPU not spent in runs, per item, divided by the budget, is the <em>overhead</em>:
  * the wall time an item takes of a host that does nothing else. The worker publishes it in its
@@ -22,7 +23,7 @@ import java.util.OptionalDouble;
  * ServingRate.withOverhead}), by which the request partitions are shared. The overhead is read only
  * from a window that ran at least {@link #MIN_ITEMS} items over at least {@link #MIN_SPAN_MS}: an
  * idle worker's background work would read as a large cost per item. Until then, and after the
- * worker idled a whole window, the last value read stands.
+ * worker idled a whole window, the last CPU per item read stands, over the budget of the moment.
  *
  * <p>Pure: the samples are passed in. Not thread-safe: the caller serialises samples and reads.
  */
@@ -41,14 +42,15 @@ public final class ServingCost {
 
   private final Deque<Sample> samples = new ArrayDeque<>();
   private double budgetCores = Double.NaN;
-  private OptionalDouble overhead = OptionalDouble.empty();
+  /** CPU seconds per item beyond the run, from the last window that held enough items; NaN before one did. */
+  private double cpuPerItem = Double.NaN;
 
   /**
    * The worker's counters at {@code nowMs}, each cumulative since it started.
    *
    * @param cpuNanos the process's CPU time
    * @param items items (rows) its slots ran
-   * @param engineNanos time those runs took in the engine
+   * @param engineNanos CPU time those runs took in the engine
    * @param budgetCores the CPU the host may use now, in cores (positive)
    */
   public void sample(long nowMs, long cpuNanos, long items, long engineNanos, double budgetCores) {
@@ -72,13 +74,18 @@ public final class ServingCost {
     if (ran >= MIN_ITEMS && nowMs - first.atMs >= MIN_SPAN_MS) {
       long cpu = cpuNanos - first.cpuNanos;
       long engine = engineNanos - first.engineNanos;
-      overhead = OptionalDouble.of(Math.max(0, cpu - engine) / 1e9 / ran / budgetCores);
+      cpuPerItem = Math.max(0, cpu - engine) / 1e9 / ran;
     }
   }
 
-  /** Seconds of the host's budget one item costs beyond its run, from the last window that held enough items; empty before one did. */
+  /**
+   * Seconds of the host's budget one item costs beyond its run: the CPU per item of the last window
+   * that held enough items over the budget of the last sample, so a host slowed or restored while
+   * it serves little (its share taken away) reads its new budget at once; empty before a window
+   * held enough items.
+   */
   public OptionalDouble overheadSeconds() {
-    return overhead;
+    return Double.isNaN(cpuPerItem) ? OptionalDouble.empty() : OptionalDouble.of(cpuPerItem / budgetCores);
   }
 
   /** The budget of the last sample, in cores; NaN before the first. */

@@ -78,7 +78,7 @@ public final class WorkerMetrics {
     timer(INFERENCE, serviceModel, slot).record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
   }
 
-  /** A run that answered {@code items} items (rows) with results and took {@code nanos} in the engine. */
+  /** A run that answered {@code items} items (rows) with results and took {@code nanos} of CPU in the engine. */
   public void ran(int items, long nanos) {
     itemsRun.add(items);
     engineNanos.add(Math.max(0, nanos));
@@ -89,7 +89,7 @@ public final class WorkerMetrics {
     return itemsRun.sum();
   }
 
-  /** The engine time of those runs, nanoseconds. */
+  /** The engine's CPU time in those runs, nanoseconds. */
   public long engineNanos() {
     return engineNanos.sum();
   }
@@ -99,6 +99,7 @@ public final class WorkerMetrics {
     Gauge.builder(ITEM_OVERHEAD, seconds, DoubleSupplier::getAsDouble)
         .description("Seconds of the host's CPU budget one item costs beyond the engine's run")
         .baseUnit("seconds")
+        .strongReference(true) // the supplier is held by nothing else
         .register(registry);
   }
 

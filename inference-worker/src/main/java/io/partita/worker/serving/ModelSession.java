@@ -15,6 +15,8 @@ import io.partita.models.repo.VersionEntry;
 import io.partita.runtime.LoraAdapters;
 import io.partita.runtime.SessionOpener;
 import io.partita.runtime.SlotConfig;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -42,8 +44,9 @@ public final class ModelSession implements AutoCloseable {
   private final PerRowLora.Rewritten perRow;
   // Each thread (slot runner) reuses its stack buffers: its run ends, and its tensors close, before it builds the next.
   private final ThreadLocal<PerRowLoraFeeds.Buffers> buffers = ThreadLocal.withInitial(PerRowLoraFeeds.Buffers::reused);
-  // The time of the calling thread's last ONNX Runtime run call: each slot's runner reads its own.
-  private final ThreadLocal<long[]> lastRunNanos = ThreadLocal.withInitial(() -> new long[1]);
+  // The time of the calling thread's last ONNX Runtime run call, {wall, the thread's CPU}: each slot's runner reads its own.
+  private final ThreadLocal<long[]> lastRunNanos = ThreadLocal.withInitial(() -> new long[2]);
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   public ModelSession(String id, VersionEntry version, OrtEnvironment env, SessionOpener.Opened opened, WeightFileMounts mounts) {
     this(id, version, env, opened, mounts, null);
@@ -96,6 +99,15 @@ public final class ModelSession implements AutoCloseable {
    */
   public long lastRunNanos() {
     return lastRunNanos.get()[0];
+  }
+
+  /**
+   * The calling thread's CPU time in that run call. Under a CPU quota the wall time above also holds
+   * the time the thread was throttled; what the run cost the host's budget is this. ONNX Runtime's
+   * own pool threads (a session of more than one intra-op thread) are not in it.
+   */
+  public long lastRunCpuNanos() {
+    return lastRunNanos.get()[1];
   }
 
   /** Whether the session runs the per-row LoRA form: requests of different weight files may share a run. */
@@ -195,9 +207,12 @@ public final class ModelSession implements AutoCloseable {
         all.putAll(extra);
       }
       OrtSession session = opened.session();
+      long cpu = THREADS.getCurrentThreadCpuTime();
       long start = System.nanoTime();
       try (OrtSession.Result result = wanted.isEmpty() ? session.run(all, options) : session.run(all, wanted, options)) {
-        lastRunNanos.get()[0] = System.nanoTime() - start;
+        long[] last = lastRunNanos.get();
+        last[0] = System.nanoTime() - start;
+        last[1] = Math.max(0, THREADS.getCurrentThreadCpuTime() - cpu);
         List<List<Tensor>> out = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
           out.add(new ArrayList<>());

@@ -509,7 +509,7 @@ public final class Slot implements AutoCloseable {
     // ONNX Runtime's time alone, as the profiler times a run: the planner compares it with the profile
     int rows = batch.stream().mapToInt(Pending::rows).sum();
     served.record(clock.getAsLong(), rows, session.lastRunNanos());
-    metrics.ran(rows, session.lastRunNanos());
+    metrics.ran(rows, session.lastRunCpuNanos());
     for (int i = 0; i < batch.size(); i++) {
       batch.get(i).item().stages().ran(endMicros - took / 1000, endMicros);
       answer(batch.get(i).item(), result(batch.get(i).item(), outputs.get(i), startMs, took));
@@ -553,7 +553,7 @@ public final class Slot implements AutoCloseable {
       job.stages().ran(endMicros - took / 1000, endMicros);
       metrics.inference(job.request().getServiceModel(), spec.slot(), took);
       served.record(clock.getAsLong(), pending.rows(), session.lastRunNanos());
-      metrics.ran(pending.rows(), session.lastRunNanos());
+      metrics.ran(pending.rows(), session.lastRunCpuNanos());
       answer(job, result(job, out.get(0), startMs, took));
     } catch (OrtException | RuntimeException e) {
       answer(job, error(job.request(), ErrorCode.MODEL_ERROR, "the model failed: " + e.getMessage()));

@@ -51,8 +51,26 @@ class ServingCostTest {
     serve(cost, counters, 60, 0, 0.0, 0.0, 1.0); // idle: nothing to read, the last value stands
     assertThat(cost.overheadSeconds()).hasValueCloseTo(0.001, within(1e-6));
 
-    serve(cost, counters, 31, 300, 1.0, 0.0, 0.25); // the host slowed to a quarter of a core
+    serve(cost, counters, 31, 300, 2.0, 0.0, 1.0); // a new load that costs twice the CPU
+    assertThat(cost.overheadSeconds()).hasValueCloseTo(0.002, within(1e-6));
+  }
+
+  /**
+   * A host slowed to a quarter of its core loses its share and serves nothing: the CPU an item cost
+   * stands, over the budget of the moment, so the restore is read at once, not after new traffic
+   * that the slow figure would keep away.
+   */
+  @Test
+  void shouldReadABudgetChangeAtOnceWhileIdle() {
+    ServingCost cost = new ServingCost();
+    long[] counters = new long[4];
+    serve(cost, counters, 30, 300, 1.0, 0.0, 1.0);
+
+    serve(cost, counters, 5, 0, 0.0, 0.0, 0.25);
     assertThat(cost.overheadSeconds()).hasValueCloseTo(0.004, within(1e-6));
+
+    serve(cost, counters, 60, 0, 0.0, 0.0, 1.0);
+    assertThat(cost.overheadSeconds()).hasValueCloseTo(0.001, within(1e-6));
   }
 
   @Test

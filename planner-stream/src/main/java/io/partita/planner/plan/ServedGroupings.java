@@ -188,15 +188,17 @@ public final class ServedGroupings {
     return others.isEmpty() ? OptionalDouble.empty() : ServingRate.estimatedOverhead(others, budgetCores(in.hosts().get(host)));
   }
 
+  /** The figure of the host's latest serving status that carries one. */
   private static OptionalDouble reportedOverhead(PlanInputs in, String host) {
     String prefix = Keys.hostSlot(host, "");
+    SlotStatus latest = null;
     for (SlotStatus status : in.slots().subMap(prefix, prefix + Character.MAX_VALUE).values()) {
       if (status.getServing() != null && status.getServing().getItemOverheadNanos() != null
-          && SERVING_HEALTH.contains(status.getHealth())) {
-        return OptionalDouble.of(status.getServing().getItemOverheadNanos() / 1e9);
+          && SERVING_HEALTH.contains(status.getHealth()) && (latest == null || status.getTimestamp() > latest.getTimestamp())) {
+        latest = status;
       }
     }
-    return OptionalDouble.empty();
+    return latest == null ? OptionalDouble.empty() : OptionalDouble.of(latest.getServing().getItemOverheadNanos() / 1e9);
   }
 
   /** The CPU a host may use, in cores: its quota, at most its usable cores; 0 when its environment is not known. */

@@ -382,8 +382,11 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
     changed(InputTables.Table.SLOTS, key, status, record.timestamp());
     mark(Scopes.ROUTES_HOST + status.getHost());
     // Serving evidence may measure the host's running groupings and re-weigh its slots' capacity;
-    // a slot that stopped serving (its last window had runs, this one none) gives its capacity back.
-    if (ran(evidence) || (old != null && ran(statuses.decode(topic, old).getServing()))) {
+    // a slot that stopped serving (its last window had runs, this one none) gives its capacity back,
+    // and one whose worker's cost per item moved (its CPU budget changed while it served nothing,
+    // its share taken away) is re-weighed by it.
+    ServingEvidence before = old == null ? null : statuses.decode(topic, old).getServing();
+    if (ran(evidence) || ran(before) || overheadMoved(before, evidence)) {
       mark(Scopes.SERVING_HOST + status.getHost());
       mark(Scopes.ASSIGNMENTS_HOST + status.getHost());
     } else if (evidence != null) {
@@ -395,6 +398,16 @@ final class FoldProcessor implements Processor<String, byte[], String, Object> {
 
   private static boolean ran(ServingEvidence evidence) {
     return evidence != null && evidence.getBatches() > 0;
+  }
+
+  /** Whether the worker's cost per item beyond the run came, went or moved by more than a tenth. */
+  private static boolean overheadMoved(ServingEvidence before, ServingEvidence now) {
+    Long was = before == null ? null : before.getItemOverheadNanos();
+    Long is = now == null ? null : now.getItemOverheadNanos();
+    if (was == null || is == null) {
+      return was != is;
+    }
+    return Math.abs(is - was) > 0.1 * Math.max(is, was);
   }
 
   private void storeDemand(Record<String, byte[]> record) {
