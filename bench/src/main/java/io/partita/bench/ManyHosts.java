@@ -22,6 +22,7 @@ import io.partita.launcher.cluster.GroupKind;
 import io.partita.launcher.cluster.GroupRecord;
 import io.partita.launcher.cluster.InferBodies;
 import io.partita.launcher.cluster.NetworkMode;
+import io.partita.models.demo.DemoHeavy;
 import io.partita.models.demo.DemoMlp;
 import io.partita.profiler.ProfilerService;
 import io.partita.profiler.kafka.AvroMapper;
@@ -309,6 +310,18 @@ public final class ManyHosts implements AutoCloseable {
     }
     return List.of(Tensor.newBuilder().setName(DemoMlp.INPUT).setDatatype("FP32").setShape(List.of(1L, (long) DemoMlp.INPUT_SIZE))
         .setData(data.flip()).build());
+  }
+
+  /** One item of demo-heavy's input ([1, 64, 128]). */
+  public static List<Tensor> heavyRow(long seed) {
+    ByteBuffer data = ByteBuffer.allocate(DemoHeavy.TOKENS * DemoHeavy.FEATURES * 4).order(ByteOrder.LITTLE_ENDIAN);
+    for (float[] token : DemoHeavy.sampleInput(seed)) {
+      for (float v : token) {
+        data.putFloat(v);
+      }
+    }
+    return List.of(Tensor.newBuilder().setName(DemoHeavy.INPUT).setDatatype("FP32")
+        .setShape(List.of(1L, (long) DemoHeavy.TOKENS, (long) DemoHeavy.FEATURES)).setData(data.flip()).build());
   }
 
   /** The same row as an OIP JSON infer body. */
