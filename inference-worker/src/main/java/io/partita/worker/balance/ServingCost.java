@@ -15,8 +15,9 @@ import java.util.OptionalDouble;
  *
  * <p>So the worker samples, with every status, its process's CPU time, the items its slots ran and
  * the CPU their runs took (the runner thread's CPU in the run call: under a quota the run's wall
- * time also holds the time it was throttled), and the host's CPU budget (cores: the cgroup quota, at most the CPUs it may
- * use; read each time, so a host slowed at run time reads its new budget). Over the last {@link
+ * time also holds the time it was throttled), and the host's CPU budget (cores: the cgroup quota,
+ * at most the CPUs it may use; read each time, so a host slowed at run time reads its new budget).
+ * Over the last {@link
  * #WINDOW_MS} the CPU not spent in runs, per item, divided by the budget, is the <em>overhead</em>:
  * the wall time an item takes of a host that does nothing else. The worker publishes it in its
  * slots' serving evidence, and the planner counts it in each slot's capacity (planner-core's {@code
