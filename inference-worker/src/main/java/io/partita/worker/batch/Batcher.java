@@ -34,8 +34,7 @@ public final class Batcher<T> {
   /** The same keys, by the arrival number of their oldest queued request. */
   private final TreeMap<Long, KeyQueue<T>> byOldest = new TreeMap<>();
   /** Queued requests that have a deadline, soonest first; expired or taken ones are dropped lazily. */
-  private final PriorityQueue<Entry<T>> deadlines =
-      new PriorityQueue<>(Comparator.comparingLong((Entry<T> e) -> e.pending.deadlineMs()).thenComparingLong(e -> e.seq));
+  private final PriorityQueue<Entry<T>> deadlines = new PriorityQueue<>(Batcher::soonerDeadline);
   private long nextSeq;
   private int size;
   private int queuedRows;
@@ -83,7 +82,15 @@ public final class Batcher<T> {
     }
   }
 
-  public void add(Pending<T> pending) {
+  /**
+   * Queues a request.
+   *
+   * @return when {@link #next} must be asked again because of this request: {@link Long#MIN_VALUE}
+   *     (at once) when its key's batch is now full, otherwise the sooner of the moment its key's batch
+   *     becomes due and its deadline. A caller whose runner already waits until no later than that
+   *     need not wake it; other keys' moments did not change.
+   */
+  public long add(Pending<T> pending) {
     Entry<T> entry = new Entry<>(pending, nextSeq++);
     KeyQueue<T> queue = byKey.computeIfAbsent(pending.key(), KeyQueue::new);
     if (queue.entries.isEmpty()) { // a new key (an emptied one is removed): it joins the order
@@ -96,6 +103,11 @@ public final class Batcher<T> {
     }
     size++;
     queuedRows += pending.rows();
+    if (queue.rows >= policy.maxRows()) {
+      return Long.MIN_VALUE;
+    }
+    long dueAt = queue.entries.peekFirst().pending.enqueuedAtMs() + policy.maxDelayMs();
+    return pending.deadlineMs() == Pending.NO_DEADLINE ? dueAt : Math.min(dueAt, pending.deadlineMs() + 1);
   }
 
   public int size() {
@@ -156,8 +168,18 @@ public final class Batcher<T> {
     return live.stream().map(e -> e.pending).toList();
   }
 
+  /** Soonest deadline first, then arrival order; spelled out rather than chained: the heap compares on every add and take. */
+  private static int soonerDeadline(Entry<?> a, Entry<?> b) {
+    int byDeadline = Long.compare(a.pending.deadlineMs(), b.pending.deadlineMs());
+    return byDeadline != 0 ? byDeadline : Long.compare(a.seq, b.seq);
+  }
+
   /** Takes out, in arrival order, every request whose deadline has passed. */
   private List<Pending<T>> takeExpired(long nowMs) {
+    Entry<T> first = liveDeadline();
+    if (first == null || !first.pending.expiredAt(nowMs)) {
+      return List.of(); // the common case, without allocating
+    }
     List<Entry<T>> expired = new ArrayList<>();
     for (Entry<T> e = liveDeadline(); e != null && e.pending.expiredAt(nowMs); e = liveDeadline()) {
       deadlines.poll();

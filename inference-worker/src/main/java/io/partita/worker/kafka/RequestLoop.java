@@ -200,11 +200,13 @@ public final class RequestLoop implements Runnable {
    */
   private final class Answer {
     final ConsumerRecord<String, byte[]> record;
+    final RequestHeaders headers;
     final AtomicInteger pending = new AtomicInteger(1);
     final Stages stages = Stages.readNow();
 
     Answer(ConsumerRecord<String, byte[]> record) {
       this.record = record;
+      this.headers = RequestHeaders.of(record.headers());
     }
 
     void sending() {
@@ -345,9 +347,9 @@ public final class RequestLoop implements Runnable {
     } catch (RuntimeException e) {
       Answer answer = new Answer(record);
       deadLetter(answer, e);
-      String replyTo = KafkaHeaders.get(record.headers(), KafkaHeaders.REPLY_TO);
+      String replyTo = answer.headers.replyTo();
       if (replyTo != null) {
-        String id = correlationOf(record);
+        String id = correlationOf(answer);
         try {
           reply(answer, replyTo, id, Replies.error(id, String.valueOf(topics.baseModelOf(record.topic())), null,
               ErrorCode.MODEL_ERROR, "the worker failed on this request (" + e.getClass().getSimpleName() + "); it was dead-lettered", null));
@@ -359,16 +361,17 @@ public final class RequestLoop implements Runnable {
     }
   }
 
-  private static String correlationOf(ConsumerRecord<String, byte[]> record) {
-    String correlation = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
-    return correlation != null ? correlation : record.key() != null ? record.key() : "unknown";
+  private static String correlationOf(Answer answer) {
+    String correlation = answer.headers.correlationId();
+    String key = answer.record.key();
+    return correlation != null ? correlation : key != null ? key : "unknown";
   }
 
   private void handle(ConsumerRecord<String, byte[]> record) {
     Answer answer = new Answer(record);
-    String replyTo = KafkaHeaders.get(record.headers(), KafkaHeaders.REPLY_TO);
-    String correlation = KafkaHeaders.get(record.headers(), KafkaHeaders.CORRELATION_ID);
-    String headerModel = KafkaHeaders.get(record.headers(), KafkaHeaders.SERVICE_MODEL);
+    String replyTo = answer.headers.replyTo();
+    String correlation = answer.headers.correlationId();
+    String headerModel = answer.headers.serviceModel();
     String serviceModel = headerModel != null ? headerModel : topics.baseModelOf(record.topic());
     InferenceRequest request;
     try {
@@ -376,7 +379,7 @@ public final class RequestLoop implements Runnable {
     } catch (DecodeException e) {
       deadLetter(answer, e);
       if (replyTo != null) {
-        String id = correlationOf(record);
+        String id = correlationOf(answer);
         reply(answer, replyTo, id, Replies.error(id, serviceModel, null, ErrorCode.BAD_INPUT,
             "the record is not an InferenceRequest in Avro single-object encoding; it was dead-lettered", null));
       }
@@ -394,7 +397,7 @@ public final class RequestLoop implements Runnable {
     MDC.put("model", request.getServiceModel());
     try {
       long now = clock.getAsLong();
-      String deadlineHeader = KafkaHeaders.get(record.headers(), KafkaHeaders.DEADLINE);
+      String deadlineHeader = answer.headers.deadline();
       Long deadline;
       try {
         deadline = parseDeadline(deadlineHeader);
@@ -457,7 +460,7 @@ public final class RequestLoop implements Runnable {
   private void reply(Answer answer, String replyTo, String correlation, InferenceReply reply) {
     ProducerRecord<String, byte[]> out = new ProducerRecord<>(replyTo, reply.getId(), replies.encode(replyTo, reply));
     KafkaHeaders.put(out.headers(), KafkaHeaders.CORRELATION_ID, correlation);
-    KafkaHeaders.put(out.headers(), KafkaHeaders.TRACEPARENT, KafkaHeaders.get(answer.record.headers(), KafkaHeaders.TRACEPARENT));
+    KafkaHeaders.put(out.headers(), KafkaHeaders.TRACEPARENT, answer.headers.traceparent());
     KafkaHeaders.put(out.headers(), KafkaHeaders.STAGES, answer.stages.header());
     answer.sending();
     send(out, FIRST_RETRY_MS, error -> {

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
 
@@ -56,14 +57,62 @@ public final class WorkerMetrics {
   public static final String TAG_OUTCOME = "outcome";
 
   private final MeterRegistry registry;
-  private final Map<List<String>, Timer> timers = new ConcurrentHashMap<>();
-  private final Map<List<String>, DistributionSummary> summaries = new ConcurrentHashMap<>();
-  private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
+  private final ByTags<Timer> queueWaits;
+  private final ByTags<Timer> inferences;
+  private final ByTags<DistributionSummary> batchSizes;
+  private final ByTags<Counter> replies;
+  private final ByTags<Counter> refusedReplies;
+  private final ByTags<Counter> sendRetries;
   private final LongAdder itemsRun = new LongAdder();
   private final LongAdder engineNanos = new LongAdder();
 
+  /**
+   * One meter name's meters by two tag values, made on first use. Found with two string lookups and
+   * no allocation after that: the worker looks meters up for every request and batch.
+   */
+  private static final class ByTags<M> {
+    private final Map<String, Map<String, M>> byFirst = new ConcurrentHashMap<>();
+    private final BiFunction<String, String, M> make;
+
+    ByTags(BiFunction<String, String, M> make) {
+      this.make = make;
+    }
+
+    M get(String first, String second) {
+      Map<String, M> bySecond = byFirst.get(first);
+      if (bySecond == null) {
+        bySecond = byFirst.computeIfAbsent(first, f -> new ConcurrentHashMap<>());
+      }
+      M meter = bySecond.get(second);
+      return meter != null ? meter : bySecond.computeIfAbsent(second, s -> make.apply(first, s));
+    }
+  }
+
   public WorkerMetrics(MeterRegistry registry) {
     this.registry = registry;
+    queueWaits = new ByTags<>((serviceModel, slot) -> timer(QUEUE_WAIT, serviceModel, slot));
+    inferences = new ByTags<>((serviceModel, slot) -> timer(INFERENCE, serviceModel, slot));
+    batchSizes = new ByTags<>((serviceModel, slot) -> DistributionSummary.builder(BATCH_SIZE)
+        .description("Requests per batch")
+        .baseUnit("requests")
+        .tag(TAG_SERVICE_MODEL, serviceModel)
+        .tag(TAG_SLOT, slot)
+        .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+        .register(registry));
+    replies = new ByTags<>((serviceModel, outcome) -> Counter.builder(REPLIES)
+        .description("Answers written, by outcome")
+        .tag(TAG_SERVICE_MODEL, serviceModel)
+        .tag(TAG_OUTCOME, outcome)
+        .register(registry));
+    refusedReplies = new ByTags<>((serviceModel, reason) -> Counter.builder(REFUSED_REPLIES)
+        .description("Replies the broker refused for the record's own reason; the request was dead-lettered")
+        .tag(TAG_SERVICE_MODEL, serviceModel)
+        .tag(TAG_REASON, reason)
+        .register(registry));
+    sendRetries = new ByTags<>((reason, none) -> Counter.builder(SEND_RETRIES)
+        .description("Sends retried after an infrastructure fault")
+        .tag(TAG_REASON, reason)
+        .register(registry));
   }
 
   public MeterRegistry registry() {
@@ -71,11 +120,11 @@ public final class WorkerMetrics {
   }
 
   public void queueWait(String serviceModel, String slot, long nanos) {
-    timer(QUEUE_WAIT, serviceModel, slot).record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    queueWaits.get(serviceModel, slot).record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
   }
 
   public void inference(String serviceModel, String slot, long nanos) {
-    timer(INFERENCE, serviceModel, slot).record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    inferences.get(serviceModel, slot).record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
   }
 
   /** A run that answered {@code items} items (rows) with results and took {@code nanos} of CPU in the engine. */
@@ -104,29 +153,16 @@ public final class WorkerMetrics {
   }
 
   public void batch(String serviceModel, String slot, int requests) {
-    summaries.computeIfAbsent(List.of(serviceModel, slot), k -> DistributionSummary.builder(BATCH_SIZE)
-        .description("Requests per batch")
-        .baseUnit("requests")
-        .tag(TAG_SERVICE_MODEL, serviceModel)
-        .tag(TAG_SLOT, slot)
-        .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-        .register(registry)).record(requests);
+    batchSizes.get(serviceModel, slot).record(requests);
   }
 
   /** A reply refused by the broker for the record's own reason ({@code reason}: the broker's error class). */
   public void refusedReply(String serviceModel, String reason) {
-    counters.computeIfAbsent(List.of(REFUSED_REPLIES, serviceModel, reason), k -> Counter.builder(REFUSED_REPLIES)
-        .description("Replies the broker refused for the record's own reason; the request was dead-lettered")
-        .tag(TAG_SERVICE_MODEL, serviceModel)
-        .tag(TAG_REASON, reason)
-        .register(registry)).increment();
+    refusedReplies.get(serviceModel, reason).increment();
   }
 
   public void sendRetry(String reason) {
-    counters.computeIfAbsent(List.of(SEND_RETRIES, reason), k -> Counter.builder(SEND_RETRIES)
-        .description("Sends retried after an infrastructure fault")
-        .tag(TAG_REASON, reason)
-        .register(registry)).increment();
+    sendRetries.get(reason, "").increment();
   }
 
   /** Gauges of one loop's liveness and readiness (1 or 0). */
@@ -147,11 +183,7 @@ public final class WorkerMetrics {
   }
 
   public void reply(String serviceModel, String outcome) {
-    counters.computeIfAbsent(List.of(serviceModel, outcome), k -> Counter.builder(REPLIES)
-        .description("Answers written, by outcome")
-        .tag(TAG_SERVICE_MODEL, serviceModel)
-        .tag(TAG_OUTCOME, outcome)
-        .register(registry)).increment();
+    replies.get(serviceModel, outcome).increment();
   }
 
   /** Registers a slot's queue depth, in-flight and eviction gauges. */
@@ -168,12 +200,12 @@ public final class WorkerMetrics {
   }
 
   private Timer timer(String name, String serviceModel, String slot) {
-    return timers.computeIfAbsent(List.of(name, serviceModel, slot), k -> Timer.builder(name)
+    return Timer.builder(name)
         .tag(TAG_SERVICE_MODEL, serviceModel)
         .tag(TAG_SLOT, slot)
         .publishPercentileHistogram()
         .minimumExpectedValue(Duration.ofNanos(20_000))
         .maximumExpectedValue(Duration.ofSeconds(30))
-        .register(registry));
+        .register(registry);
   }
 }

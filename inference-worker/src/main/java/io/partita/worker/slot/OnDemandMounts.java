@@ -4,6 +4,7 @@ import io.partita.models.repo.RepositoryIndex;
 import io.partita.models.repo.ServiceModelEntry;
 import io.partita.worker.serving.WeightFileMounts;
 import io.partita.worker.serving.WeightFileRef;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -27,11 +28,14 @@ final class OnDemandMounts {
    */
   static List<Slot> candidates(RepositoryIndex index, String serviceModel, List<Slot> slots) {
     Optional<ServiceModelEntry> entry = index.serviceModel(serviceModel);
-    if (entry.isEmpty()) {
-      return slots.stream().filter(s -> s.serves(serviceModel)).toList();
+    String base = entry.map(ServiceModelEntry::baseModel).orElse(null);
+    List<Slot> out = new ArrayList<>(slots.size());
+    for (Slot s : slots) { // a loop, not a stream: this runs for every request
+      if (s.spec().model().equals(base) || s.serves(serviceModel)) {
+        out.add(s);
+      }
     }
-    String base = entry.get().baseModel();
-    return slots.stream().filter(s -> s.spec().model().equals(base) || s.serves(serviceModel)).toList();
+    return out;
   }
 
   /**

@@ -69,6 +69,8 @@ public final class Slot implements AutoCloseable {
   public enum Health { STARTING, READY, DEGRADED, FAILED, STOPPED }
 
   private volatile SlotSpec spec;
+  /** {@link SlotSpec#name()}, which a retune keeps: built once, not for every reply. */
+  private final String instance;
   private final SessionRegistry sessions;
   private final WorkerMetrics metrics;
   private final LongSupplier clock;
@@ -83,6 +85,13 @@ public final class Slot implements AutoCloseable {
   private final Map<String, SlotSpec.Instance> instances = new ConcurrentSkipListMap<>();
   private volatile List<Meter> gauges = List.of();
   private boolean stopping; // guarded by lock
+  /**
+   * Until when the runner sleeps for want of a due batch, or {@link #NOT_WAITING} while it runs one;
+   * guarded by lock. A request that needs no earlier look does not wake it: the runner is woken
+   * about once per batch, not once per request.
+   */
+  private long waitingUntil = NOT_WAITING;
+  private static final long NOT_WAITING = Long.MIN_VALUE;
   private volatile int queued;
   private volatile int queuedRows;
   private volatile int inFlight;
@@ -97,6 +106,7 @@ public final class Slot implements AutoCloseable {
 
   Slot(SlotSpec spec, BatchPolicy policy, SessionRegistry sessions, WorkerMetrics metrics, LongSupplier clock, Runnable onChange) {
     this.spec = spec;
+    this.instance = spec.name();
     this.sessions = sessions;
     this.metrics = metrics;
     this.clock = clock;
@@ -235,10 +245,10 @@ public final class Slot implements AutoCloseable {
     lock.lock();
     try {
       if (!stopping && !stopped && !failed) {
-        batcher.add(new Pending<>(job, key, batching.rows(), job.arrivedAtMs(), job.deadlineMs()));
+        long lookAt = batcher.add(new Pending<>(job, key, batching.rows(), job.arrivedAtMs(), job.deadlineMs()));
         queued = batcher.size();
         queuedRows = batcher.rows();
-        wake.signal();
+        wakeBefore(lookAt);
         return true;
       }
     } finally {
@@ -263,15 +273,23 @@ public final class Slot implements AutoCloseable {
       if (stopping || stopped || failed) {
         return false;
       }
+      long lookAt = Long.MAX_VALUE;
       for (int i = 0; i < parts.size(); i++) {
-        batcher.add(new Pending<>(parts.get(i), key, sizes[i], job.arrivedAtMs(), job.deadlineMs()));
+        lookAt = Math.min(lookAt, batcher.add(new Pending<>(parts.get(i), key, sizes[i], job.arrivedAtMs(), job.deadlineMs())));
       }
       queued = batcher.size();
       queuedRows = batcher.rows();
-      wake.signal();
+      wakeBefore(lookAt);
       return true;
     } finally {
       lock.unlock();
+    }
+  }
+
+  /** Wakes the runner if it sleeps past {@code lookAtMs}, when the batcher must be asked again; caller holds lock. */
+  private void wakeBefore(long lookAtMs) {
+    if (lookAtMs < waitingUntil) {
+      wake.signal();
     }
   }
 
@@ -394,6 +412,7 @@ public final class Slot implements AutoCloseable {
           if (stopping) {
             return;
           }
+          waitingUntil = d.wakeAtMs();
           try {
             if (d.wakeAtMs() == Long.MAX_VALUE) {
               wake.await();
@@ -402,6 +421,8 @@ public final class Slot implements AutoCloseable {
             }
           } catch (InterruptedException e) {
             stopping = true; // finish what is queued, then leave
+          } finally {
+            waitingUntil = NOT_WAITING;
           }
         }
         queued = batcher.size();
@@ -566,14 +587,14 @@ public final class Slot implements AutoCloseable {
         .setServiceModel(job.request().getServiceModel())
         .setModelVersion(spec.version().version())
         .setOutputs(outputs)
-        .setInstance(spec.name())
+        .setInstance(instance)
         .setQueueMicros(Math.max(0, startMs - job.recordTimestampMs()) * 1000)
         .setInferenceMicros(tookNanos / 1000)
         .build();
   }
 
   private InferenceReply error(InferenceRequest request, ErrorCode code, String text) {
-    return Replies.error(request, spec.version().version(), code, text, spec.name());
+    return Replies.error(request, spec.version().version(), code, text, instance);
   }
 
   private void answer(Job job, InferenceReply reply) {

@@ -37,6 +37,23 @@ class BatcherTest {
   }
 
   @Test
+  void shouldSayWhenTheBatcherMustBeAskedAgainBecauseOfTheRequestAdded() {
+    Batcher<String> batcher = new Batcher<>(new BatchPolicy(3, 5));
+    // the key's first request: its batch is due after the delay
+    assertThat(batcher.add(p("a1", A, 1, 100))).isEqualTo(105);
+    // a later one of the same key changes nothing: the batch is still due when its oldest request is
+    assertThat(batcher.add(p("a2", A, 1, 102))).isEqualTo(105);
+    // another key has its own moment
+    assertThat(batcher.add(p("b1", B, 1, 103))).isEqualTo(108);
+    // a sooner deadline brings the moment forward, as next() would wake for it
+    assertThat(batcher.add(new Pending<>("b2", B, 1, 103, 104))).isEqualTo(105);
+    assertThat(batcher.next(104, false).wakeAtMs()).isEqualTo(105);
+    // the request that fills a batch: at once
+    assertThat(batcher.add(p("a3", A, 1, 104))).isEqualTo(Long.MIN_VALUE);
+    assertThat(ids(batcher.next(104, false).batch())).containsExactly("a1", "a2", "a3");
+  }
+
+  @Test
   void shouldPutServiceModelsOfOneBaseModelInOneBatchWhenKeyedAcrossWeightFiles() {
     Batcher<String> batcher = new Batcher<>(new BatchPolicy(32, 0));
     BatchKey base = BatchKey.acrossWeightFiles("demo-mlp", "1", "input:FP32:[8]");
