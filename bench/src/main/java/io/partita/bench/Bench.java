@@ -1115,7 +1115,7 @@ public final class Bench {
         rows.add(row(path, c, r.throughput(), ms(r, false), ms(r, true), "1.00", ""));
         probe.addCpuRow(cpuRows, path, c, r);
       }
-      echoRows = echoYardstick(env, client, identity);
+      echoRows = echoYardstick(env, client, identity, cpu);
       HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(); // as in the pipeline table
       httpCall(http, env, identity, 0).run(); // one call first: connection set-up and class loading stay out of the window
       cpu.part("load generator"); // the HttpClient's threads, started by that call
@@ -1175,8 +1175,13 @@ public final class Bench {
             + "to the inference worker running the empty model. Both topics have the worker's partitions. Each row is the "
             + "median of " + ECHO_REPEATS + " short repeats (" + echoWarmup().toMillis() + " ms warm-up, " + echoMeasured().toMillis()
             + " ms measured), taken in turn (hop, echo, Partita, then again); spread = (max - min) / median of the round trips/s; "
-            + "'vs echo' is the median of the per-repeat ratios of Partita's round trips/s to the echo's.",
-        List.of("path", "in flight", "round trips/s", "min", "max", "spread", "p50 ms", "p99 ms", "vs echo", "p50 over echo ms", "note"),
+            + "'vs echo' is the median of the per-repeat ratios of Partita's round trips/s to the echo's. CPU: microseconds "
+            + "per round trip over each repeat's measured window (per-thread CPU time by part, as in table 1d; the median of "
+            + "the repeats): the broker, the answering side (the worker's threads and producer in Partita's rows, the echo's "
+            + "or the hop reader's thread and producer in theirs), the load generator (the Partita client), and the whole "
+            + "process (with JIT, GC and the idle gateway).",
+        List.of("path", "in flight", "round trips/s", "min", "max", "spread", "p50 ms", "p99 ms", "vs echo", "p50 over echo ms",
+            "broker CPU us/call", "answering side CPU us/call", "load generator CPU us/call", "all CPU us/call", "note"),
         echoRows, self));
   }
 
@@ -1200,31 +1205,32 @@ public final class Bench {
    * Table 5d: the one-way hop, a bare Kafka echo and Partita's worker on the empty model, at each load,
    * {@link #ECHO_REPEATS} times in turn so that a drift of the machine touches all three alike.
    */
-  private List<List<String>> echoYardstick(PipelineEnv env, PartitaClient client, BenchModel identity) throws Exception {
+  private List<List<String>> echoYardstick(PipelineEnv env, PartitaClient client, BenchModel identity, CpuSplit cpu) throws Exception {
     String bootstrap = env.kafka.bootstrapServers();
     String workerTopic = new Topics(env.prefix).requests(identity.name());
     List<Tensor> oneRow = List.of(identity.wireInput(1, 0));
     List<List<String>> rows = new ArrayList<>();
     try (KafkaEcho echo = KafkaEcho.echo(bootstrap, new Properties(), env.prefix, workerTopic, modelsReply(client, identity, oneRow));
          KafkaEcho hop = KafkaEcho.hop(bootstrap, new Properties(), env.prefix, workerTopic)) {
+      cpu.part(CpuSplit.WORKER); // the echo's and the hop's threads: the answering side, as the worker's
       int partitions = partitionsOf(bootstrap, workerTopic);
       AtomicInteger next = new AtomicInteger();
       LoadRunner.AsyncCall hopCall = () -> hop.hopCall(Math.floorMod(next.incrementAndGet(), partitions));
       LoadRunner.AsyncCall echoCall = () -> checked(client.infer(KafkaEcho.ECHO_MODEL, identity.name(), oneRow));
       LoadRunner.AsyncCall partitaCall = () -> checked(client.infer(identity.name(), identity.name(), oneRow));
       for (int load : echoLoads()) {
-        List<LoadRunner.Result> hops = new ArrayList<>();
-        List<LoadRunner.Result> echoes = new ArrayList<>();
-        List<LoadRunner.Result> partitas = new ArrayList<>();
+        Repeats.Builder hops = new Repeats.Builder();
+        Repeats.Builder echoes = new Repeats.Builder();
+        Repeats.Builder partitas = new Repeats.Builder();
         for (int rep = 0; rep < ECHO_REPEATS; rep++) {
-          hops.add(LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), hopCall, LoadRunner.Window.NONE));
-          echoes.add(LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), echoCall, LoadRunner.Window.NONE));
-          partitas.add(LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), partitaCall, LoadRunner.Window.NONE));
+          hops.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), hopCall, probe));
+          echoes.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), echoCall, probe));
+          partitas.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), partitaCall, probe));
         }
-        rows.add(Repeats.of(hops).row("(e1) one-way hop, produce -> consume", load, null));
-        Repeats echoed = Repeats.of(echoes);
+        rows.add(hops.build().row("(e1) one-way hop, produce -> consume", load, null));
+        Repeats echoed = echoes.build();
         rows.add(echoed.row("(e2) bare Kafka echo", load, echoed));
-        rows.add(Repeats.of(partitas).row("(e3) Partita, Kafka client, empty model", load, echoed));
+        rows.add(partitas.build().row("(e3) Partita, Kafka client, empty model", load, echoed));
       }
     }
     return rows;
@@ -1273,12 +1279,47 @@ public final class Bench {
   }
 
   /** The repeats of one row of table 5d: medians, spread, and the ratio to the echo's repeats. */
-  record Repeats(List<LoadRunner.Result> results) {
+  /**
+   * The repeats of one row of table 5d, each with the CPU split of its measured window.
+   *
+   * @param splits one per result, same order
+   */
+  record Repeats(List<LoadRunner.Result> results, List<CpuSplit.Split> splits) {
     /** A row whose repeats differ by more than this share of their median says so. */
     static final double NOISY = 0.25;
+    /** The CPU columns of a row: parts of {@link CpuSplit}, then all of the process. */
+    static final List<String> CPU_PARTS = List.of("broker", CpuSplit.WORKER, "load generator");
 
-    static Repeats of(List<LoadRunner.Result> results) {
-      return new Repeats(List.copyOf(results));
+    /** Collects repeats, each run with a CPU probe over its measured window. */
+    static final class Builder {
+      private final List<LoadRunner.Result> results = new ArrayList<>();
+      private final List<CpuSplit.Split> splits = new ArrayList<>();
+
+      void run(CpuSplit cpu, Run run) throws InterruptedException {
+        CeilingProbe probe = new CeilingProbe(cpu);
+        results.add(run.under(probe));
+        splits.add(probe.split);
+      }
+
+      Repeats build() {
+        return new Repeats(List.copyOf(results), List.copyOf(splits));
+      }
+    }
+
+    /** One repeat, measured under the probe's window. */
+    interface Run {
+      LoadRunner.Result under(LoadRunner.Window probe) throws InterruptedException;
+    }
+
+    /** CPU microseconds per round trip of a part (null: the whole process), the median over the repeats. */
+    double medianMicrosPerCall(String part) {
+      double[] us = new double[results.size()];
+      for (int i = 0; i < us.length; i++) {
+        CpuSplit.Split split = splits.get(i);
+        double rate = results.get(i).throughput();
+        us[i] = part == null ? split.coresBusy() * 1e6 / rate : split.microsPerCall(part, rate);
+      }
+      return median(us);
     }
 
     double medianThroughput() {
@@ -1314,9 +1355,15 @@ public final class Bench {
       if (errors > 0) {
         notes.add(errors + " errors");
       }
-      return Bench.row(path, load, medianThroughput(), Arrays.stream(t).min().orElse(0), Arrays.stream(t).max().orElse(0),
+      List<String> cells = Bench.row(path, load, medianThroughput(), Arrays.stream(t).min().orElse(0), Arrays.stream(t).max().orElse(0),
           Report.fmt(spread()), medianMs(false), medianMs(true), echo == null ? "" : Report.fmt(ratioTo(echo)),
-          echo == null ? "" : Report.fmt(medianMs(false) - echo.medianMs(false)), String.join("; ", notes));
+          echo == null ? "" : Report.fmt(medianMs(false) - echo.medianMs(false)));
+      for (String part : CPU_PARTS) {
+        cells.add(Report.fmt(medianMicrosPerCall(part)));
+      }
+      cells.add(Report.fmt(medianMicrosPerCall(null)));
+      cells.add(String.join("; ", notes));
+      return cells;
     }
 
     static double median(double[] values) {

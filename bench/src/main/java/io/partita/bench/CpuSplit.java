@@ -32,7 +32,9 @@ final class CpuSplit {
   static final String JIT = "JIT compiler";
   static final String GC = "GC and VM thread";
   static final String NATIVE = "native (ONNX Runtime pool, other)";
-  static final List<String> PARTS = List.of("broker", "worker", "gateway", "load generator", "other Java", JIT, GC, NATIVE);
+  /** The worker's part; in table 5d also the bare echo's, the side that answers. */
+  static final String WORKER = "worker";
+  static final List<String> PARTS = List.of("broker", WORKER, "gateway", "load generator", "other Java", JIT, GC, NATIVE);
   private static final Path TASKS = Path.of("/proc/self/task");
   /** Snapshot keys of the JVM's own threads: {@code VM_KEY - tid} (Java thread ids are >= 1, the process is -1). */
   private static final long VM_KEY = -2;
@@ -62,6 +64,9 @@ final class CpuSplit {
 
   /** A thread created after the parts started, by its name. */
   static String byName(String name) {
+    if (name.endsWith("| bench-echo") || name.endsWith("| bench-hop")) {
+      return WORKER; // the bare echo's and the hop reader's consumer threads (table 5d): the answering side
+    }
     if (name.startsWith("bench-load") || name.startsWith("partita-client") || name.contains("| bench")
         || name.startsWith("HttpClient-")) { // the JDK HttpClient's selector and workers: only the bench's load uses it
       return "load generator";
@@ -71,7 +76,7 @@ final class CpuSplit {
       return "gateway";
     }
     if (name.startsWith("partita-slot") || name.startsWith("partita-worker")) {
-      return "worker";
+      return WORKER;
     }
     if (name.startsWith("partita-gateway") || name.startsWith("vert.x") || name.startsWith("partita-jobs")) {
       return "gateway";
