@@ -158,6 +158,7 @@ public final class Bench {
       adaptersThroughPipeline();
       planningSpeed();
       kafkaCeiling();
+      pinned(models);
       if (quick) {
         report.note("many hosts", "not in the quick run (it starts two clusters of processes): ./partita bench --quick --only hosts");
       } else {
@@ -186,6 +187,10 @@ public final class Bench {
         case "ceiling" -> {
           kafkaCeiling();
           yield "the Kafka ceiling alone";
+        }
+        case "pinned" -> {
+          pinned(models());
+          yield "the pinned part alone";
         }
         case "wire" -> {
           wireBatching(models());
@@ -778,7 +783,7 @@ public final class Bench {
     });
   }
 
-  private static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, int i) {
+  static LoadRunner.Call kafkaCall(PartitaClient client, BenchModel model, int i) {
     return kafkaCall(client, model, model.name(), i);
   }
 
@@ -1087,6 +1092,29 @@ public final class Bench {
     ScaleBench.Cell churn = churnCell != null ? churnCell
         : quick ? new ScaleBench.Cell(8, 5, 2) : new ScaleBench.Cell(1000, 500, 10);
     new ScalePart(report, self, quick).run(cells, churn == ScaleBench.Cell.NONE ? null : churn, scratch);
+  }
+
+  // 1k. A compute-heavy model with the broker off the engine's core.
+  private void pinned(List<BenchModel> models) throws Exception {
+    String title = "1k. The broker off the engine's core";
+    BenchModel ocrRec = models.stream().filter(m -> m.name().equals("ocr-rec")).findFirst().orElse(null);
+    String missing = ocrRec == null ? "needs the PaddleOCR model (left out: --no-ocr, or npm could not fetch it)" : PinnedBench.unavailable();
+    if (missing != null) {
+      report.note(title, "not measured: " + missing);
+      return;
+    }
+    List<List<String>> rows = new PinnedBench(scratch, warmup(), measured(), quick ? Duration.ofSeconds(1) : Duration.ofSeconds(40)).run(ocrRec);
+    report.add(new Report.Table(title,
+        "PaddleOCR rec with the worker alone on one CPU: the worker in its own JVM (partita worker) pinned to the last CPU with "
+            + "taskset, one ONNX Runtime thread, its batching off (worker.batch.max=1); this JVM, holding the broker, the gateway and "
+            + "the load generator (the Partita client, " + PinnedBench.CLIENTS + " client threads in a closed loop, batch-1 calls), "
+            + "pinned to the other CPUs. The yardstick, row (a): the engine in-process on that same one CPU, one ONNX Runtime "
+            + "thread, batch-1 calls from the same number of client threads. Row (b) follows " + (quick ? 1 : 40) + " s of the same "
+            + "load on the new worker, discarded. Each row is the median of " + PinnedBench.REPEATS + " repeats (" + warmup().toMillis()
+            + " ms warm-up, " + measured().toMillis() + " ms measured; the engine's three first, then the pipeline's), with their "
+            + "range and spread ((max - min) / median); 'vs engine' is the row's median items/s over (a)'s.",
+        List.of("model", "path", "CPUs", "clients", "items/s", "min", "max", "spread", "p50 ms", "p99 ms", "vs engine", "note"), rows,
+        self));
   }
 
   // 5. The Kafka ceiling: an empty model, so only the pipeline's own overhead remains.

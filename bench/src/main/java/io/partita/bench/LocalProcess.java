@@ -47,13 +47,28 @@ final class LocalProcess implements AutoCloseable {
         "--kafka-port", Integer.toString(kafka), "--http-port", Integer.toString(http), "--grpc-port", "-1",
         "--data-dir", dataDir.toString()));
     command.addAll(extra);
-    Path log = dataDir.resolve("local.log");
+    return spawn(command, dataDir.resolve("local.log"), http);
+  }
+
+  /**
+   * Starts any command (another {@code partita} role, say) with its output in {@code log}.
+   *
+   * @param httpPort the port {@link #awaitReady} polls, or -1 when it has none
+   */
+  static LocalProcess spawn(List<String> command, Path log, int httpPort) throws IOException {
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    return new LocalProcess(p, http, log);
+    return new LocalProcess(p, httpPort, log);
+  }
+
+  /** Fails naming the exit code and the log's tail when the process has ended. */
+  void checkAlive(String what) throws IOException {
+    if (!process.isAlive()) {
+      throw new IOException(what + " ended with " + process.exitValue() + ": " + tail());
+    }
   }
 
   /** The JVM running this bench (the same Java a user's {@code ./partita} finds first on the path is not known here). */
-  private static String java() {
+  static String java() {
     return ProcessHandle.current().info().command().orElse("java");
   }
 
@@ -103,9 +118,7 @@ final class LocalProcess implements AutoCloseable {
     HttpRequest ready = HttpRequest.newBuilder(URI.create(base() + "/v2/health/ready")).timeout(Duration.ofSeconds(2)).build();
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IOException("partita local ended with " + process.exitValue() + " before it was ready: " + tail());
-      }
+      checkAlive("partita local, before it was ready,");
       try {
         if (http.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
           return (System.nanoTime() - startedNanos) / 1e9;

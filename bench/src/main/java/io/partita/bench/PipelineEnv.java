@@ -40,7 +40,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  */
 final class PipelineEnv implements AutoCloseable {
   final EmbeddedKafka kafka;
+  /** The worker in this JVM; null when it runs elsewhere ({@link #withoutWorker}). */
   final InferenceWorker worker;
+  /** The model repository the worker serves. */
+  final Path repo;
   final Gateway gateway;
   final String prefix;
 
@@ -68,7 +71,7 @@ final class PipelineEnv implements AutoCloseable {
   }
 
   PipelineEnv(Path dir, Path repo, Map<String, String> workerSettings, int threads, CpuSplit cpu) throws Exception {
-    this(dir, repo, workerSettings, threads, List.of(), cpu);
+    this(dir, repo, workerSettings, threads, List.of(), cpu, true);
   }
 
   /**
@@ -79,11 +82,20 @@ final class PipelineEnv implements AutoCloseable {
    */
   PipelineEnv(Path dir, List<BenchModel> models, Map<String, String> workerSettings, List<SlotAssignment> plan, CpuSplit cpu)
       throws Exception {
-    this(dir, repositoryOf(dir.resolve("repo"), models), workerSettings, 0, plan, cpu);
+    this(dir, repositoryOf(dir.resolve("repo"), models), workerSettings, 0, plan, cpu, true);
   }
 
-  private PipelineEnv(Path dir, Path repo, Map<String, String> workerSettings, int threads, List<SlotAssignment> plan, CpuSplit cpu)
-      throws Exception {
+  /**
+   * A broker and a gateway in this JVM and the models' repository, without a worker: the caller
+   * starts one elsewhere (its own process, on other cores) with {@link #repo} and the broker's address.
+   */
+  static PipelineEnv withoutWorker(Path dir, List<BenchModel> models) throws Exception {
+    return new PipelineEnv(dir, repositoryOf(dir.resolve("repo"), models), Map.of(), 0, List.of(), null, false);
+  }
+
+  private PipelineEnv(Path dir, Path repo, Map<String, String> workerSettings, int threads, List<SlotAssignment> plan, CpuSplit cpu,
+      boolean withWorker) throws Exception {
+    this.repo = repo;
     if (cpu != null) {
       cpu.part("other Java");
     }
@@ -109,8 +121,10 @@ final class PipelineEnv implements AutoCloseable {
       publish(plan);
     }
     Settings settings = Settings.of(values);
-    worker = new InferenceWorker(WorkerConfig.from(settings));
-    worker.start();
+    worker = withWorker ? new InferenceWorker(WorkerConfig.from(settings)) : null;
+    if (worker != null) {
+      worker.start();
+    }
     if (!plan.isEmpty()) {
       awaitSlots(plan, Duration.ofSeconds(120));
     }
@@ -208,7 +222,9 @@ final class PipelineEnv implements AutoCloseable {
   @Override
   public void close() {
     gateway.close();
-    worker.close();
+    if (worker != null) {
+      worker.close();
+    }
     kafka.close();
   }
 }
