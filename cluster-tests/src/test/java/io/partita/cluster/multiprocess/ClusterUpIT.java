@@ -22,6 +22,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -121,10 +122,20 @@ class ClusterUpIT {
       HttpResponse<String> ready = http.send(HttpRequest.newBuilder(URI.create(gateway + "/v2/health/ready")).timeout(Duration.ofSeconds(10))
           .build(), HttpResponse.BodyHandlers.ofString());
       assertThat(ready.statusCode()).as("%s/v2/health/ready: %s", gateway, ready.body()).isEqualTo(200);
-      HttpResponse<String> infer = http.send(HttpRequest.newBuilder(URI.create(gateway + "/v2/models/demo-a/infer"))
+      // Right after up, the plan may still be moving demo-mlp's request partitions between the hosts: a
+      // call that lands on a worker no longer running it is told so as NOT_READY (503, retriable), never 404.
+      HttpRequest call = HttpRequest.newBuilder(URI.create(gateway + "/v2/models/demo-a/infer"))
           .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(
-              "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}")).build(),
-          HttpResponse.BodyHandlers.ofString());
+              "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}")).build();
+      List<HttpResponse<String>> last = new ArrayList<>(List.of(http.send(call, HttpResponse.BodyHandlers.ofString())));
+      Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
+        if (last.get(0).statusCode() != 503) {
+          return true;
+        }
+        last.set(0, http.send(call, HttpResponse.BodyHandlers.ofString()));
+        return last.get(0).statusCode() != 503;
+      });
+      HttpResponse<String> infer = last.get(0);
       assertThat(infer.statusCode()).as("%s infer: %s", gateway, infer.body()).isEqualTo(200);
       assertThat(infer.body()).contains("\"model_name\":\"demo-a\"", "\"shape\":[1,4]");
     }

@@ -5,6 +5,7 @@ import io.partita.avro.InferenceRequest;
 import io.partita.avro.SlotStatus;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.RepositoryIndex;
+import io.partita.models.repo.ServiceModelEntry;
 import io.partita.models.repo.VersionEntry;
 import io.partita.runtime.SessionOpener;
 import io.partita.worker.batch.BatchPolicy;
@@ -386,7 +387,13 @@ public final class Slots implements AutoCloseable {
     String name = request.getServiceModel();
     List<Slot> serving = OnDemandMounts.candidates(index, name, slots);
     if (serving.isEmpty()) {
-      job.answer().accept(Replies.error(request, null, ErrorCode.NOT_FOUND, "service model '" + name + "' is not served here", null));
+      Optional<String> base = index.serviceModel(name).map(ServiceModelEntry::baseModel);
+      // A service model the repository has, on a worker that runs no slot of its base model now: this
+      // worker still owns some of the base model's partitions while the plan moves them (retriable).
+      job.answer().accept(base.isPresent()
+          ? Replies.error(request, null, ErrorCode.NOT_READY, "no slot of base model '" + base.get() + "' runs on this worker now"
+              + " (its request partitions are moving to the hosts that run it); retry", null)
+          : Replies.error(request, null, ErrorCode.NOT_FOUND, "service model '" + name + "' is not served here", null));
       return null;
     }
     String model = serving.get(0).spec().model();

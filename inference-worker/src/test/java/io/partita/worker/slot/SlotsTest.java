@@ -247,6 +247,18 @@ class SlotsTest {
   }
 
   @Test
+  void shouldSayRetryWhenNoSlotOfAKnownServiceModelsBaseModelRunsHere() throws Exception {
+    start(List.of(), 0, true); // the plan gave this worker no slot of demo-mlp, while it still owns some of its partitions
+    submit(request("moving", "demo", null, DemoMlp.sampleInput(1, 1)), Long.MAX_VALUE);
+    submit(request("unknown", "no-such-model", null, DemoMlp.sampleInput(1, 1)), Long.MAX_VALUE);
+    awaitReplies(2);
+    assertThat(replies.get("moving").getError().getCode()).isEqualTo(ErrorCode.NOT_READY);
+    assertThat(replies.get("moving").getError().getMessage()).contains("no slot of base model 'demo-mlp'", "retry");
+    assertThat(replies.get("unknown").getError().getCode()).isEqualTo(ErrorCode.NOT_FOUND);
+    assertThat(replies.get("unknown").getError().getMessage()).contains("'no-such-model' is not served here");
+  }
+
+  @Test
   void shouldRefuseBadInputUnknownVersionsAndVersionsWithoutASlot() throws Exception {
     SlotAssignment onlyV1 = SlotAssignment.newBuilder().setHost("host-1").setSlot("s").setModel(DemoMlp.MODEL_NAME).setVersion("1")
         .setPool("cpu").setServiceModels(Assignments.read(writeList("[{\"slot\":\"s\",\"model\":\"demo-mlp\",\"version\":\"1\"}]"),
