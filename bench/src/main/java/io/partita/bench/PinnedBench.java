@@ -2,6 +2,8 @@ package io.partita.bench;
 
 import io.partita.avro.InferenceReply;
 import io.partita.client.PartitaClient;
+import io.partita.launcher.cluster.CpuLayout;
+import io.partita.runtime.Pinning;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,8 +16,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Table 1k: a compute-heavy model with the broker off the engine's core. The worker runs in its own
- * JVM pinned to the last CPU ({@code taskset -c}), with one ONNX Runtime thread and its batching off;
- * this JVM (the broker, the gateway and the load generator) is pinned to the other CPUs. The
+ * JVM pinned to the last CPU this JVM may use ({@code taskset -c}), with one ONNX Runtime thread and
+ * its batching off; this JVM (the broker, the gateway and the load generator) is pinned to the others. The
  * yardstick is the engine in-process on that same one CPU, batch-1 calls from the same number of
  * client threads. Linux with {@code taskset} and at least two CPUs; otherwise the table says why it
  * is missing.
@@ -41,7 +43,7 @@ final class PinnedBench {
 
   /** Why the table cannot run here, or null when it can. */
   static String unavailable() {
-    if (Runtime.getRuntime().availableProcessors() < 2) {
+    if (Pinning.usableCpus().size() < 2) {
       return "needs at least two CPUs";
     }
     if (!Files.isExecutable(Path.of("/usr/bin/taskset")) && !Files.isExecutable(Path.of("/bin/taskset"))) {
@@ -52,10 +54,10 @@ final class PinnedBench {
 
   /** The engine row and the pipeline row for {@code model}. */
   List<List<String>> run(BenchModel model) throws Exception {
-    int cpus = Runtime.getRuntime().availableProcessors();
-    String all = "0-" + (cpus - 1);
-    String engineCpu = Integer.toString(cpus - 1);
-    String restCpus = cpus == 2 ? "0" : "0-" + (cpus - 2);
+    List<Integer> usable = Pinning.usableCpus(); // restored after: the affinity this JVM started with
+    String all = CpuLayout.cpuset(usable);
+    String engineCpu = Integer.toString(usable.get(usable.size() - 1));
+    String restCpus = CpuLayout.cpuset(usable.subList(0, usable.size() - 1));
     long pid = ProcessHandle.current().pid();
     List<List<String>> rows = new ArrayList<>();
     List<LoadRunner.Result> engines = new ArrayList<>();

@@ -103,11 +103,20 @@ public final class Batcher<T> {
     }
     size++;
     queuedRows += pending.rows();
-    if (queue.rows >= policy.maxRows()) {
+    if (full(queue)) {
       return Long.MIN_VALUE;
     }
-    long dueAt = queue.entries.peekFirst().pending.enqueuedAtMs() + policy.maxDelayMs();
-    return pending.deadlineMs() == Pending.NO_DEADLINE ? dueAt : Math.min(dueAt, pending.deadlineMs() + 1);
+    return pending.deadlineMs() == Pending.NO_DEADLINE ? dueAt(queue) : Math.min(dueAt(queue), pending.deadlineMs() + 1);
+  }
+
+  /** Whether the key's batch is at the row limit (or its next request would not fit). */
+  private boolean full(KeyQueue<T> queue) {
+    return queue.rows >= policy.maxRows();
+  }
+
+  /** When the key's batch is due by age: its oldest request's queueing plus the delay. */
+  private long dueAt(KeyQueue<T> queue) {
+    return queue.entries.peekFirst().pending.enqueuedAtMs() + policy.maxDelayMs();
   }
 
   public int size() {
@@ -135,9 +144,8 @@ public final class Batcher<T> {
     }
     long wakeAt = Long.MAX_VALUE;
     for (KeyQueue<T> queue : byOldest.values()) { // keys in the order of their oldest request
-      boolean full = queue.rows >= policy.maxRows(); // the next request would not fit, or the batch is at the limit
-      long dueAt = queue.entries.peekFirst().pending.enqueuedAtMs() + policy.maxDelayMs();
-      if (flush || full || nowMs >= dueAt) {
+      long dueAt = dueAt(queue);
+      if (flush || full(queue) || nowMs >= dueAt) {
         return new Decision<>(expired, take(queue), nowMs);
       }
       wakeAt = Math.min(wakeAt, dueAt);
