@@ -159,7 +159,7 @@ class ModuleRulesTest {
             MODULES.get("models"), MODULES.get("runtime"), MODULES.get("planner-core"),
             "io.partita.worker.batch..", "io.partita.worker.balance..", "io.partita.worker.delivery..", "io.partita.worker.serving..",
             "io.partita.gateway.http..", "io.partita.gateway.infer..", "io.partita.gateway.oip..", "io.partita.gateway.refusal..",
-            "io.partita.gateway.packing..")
+            "io.partita.common.packing..", "io.partita.common.coalescing..")
         .should().dependOnClassesThat().resideInAPackage(KAFKA)
         .because("planning, batching, delivery decisions, serving, the gateway's infer path and its HTTP validation are plain Java over records"
             + " (docs/architecture.md); Kafka glue lives in the kafka packages")
@@ -177,7 +177,7 @@ class ModuleRulesTest {
     noClasses().that().resideInAnyPackage(
             "io.partita.gateway.infer..", "io.partita.gateway.refusal..", "io.partita.gateway.oip..",
             "io.partita.gateway.auth..", "io.partita.gateway.catalog..", "io.partita.gateway.health..", "io.partita.gateway.kafka..",
-            "io.partita.gateway.limits..", "io.partita.gateway.metrics..", "io.partita.gateway.routing..", "io.partita.gateway.packing..")
+            "io.partita.gateway.limits..", "io.partita.gateway.metrics..", "io.partita.gateway.routing..")
         .should().dependOnClassesThat().resideInAnyPackage(
             "io.partita.gateway.http..", "io.partita.gateway.grpc..", "io.partita.gateway.server..",
             "io.partita.gateway.jobs..", "io.partita.gateway.dashboard..", "io.vertx..", "io.grpc..")

@@ -7,10 +7,12 @@ import io.partita.common.EpochMicros;
 import io.partita.common.KafkaHeaders;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
+import io.partita.common.coalescing.CallCoalescer;
 import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.PendingCalls;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.common.log.RateLimitedLog;
+import io.partita.common.packing.PackRule;
 import io.partita.common.serde.Codecs;
 import java.time.Duration;
 import java.util.HashMap;
@@ -20,11 +22,13 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +49,10 @@ import org.slf4j.LoggerFactory;
  * header, so a worker does not run a request nobody waits for. A second reply for the same request
  * (a worker restarted mid-batch may send one) and replies nobody waits for are dropped and counted
  * ({@link #repliesDropped()}). Request ids must be unique among the requests in flight.
+ *
+ * <p>With {@link Config#withPacking} on, concurrent calls of one service model, version and input
+ * layout travel several to a record, their rows stacked, and each is still answered with its own
+ * reply: a producer calling concurrently then pays the per-record costs of Kafka once per pack.
  *
  * <pre>{@code
  * try (PartitaClient client = PartitaClient.start(PartitaClient.Config.of("localhost:19092"))) {
@@ -67,9 +75,11 @@ public final class PartitaClient implements AutoCloseable {
    *     {@code Codecs.from(settings)} builds it from settings
    * @param baseModels the base model of each service model built on another model (a LoRA adapter, say);
    *     a service model not listed is its own base model
+   * @param packing how concurrent calls share request records ({@link #withPacking}); null: every
+   *     call is its own record
    */
   public record Config(String bootstrapServers, String topicPrefix, String clientId, Duration timeout, Properties kafka, Codecs codecs,
-                       Map<String, String> baseModels) {
+                       Map<String, String> baseModels, Packing packing) {
     public Config {
       Objects.requireNonNull(bootstrapServers, "bootstrapServers");
       Objects.requireNonNull(topicPrefix, "topicPrefix");
@@ -80,6 +90,12 @@ public final class PartitaClient implements AutoCloseable {
       baseModels = baseModels == null ? Map.of() : Map.copyOf(baseModels);
     }
 
+    /** The settings before packing existed: every call is its own record. */
+    public Config(String bootstrapServers, String topicPrefix, String clientId, Duration timeout, Properties kafka, Codecs codecs,
+                  Map<String, String> baseModels) {
+      this(bootstrapServers, topicPrefix, clientId, timeout, kafka, codecs, baseModels, null);
+    }
+
     /** Defaults: prefix {@code partita}, a random client id, a 30 s deadline, single-object encoding. */
     public static Config of(String bootstrapServers) {
       return new Config(bootstrapServers, Topics.DEFAULT_PREFIX, "client-" + UUID.randomUUID().toString().substring(0, 8),
@@ -87,30 +103,45 @@ public final class PartitaClient implements AutoCloseable {
     }
 
     public Config withTopicPrefix(String prefix) {
-      return new Config(bootstrapServers, prefix, clientId, timeout, kafka, codecs, baseModels);
+      return new Config(bootstrapServers, prefix, clientId, timeout, kafka, codecs, baseModels, packing);
     }
 
     public Config withClientId(String id) {
-      return new Config(bootstrapServers, topicPrefix, id, timeout, kafka, codecs, baseModels);
+      return new Config(bootstrapServers, topicPrefix, id, timeout, kafka, codecs, baseModels, packing);
     }
 
     public Config withTimeout(Duration t) {
-      return new Config(bootstrapServers, topicPrefix, clientId, t, kafka, codecs, baseModels);
+      return new Config(bootstrapServers, topicPrefix, clientId, t, kafka, codecs, baseModels, packing);
     }
 
     public Config withKafka(Properties settings) {
-      return new Config(bootstrapServers, topicPrefix, clientId, timeout, settings, codecs, baseModels);
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, settings, codecs, baseModels, packing);
     }
 
     public Config withCodecs(Codecs format) {
-      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, format, baseModels);
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, format, baseModels, packing);
     }
 
     /** Says which base model a service model is built on, so its requests go to that model's topic. */
     public Config withBaseModel(String serviceModel, String baseModel) {
       Map<String, String> more = new HashMap<>(baseModels);
       more.put(serviceModel, baseModel);
-      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, codecs, more);
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, codecs, more, packing);
+    }
+
+    /**
+     * Packs concurrent calls into shared request records, as the gateway does: a call goes at once,
+     * alone, when no call of its service model, version and input layout is in flight; the calls
+     * that come while one is in flight are stacked along their first dimension into one record,
+     * sent when that call is answered, when {@code maxRows} rows or half the record limit are
+     * reached, or {@code window} after the first of them came. Each call still gets its own reply
+     * (its id, its rows) and fails at its own deadline. Turn it on only when every service model
+     * this client calls has a dynamic first dimension on every input and output: a pack the worker
+     * refuses (a fixed first dimension, one bad call) is sent again one call per request, which
+     * answers every call correctly but pays for the pack in vain. Calls with parameters are never packed.
+     */
+    public Config withPacking(int maxRows, Duration window) {
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, codecs, baseModels, new Packing(maxRows, window));
     }
 
     /** The base model of a service model: as configured, else the service model itself. */
@@ -118,6 +149,27 @@ public final class PartitaClient implements AutoCloseable {
       return baseModels.getOrDefault(serviceModel, serviceModel);
     }
   }
+
+  /**
+   * How concurrent calls share request records.
+   *
+   * @param maxRows the most rows one request record carries (2 to 65536)
+   * @param window the longest a call waits for company while a call of its kind is in flight
+   */
+  public record Packing(int maxRows, Duration window) {
+    public Packing {
+      Objects.requireNonNull(window, "window");
+      if (maxRows < 2 || maxRows > 65_536) {
+        throw new IllegalArgumentException("packing maxRows must be 2 to 65536, got " + maxRows);
+      }
+      if (window.isNegative()) {
+        throw new IllegalArgumentException("the packing window must not be negative, got " + window);
+      }
+    }
+  }
+
+  /** A call the coalescer holds: where it goes and what waits for it. */
+  private record HeldCall(String baseModel, CompletableFuture<InferenceReply> answer) {}
 
   private final Config config;
   private final Topics topics;
@@ -128,6 +180,9 @@ public final class PartitaClient implements AutoCloseable {
   private final RateLimitedLog warnings = new RateLimitedLog(log, 60_000);
   private final Thread thread;
   private volatile boolean running = true;
+  /** Packs concurrent calls ({@link Config#withPacking}); null when packing is off. */
+  private CallCoalescer<HeldCall> coalescer;
+  private PackRule packRule;
 
   private PartitaClient(Config config) {
     this.config = config;
@@ -160,6 +215,31 @@ public final class PartitaClient implements AutoCloseable {
     }
     KafkaClients.assignAtEnd(consumer, replyTopic, Duration.ofSeconds(30));
     thread.start();
+    Packing packing = config.packing();
+    if (packing != null) {
+      long maxBytes;
+      try (Admin admin = Admin.create(base())) {
+        // Room for the record's own fields and for a reply larger than its request, as the gateway leaves.
+        long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
+        maxBytes = Math.max(1, Math.min(maxRequest, TopicAdmin.maxMessageBytes(admin, replyTopic)) / 2);
+      }
+      packRule = PackRule.declared(packing.maxRows(), maxBytes);
+      coalescer = new CallCoalescer<>(TimeUnit.NANOSECONDS.toMicros(packing.window().toNanos()), new CallCoalescer.Wire<>() {
+        @Override
+        public CompletableFuture<InferenceReply> send(InferenceRequest request, long timeoutMs, List<HeldCall> callers, int rows) {
+          return calls.send(producer, topics.requests(callers.get(0).baseModel(), config.codecs()), null, request, timeoutMs, null);
+        }
+
+        @Override
+        public void finish(HeldCall call, InferenceReply reply, Throwable failure) {
+          if (failure != null) {
+            call.answer().completeExceptionally(failure);
+          } else {
+            call.answer().complete(reply);
+          }
+        }
+      }, "partita-client-packer-" + config.clientId());
+    }
   }
 
   /**
@@ -191,6 +271,17 @@ public final class PartitaClient implements AutoCloseable {
    * request with the same id is in flight.
    */
   public CompletableFuture<InferenceReply> send(String baseModel, InferenceRequest request, Duration timeout) {
+    CallCoalescer<HeldCall> packer = coalescer;
+    if (packer != null) {
+      HeldCall call = new HeldCall(baseModel, new CompletableFuture<>());
+      try {
+        if (packer.offer(call, request, packRule, timeout.toMillis())) {
+          return call.answer();
+        }
+      } catch (IllegalStateException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
     return calls.send(producer, topics.requests(baseModel, config.codecs()), null, request, timeout.toMillis(), null);
   }
 
@@ -280,9 +371,10 @@ public final class PartitaClient implements AutoCloseable {
     return replyTopic;
   }
 
-  /** Requests waiting for a reply. */
+  /** Request records waiting for a reply (a pack of calls counts once), and calls held for a pack. */
   public int inFlight() {
-    return calls.inFlight();
+    CallCoalescer<HeldCall> packer = coalescer;
+    return calls.inFlight() + (packer == null ? 0 : packer.held());
   }
 
   /** Replies dropped because nobody waited for them (late, foreign, or a duplicate). */
@@ -311,6 +403,9 @@ public final class PartitaClient implements AutoCloseable {
 
   @Override
   public void close() {
+    if (coalescer != null) { // before the reply loop ends: held calls are answered (failed), not lost
+      coalescer.close();
+    }
     running = false;
     if (thread.isAlive()) {
       consumer.wakeup();

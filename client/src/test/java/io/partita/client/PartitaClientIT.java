@@ -42,7 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
 class PartitaClientIT {
   @TempDir Path repo;
 
-  private static Tensor input(float[][] rows) {
+  static Tensor input(float[][] rows) {
     ByteBuffer b = ByteBuffer.allocate(rows.length * DemoMlp.INPUT_SIZE * 4).order(ByteOrder.LITTLE_ENDIAN);
     for (float[] row : rows) {
       for (float v : row) {

@@ -202,10 +202,20 @@ public final class InferService {
     if (!deps.capacity().tryOnline()) {
       throw new Refusal(Kind.OVERLOADED, "the gateway has " + deps.capacity().limit() + " requests in flight (gateway.max.in.flight); try again shortly");
     }
+    InferenceRequest request = InferenceRequest.newBuilder()
+        .setId(s.requestId())
+        .setServiceModel(s.model().service().name())
+        .setVersion(pinnedVersion(s))
+        .setInputs(s.inputs())
+        .setOutputs(s.outputs())
+        .build();
+    if (timing != null) {
+      timing.producing();
+    }
     if (deps.coalescer() != null) {
       CompletableFuture<InferenceReply> packed;
       try {
-        packed = deps.coalescer().offer(s, timeoutMs, target, timing);
+        packed = deps.coalescer().offer(s, request, timeoutMs, target, timing);
       } catch (IllegalStateException e) {
         deps.capacity().releaseOnline();
         throw duplicate(s.requestId());
@@ -214,17 +224,7 @@ public final class InferService {
         return packed;
       }
     }
-    InferenceRequest request = InferenceRequest.newBuilder()
-        .setId(s.requestId())
-        .setServiceModel(s.model().service().name())
-        .setVersion(pinnedVersion(s))
-        .setInputs(s.inputs())
-        .setOutputs(s.outputs())
-        .build();
     CompletableFuture<InferenceReply> answer = new CompletableFuture<>();
-    if (timing != null) {
-      timing.producing();
-    }
     try {
       deps.requests().send(request, timeoutMs, s.traceparent(), target).whenComplete((reply, failure) -> {
         if (timing != null) {

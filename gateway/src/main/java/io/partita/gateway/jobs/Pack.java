@@ -2,7 +2,7 @@ package io.partita.gateway.jobs;
 
 import io.partita.avro.JobItem;
 import io.partita.avro.Tensor;
-import io.partita.gateway.packing.Rows;
+import io.partita.common.packing.Rows;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,8 +1,8 @@
 package io.partita.gateway.jobs;
 
 import io.partita.avro.JobItem;
-import io.partita.gateway.packing.PackRule;
-import io.partita.gateway.packing.Rows;
+import io.partita.common.packing.PackRule;
+import io.partita.common.packing.Rows;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.avro.JobItem;
 import io.partita.avro.Tensor;
-import io.partita.gateway.packing.PackRule;
+import io.partita.common.packing.PackRule;
 import io.partita.models.repo.ElementType;
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;

@@ -1,4 +1,4 @@
-package io.partita.gateway.packing;
+package io.partita.common.packing;
 
 import io.partita.avro.Tensor;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.partita.gateway.packing;
+package io.partita.common.packing;
 
 import io.partita.avro.Tensor;
 import io.partita.models.repo.ElementType;

@@ -1,4 +1,4 @@
-package io.partita.gateway.packing;
+package io.partita.common.packing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.partita.gateway.packing;
+package io.partita.common.packing;
 
 import io.partita.models.repo.ModelSignature;
 import io.partita.models.repo.TensorSpec;
@@ -11,7 +11,8 @@ import java.util.List;
  * <p>A model can take packed rows only when every input and every output is a tensor whose first
  * dimension is dynamic (-1): the rows are concatenated along it, and every output must come back
  * with one leading row per input row so that it can be cut back. A model with a fixed first
- * dimension (or an output without one) gets {@link #maxRows} 1: every row is sent alone.
+ * dimension (or an output without one) gets {@link #maxRows} 1: every row is sent alone. Without a
+ * signature ({@link #declared}) the caller's word stands.
  *
  * @param signature the model's inputs and outputs (all versions of a model share one)
  * @param maxRows the most rows one packed request carries ({@code gateway.jobs.pack.rows} for jobs,
@@ -34,7 +35,7 @@ public record PackRule(ModelSignature signature, int maxRows, long maxBytes, lon
     if (maxBytes < 1) {
       throw new IllegalArgumentException("maxBytes must be at least 1, got " + maxBytes);
     }
-    if (signature == null || !batchable(signature)) {
+    if (signature != null && !batchable(signature)) {
       maxRows = 1;
     }
   }
@@ -47,6 +48,16 @@ public record PackRule(ModelSignature signature, int maxRows, long maxBytes, lon
    */
   public PackRule seenOutput(long bytesPerRow) {
     return bytesPerRow <= seenOutputBytesPerRow ? this : new PackRule(signature, maxRows, maxBytes, bytesPerRow);
+  }
+
+  /**
+   * A rule for a model whose signature the packer does not know: the caller vouches that every
+   * input and output has a dynamic first dimension (a client told so by its user). Output bytes per
+   * row are then known only from what replies showed ({@link #seenOutput}); a pack the worker
+   * refuses is the owner's to send again row by row.
+   */
+  public static PackRule declared(int maxRows, long maxBytes) {
+    return new PackRule(null, maxRows, maxBytes);
   }
 
   /** A rule that sends every row alone. */
