@@ -1123,6 +1123,9 @@ public final class Bench {
     Files.createDirectories(file.getParent());
     Files.write(file, TinyModels.identity());
     BenchModel identity = BenchModel.of("identity", file, Map.of(), "Identity on one float");
+    Path rowsFile = workDir.resolve("models/identity-rows.onnx");
+    Files.write(rowsFile, TinyModels.identityRows());
+    BenchModel identityRows = BenchModel.of("identity-rows", rowsFile, Map.of(), "Identity on one float a row, rows dynamic");
     List<List<String>> rows = new ArrayList<>();
     List<List<String>> stageRows = new ArrayList<>();
     List<List<String>> cpuRows = new ArrayList<>();
@@ -1131,9 +1134,15 @@ public final class Bench {
     rows.add(row("(a) engine, in-process", 1, engine.throughput(), ms(engine, false), ms(engine, true), "", ""));
     Path dir = Files.createTempDirectory(scratch, "ceiling");
     CpuSplit cpu = new CpuSplit();
-    try (PipelineEnv env = new PipelineEnv(dir, List.of(identity), Map.of(), 1, cpu);
+    // The worker waits for no company (batch delay 0): the empty model cannot batch anyway, and the rows model
+    // of (e4) then measures packing on the wire alone, a pack of up to PACK_ROWS rows running as one engine call.
+    try (PipelineEnv env = new PipelineEnv(dir, List.of(identity, identityRows),
+        Map.of("worker.batch.delay.ms", "0", "worker.batch.max", Integer.toString(PACK_ROWS)), 1, cpu);
          PartitaClient client = env.client()) {
       cpu.part("load generator");
+      // Both models answered once before any row: their slots are warm when the first window opens.
+      checked(client.infer(identity.name(), identity.name(), List.of(identity.wireInput(1, 0)))).get(60, TimeUnit.SECONDS);
+      checked(client.infer(identityRows.name(), identityRows.name(), List.of(identityRows.wireInput(1, 0)))).get(60, TimeUnit.SECONDS);
       Map<Integer, LoadRunner.Result> kafka = new HashMap<>();
       for (int c : concurrencies()) {
         CeilingProbe probe = new CeilingProbe(cpu);
@@ -1143,7 +1152,7 @@ public final class Bench {
         rows.add(row(path, c, r.throughput(), ms(r, false), ms(r, true), "1.00", ""));
         probe.addCpuRow(cpuRows, path, c, r);
       }
-      echoRows = echoYardstick(env, client, identity, cpu);
+      echoRows = echoYardstick(env, client, identity, identityRows, cpu);
       HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(); // as in the pipeline table
       httpCall(http, env, identity, 0).run(); // one call first: connection set-up and class loading stay out of the window
       cpu.part("load generator"); // the HttpClient's threads, started by that call
@@ -1200,7 +1209,12 @@ public final class Bench {
             + "(a record produced and read back by a plain consumer, no reply); (e2) a bare echo, a plain consumer with the "
             + "worker's consumer settings that produces, for each request it reads, a reply encoded once before the run to the "
             + "reply-to topic with the correlation-id copied (no decoding, no model, no batching); (e3) Partita: the same calls "
-            + "to the inference worker running the empty model. Both topics have the worker's partitions. Each row is the "
+            + "to the inference worker running the empty model, the worker waiting for no batch to fill (worker.batch.delay.ms=0, worker.batch.max=" + PACK_ROWS
+            + "); (e4) Partita with packing: a second client with "
+            + "PartitaClient.Config.withPacking(" + PACK_ROWS + " rows, " + PACK_WINDOW.toNanos() / 1000 + " us window), the same "
+            + "calls to the same empty model with a dynamic first dimension, so concurrent calls share request records (its round "
+            + "trips/s count calls; 'calls per record' is its calls over the records on the request topic). Both topics have "
+            + "the worker's partitions. Each row is the "
             + "median of " + ECHO_REPEATS + " short repeats (" + echoWarmup().toMillis() + " ms warm-up, " + echoMeasured().toMillis()
             + " ms measured), taken in turn (hop, echo, Partita, then again); spread = (max - min) / median of the round trips/s; "
             + "'vs echo' is the median of the per-repeat ratios of Partita's round trips/s to the echo's. CPU: microseconds "
@@ -1209,7 +1223,8 @@ public final class Bench {
             + "or the hop reader's thread and producer in theirs), the load generator (the Partita client), and the whole "
             + "process (with JIT, GC and the idle gateway).",
         List.of("path", "in flight", "round trips/s", "min", "max", "spread", "p50 ms", "p99 ms", "vs echo", "p50 over echo ms",
-            "broker CPU us/call", "answering side CPU us/call", "load generator CPU us/call", "all CPU us/call", "note"),
+            "broker CPU us/call", "answering side CPU us/call", "load generator CPU us/call", "all CPU us/call", "calls per record",
+            "note"),
         echoRows, self));
   }
 
@@ -1233,35 +1248,79 @@ public final class Bench {
    * Table 5d: the one-way hop, a bare Kafka echo and Partita's worker on the empty model, at each load,
    * {@link #ECHO_REPEATS} times in turn so that a drift of the machine touches all three alike.
    */
-  private List<List<String>> echoYardstick(PipelineEnv env, PartitaClient client, BenchModel identity, CpuSplit cpu) throws Exception {
+  private List<List<String>> echoYardstick(PipelineEnv env, PartitaClient client, BenchModel identity, BenchModel identityRows, CpuSplit cpu)
+      throws Exception {
     String bootstrap = env.kafka.bootstrapServers();
     String workerTopic = new Topics(env.prefix).requests(identity.name());
+    String rowsTopic = new Topics(env.prefix).requests(identityRows.name());
     List<Tensor> oneRow = List.of(identity.wireInput(1, 0));
+    List<Tensor> oneOfRows = List.of(identityRows.wireInput(1, 0));
     List<List<String>> rows = new ArrayList<>();
-    try (KafkaEcho echo = KafkaEcho.echo(bootstrap, new Properties(), env.prefix, workerTopic, modelsReply(client, identity, oneRow));
+    cpu.part("load generator");
+    try (PartitaClient packing = env.packingClient(PACK_ROWS, PACK_WINDOW);
+         KafkaEcho echo = KafkaEcho.echo(bootstrap, new Properties(), env.prefix, workerTopic, modelsReply(client, identity, oneRow));
          KafkaEcho hop = KafkaEcho.hop(bootstrap, new Properties(), env.prefix, workerTopic)) {
       cpu.part(CpuSplit.WORKER); // the echo's and the hop's threads: the answering side, as the worker's
+      checked(packing.infer(identityRows.name(), identityRows.name(), oneOfRows)).get(60, TimeUnit.SECONDS);
       int partitions = partitionsOf(bootstrap, workerTopic);
       AtomicInteger next = new AtomicInteger();
       LoadRunner.AsyncCall hopCall = () -> hop.hopCall(Math.floorMod(next.incrementAndGet(), partitions));
       LoadRunner.AsyncCall echoCall = () -> checked(client.infer(KafkaEcho.ECHO_MODEL, identity.name(), oneRow));
       LoadRunner.AsyncCall partitaCall = () -> checked(client.infer(identity.name(), identity.name(), oneRow));
+      AtomicLong packedCalls = new AtomicLong(); // every call started, warm-up too, as the records counted
+      LoadRunner.AsyncCall packedCall = () -> {
+        packedCalls.incrementAndGet();
+        return checked(packing.infer(identityRows.name(), identityRows.name(), oneOfRows));
+      };
       for (int load : echoLoads()) {
         Repeats.Builder hops = new Repeats.Builder();
         Repeats.Builder echoes = new Repeats.Builder();
         Repeats.Builder partitas = new Repeats.Builder();
+        Repeats.Builder packed = new Repeats.Builder();
+        long callsBefore = packedCalls.get();
+        long packedRecords = 0;
         for (int rep = 0; rep < ECHO_REPEATS; rep++) {
           hops.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), hopCall, probe));
           echoes.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), echoCall, probe));
           partitas.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), partitaCall, probe));
+          long before = recordsOn(bootstrap, rowsTopic);
+          packed.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), packedCall, probe));
+          packedRecords += recordsOn(bootstrap, rowsTopic) - before;
         }
-        rows.add(hops.build().row("(e1) one-way hop, produce -> consume", load, null));
+        rows.add(withCallsPerRecord(hops.build().row("(e1) one-way hop, produce -> consume", load, null), ""));
         Repeats echoed = echoes.build();
-        rows.add(echoed.row("(e2) bare Kafka echo", load, echoed));
-        rows.add(partitas.build().row("(e3) Partita, Kafka client, empty model", load, echoed));
+        rows.add(withCallsPerRecord(echoed.row("(e2) bare Kafka echo", load, echoed), "1.00"));
+        rows.add(withCallsPerRecord(partitas.build().row("(e3) Partita, Kafka client, empty model", load, echoed), "1.00"));
+        rows.add(withCallsPerRecord(packed.build().row("(e4) Partita, Kafka client packing, empty model (rows dynamic)", load, echoed),
+            packedRecords == 0 ? "" : Report.fmt((double) (packedCalls.get() - callsBefore) / packedRecords)));
       }
     }
     return rows;
+  }
+
+  /** The packing client's settings in table 5d: the gateway's defaults for online calls. */
+  static final int PACK_ROWS = 64;
+  static final Duration PACK_WINDOW = Duration.ofNanos(500_000);
+
+  /** A 5d row with its calls per record put before its note (the last column). */
+  private static List<String> withCallsPerRecord(List<String> row, String callsPerRecord) {
+    List<String> out = new ArrayList<>(row);
+    out.add(out.size() - 1, callsPerRecord);
+    return out;
+  }
+
+  /** Records on a topic so far: the sum of its partitions' end offsets. */
+  private static long recordsOn(String bootstrap, String topic) throws Exception {
+    try (Admin admin = Admin.create(Map.<String, Object>of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+      admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()
+          .forEach(p -> ends.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+      long total = 0;
+      for (ListOffsetsResult.ListOffsetsResultInfo info : admin.listOffsets(ends).all().get(30, TimeUnit.SECONDS).values()) {
+        total += info.offset();
+      }
+      return total;
+    }
   }
 
   /**

@@ -219,6 +219,12 @@ final class PipelineEnv implements AutoCloseable {
         .withTopicPrefix(prefix).withClientId("bench").withTimeout(Duration.ofSeconds(60)));
   }
 
+  /** A client that packs concurrent calls ({@code PartitaClient.Config.withPacking}), on its own reply topic. */
+  PartitaClient packingClient(int maxRows, Duration window) {
+    return PartitaClient.start(PartitaClient.Config.of(kafka.bootstrapServers())
+        .withTopicPrefix(prefix).withClientId("bench-packing").withTimeout(Duration.ofSeconds(60)).withPacking(maxRows, window));
+  }
+
   @Override
   public void close() {
     gateway.close();

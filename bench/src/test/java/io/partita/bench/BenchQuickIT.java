@@ -101,6 +101,13 @@ class BenchQuickIT {
       assertThat(partita.find()).as("5d Partita row at %s in%n%s", load, table5d).isTrue();
       assertThat(Double.parseDouble(partita.group(1))).isPositive();
       assertThat(Double.parseDouble(partita.group(3))).as("vs echo").isPositive();
+      String packed = table5d.lines().filter(l -> l.startsWith("| (e4) Partita, Kafka client packing") && l.contains(" | " + load + " | "))
+          .findFirst().orElseThrow(() -> new AssertionError("no 5d packing row at " + load + " in\n" + table5d));
+      String[] cells = packed.split("\\|");
+      assertThat(Double.parseDouble(cells[3].trim())).as("packed calls/s at %s", load).isPositive();
+      if (load.equals("256")) { // 256 calls in flight: they share records
+        assertThat(Double.parseDouble(cells[cells.length - 2].trim())).as("calls per record at 256 in%n%s", packed).isGreaterThan(1.5);
+      }
     }
     // Table 1 has the echo beside the model's in-flight rows, and those rows their ratio to it.
     assertThat(report).containsPattern("\\| demo-mlp \\| \\(e\\) bare Kafka echo \\(no worker\\), 64 in flight \\|\\s*\\| 64 \\| [0-9.e+]+ \\|")

@@ -31,6 +31,18 @@ public final class TinyModels {
   }
 
   /**
+   * {@code y = Identity(x)}, x float [batch, 1]: the empty model with a dynamic first dimension, so
+   * that calls of one row each can be stacked into one request.
+   */
+  public static byte[] identityRows() {
+    return new OnnxGraphBuilder("partita-identity-rows", PRODUCER)
+        .input("x", DataType.FLOAT, "batch", 1L)
+        .identity("x", "y")
+        .output("y", DataType.FLOAT, "batch", 1L)
+        .toBytes();
+  }
+
+  /**
    * The baseline benchmark's reference model: an MLP {@code x[batch, 256] -> (MatMul, Relu) x 3},
    * weights drawn from a fixed seed, so every host runs exactly the same arithmetic (about 0.4
    * MFLOP per item, 768 KiB of weights).
