@@ -30,6 +30,7 @@ import io.partita.gateway.grpc.proto.ServerReadyRequest;
 import io.partita.gateway.grpc.proto.ServerReadyResponse;
 import io.partita.gateway.infer.AnsweredBy;
 import io.partita.gateway.infer.InferService;
+import io.partita.gateway.infer.RequestIds;
 import io.partita.gateway.infer.ServerTiming;
 import io.partita.gateway.metrics.GatewayMetrics;
 import io.partita.gateway.refusal.Refusal;
@@ -37,7 +38,6 @@ import io.partita.gateway.refusal.Refusal.Kind;
 import io.partita.models.repo.ModelEntry;
 import io.partita.models.repo.TensorSpec;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -105,10 +105,7 @@ public final class GrpcApi extends GRPCInferenceServiceGrpc.GRPCInferenceService
           };
         }
         String key = ApiKeys.presented(headers.get(AUTHORIZATION), headers.get(X_API_KEY));
-        String id = headers.get(X_REQUEST_ID);
-        if (id == null || id.isBlank() || id.length() > 128 || !id.matches("[\\x21-\\x7e]+")) {
-          id = UUID.randomUUID().toString();
-        }
+        String id = RequestIds.orNew(headers.get(X_REQUEST_ID));
         Context context = Context.current().withValue(KEY, key).withValue(REQUEST_ID, id).withValue(TRACEPARENT, headers.get(TRACE))
             .withValue(TIMING, timing);
         return Contexts.interceptCall(context, call, headers, next);

@@ -9,6 +9,7 @@ import io.partita.gateway.catalog.ModelCatalog;
 import io.partita.gateway.health.Readiness;
 import io.partita.gateway.infer.Coalescer;
 import io.partita.gateway.infer.InferService;
+import io.partita.gateway.infer.RequestIds;
 import io.partita.gateway.infer.ServerTiming;
 import io.partita.gateway.kafka.RequestProducer;
 import io.partita.gateway.limits.Capacity;
@@ -29,7 +30,6 @@ import io.partita.models.repo.TensorSpec;
 import io.partita.models.repo.VersionEntry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -87,10 +87,7 @@ public final class HttpApi implements HttpFrontDoor.Handler {
 
   @Override
   public void handle(Exchange exchange) {
-    String requestId = exchange.getRequestHeaders().getFirst("X-Request-Id");
-    if (requestId == null || requestId.isBlank() || requestId.length() > 128 || !requestId.matches("[\\x21-\\x7e]+")) {
-      requestId = UUID.randomUUID().toString();
-    }
+    String requestId = RequestIds.orNew(exchange.getRequestHeaders().getFirst("X-Request-Id"));
     exchange.getResponseHeaders().set("X-Request-Id", requestId);
     Call call = new Call(exchange, requestId, deps.metrics());
     try {
@@ -120,7 +117,11 @@ public final class HttpApi implements HttpFrontDoor.Handler {
       call.bytes(302, "text/plain; charset=utf-8", new byte[0]);
       return;
     }
-    String[] p = path.replaceAll("/+$", "").split("/");
+    int end = path.length();
+    while (end > 0 && path.charAt(end - 1) == '/') { // trailing slashes do not count
+      end--;
+    }
+    String[] p = path.substring(0, end).split("/");
     // p[0] is "" (leading slash)
     if (p.length < 2 || !p[1].equals("v2")) {
       throw Refusal.notFound("no such endpoint; the API lives under /v2");

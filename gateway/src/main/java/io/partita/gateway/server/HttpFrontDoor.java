@@ -197,7 +197,7 @@ public final class HttpFrontDoor implements AutoCloseable {
       }
     });
     long limit = bodyLimit.of(request.method().name(), request.path());
-    String length = request.getHeader("Content-Length");
+    String length = request.getHeader(Exchange.name("Content-Length"));
     long declared = -1;
     if (length != null) {
       try {
