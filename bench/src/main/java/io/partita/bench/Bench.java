@@ -158,6 +158,7 @@ public final class Bench {
       adaptersThroughPipeline();
       planningSpeed();
       kafkaCeiling();
+      gatewayCost();
       pinned(models);
       if (quick) {
         report.note("many hosts", "not in the quick run (it starts two clusters of processes): ./partita bench --quick --only hosts");
@@ -187,6 +188,10 @@ public final class Bench {
         case "ceiling" -> {
           kafkaCeiling();
           yield "the Kafka ceiling alone";
+        }
+        case "gateway" -> {
+          gatewayCost();
+          yield "the gateway part alone";
         }
         case "pinned" -> {
           pinned(models());
@@ -823,7 +828,7 @@ public final class Bench {
    * The same call with the input and the outputs as binary tensors (OIP binary tensor data
    * extension); its Server-Timing header and round trip go to {@code stages} (null: not read).
    */
-  private static LoadRunner.Call httpBinaryCall(HttpClient http, PipelineEnv env, BenchModel model, int i, GatewayStages stages) {
+  static LoadRunner.Call httpBinaryCall(HttpClient http, PipelineEnv env, BenchModel model, int i, GatewayStages stages) {
     BenchModel.BinaryBody body = model.binaryBody(1, i);
     HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer"))
         .timeout(Duration.ofSeconds(30))
@@ -1115,6 +1120,27 @@ public final class Bench {
             + "range and spread ((max - min) / median); 'vs engine' is the row's median items/s over (a)'s.",
         List.of("model", "path", "CPUs", "clients", "items/s", "min", "max", "spread", "p50 ms", "p99 ms", "vs engine", "note"), rows,
         self));
+  }
+
+  // 5e. The gateway per call in a warm JVM, against the Kafka client.
+  private void gatewayCost() throws Exception {
+    Duration warm = quick ? Duration.ofSeconds(3) : Duration.ofSeconds(240);
+    Duration window = quick ? Duration.ofSeconds(1) : Duration.ofSeconds(15);
+    List<List<String>> rows = new GatewayCostBench(scratch, warm, window).run();
+    report.add(new Report.Table("5e. The gateway per call, warm JVM",
+        "The empty model of table 5 from " + GatewayCostBench.CLIENTS + " client threads in a closed loop, through (a) the Kafka "
+            + "client, (b) HTTP with binary tensors (the OIP binary tensor data extension, HTTP/1.1), (c) gRPC with raw contents, "
+            + "in a JVM warmed first by " + warm.toSeconds() + " s of the three paths taking turns (table 5 measures right after its "
+            + "pipeline starts, with the JIT still busy). Then each path is measured " + GatewayCostBench.REPEATS + " times in turn ("
+            + window.toSeconds() + " s each); a row is the medians, with the range of its calls/s. CPU in microseconds per call by "
+            + "part, as table 1d splits it; 'of it, idle loops' is the gateway's CPU per second with no call through it (row (a)'s) "
+            + "spread over the row's calls; 'gateway CPU over the Kafka client's' divides the gateway's CPU per call by the load "
+            + "generator's in row (a), the Java client doing the same call (goal: at most 1.5). Allocation: kilobytes per call "
+            + "allocated by the gateway's threads and by the load generator's (HotSpot's per-thread counters).",
+        List.of("path", "clients", "calls/s", "min", "max", "p50 ms", "vs Kafka client", "gateway CPU us/call", "of it, idle loops us/call",
+            "gateway CPU over the Kafka client's", "load generator CPU us/call", "broker CPU us/call", "worker CPU us/call",
+            "JIT us/call", "gateway KB/call", "load generator KB/call", "note"),
+        rows, self));
   }
 
   // 5. The Kafka ceiling: an empty model, so only the pipeline's own overhead remains.

@@ -1,10 +1,10 @@
 package io.partita.bench;
 
 import com.sun.management.OperatingSystemMXBean;
+import com.sun.management.ThreadMXBean;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
-import java.lang.management.ThreadMXBean;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,7 +39,7 @@ final class CpuSplit {
   /** Snapshot keys of the JVM's own threads: {@code VM_KEY - tid} (Java thread ids are >= 1, the process is -1). */
   private static final long VM_KEY = -2;
 
-  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+  private static final ThreadMXBean THREADS = ManagementFactory.getPlatformMXBean(ThreadMXBean.class);
   private final Map<Long, String> owner = new HashMap<>();
   /** The part of each JVM thread seen by a snapshot, by its snapshot key (JIT or GC). */
   private final Map<Long, String> vmPart = new ConcurrentHashMap<>();
@@ -87,6 +87,40 @@ final class CpuSplit {
       return "broker";
     }
     return "other Java";
+  }
+
+  /** The part of a Java thread: by its name, else by the start that created it ({@link #part}). */
+  private String partOf(long id, String name) {
+    String part = byName(name);
+    return part.equals("other Java") ? owner.getOrDefault(id, part) : part;
+  }
+
+  /** Bytes allocated so far by each live Java thread (HotSpot's per-thread counter; empty where there is none). */
+  Map<Long, Long> allocated() {
+    Map<Long, Long> out = new HashMap<>();
+    if (THREADS.isThreadAllocatedMemorySupported()) {
+      long[] ids = THREADS.getAllThreadIds();
+      long[] bytes = THREADS.getThreadAllocatedBytes(ids);
+      for (int i = 0; i < ids.length; i++) {
+        if (bytes[i] >= 0) {
+          out.put(ids[i], bytes[i]);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Bytes allocated between two {@link #allocated} snapshots, by part (Java threads only), parts as the CPU split's. */
+  Map<String, Long> allocatedBetween(Map<Long, Long> before, Map<Long, Long> after) {
+    Map<String, Long> byPart = new LinkedHashMap<>();
+    PARTS.forEach(p -> byPart.put(p, 0L));
+    for (ThreadInfo info : THREADS.getThreadInfo(after.keySet().stream().mapToLong(Long::longValue).toArray())) {
+      if (info != null) {
+        long id = info.getThreadId();
+        byPart.merge(partOf(id, info.getThreadName()), after.get(id) - before.getOrDefault(id, 0L), Long::sum);
+      }
+    }
+    return byPart;
   }
 
   /** CPU nanoseconds so far, by Java thread, by JVM thread (keys below -1), and the whole process under key -1. */
@@ -163,11 +197,7 @@ final class CpuSplit {
       }
       long used = e.getValue() - before.getOrDefault(e.getKey(), 0L);
       java += used;
-      String part = byName(names.getOrDefault(e.getKey(), ""));
-      if (part.equals("other Java")) {
-        part = owner.getOrDefault(e.getKey(), part);
-      }
-      byPart.merge(part, used, Long::sum);
+      byPart.merge(partOf(e.getKey(), names.getOrDefault(e.getKey(), "")), used, Long::sum);
     }
     long process = after.get(-1L) - before.get(-1L);
     byPart.merge(NATIVE, Math.max(0, process - java - vm), Long::sum);

@@ -32,6 +32,7 @@ class BenchQuickIT {
         "1g. Where a batch job's time goes", "1h. Where the time goes (gateway paths of table 1)",
         "1b. Share of the engine", "1c. Where the time goes",
         "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)", "5d. Against a bare Kafka echo",
+        "5e. The gateway per call, warm JVM",
         "8. Planning at scale", "8b. Where a pass's time goes", "8c. How the cost grows", "8d. Churn")) {
       assertThat(report).contains("### " + section);
     }
@@ -107,6 +108,18 @@ class BenchQuickIT {
       assertThat(Double.parseDouble(cells[3].trim())).as("packed calls/s at %s", load).isPositive();
       if (load.equals("256")) { // 256 calls in flight: they share records
         assertThat(Double.parseDouble(cells[cells.length - 2].trim())).as("calls per record at 256 in%n%s", packed).isGreaterThan(1.5);
+      }
+    }
+    // 5e: each path measured, the gateway's rows with their CPU ratio to the Kafka client's and their allocation.
+    String table5e = report.substring(report.indexOf("### 5e."), report.indexOf("###", report.indexOf("### 5e.") + 4));
+    for (String path : List.of(GatewayCostBench.KAFKA, GatewayCostBench.HTTP, GatewayCostBench.GRPC)) {
+      String line = table5e.lines().filter(l -> l.startsWith("| " + path + " |")).findFirst()
+          .orElseThrow(() -> new AssertionError("no 5e row for " + path + " in\n" + table5e));
+      String[] cells = line.split("\\|");
+      assertThat(Double.parseDouble(cells[3].trim())).as("5e calls/s of %s", path).isPositive();
+      if (!path.equals(GatewayCostBench.KAFKA)) {
+        assertThat(Double.parseDouble(cells[10].trim())).as("5e gateway CPU over the Kafka client's, %s", path).isPositive();
+        assertThat(Double.parseDouble(cells[15].trim())).as("5e gateway KB/call, %s", path).isPositive();
       }
     }
     // Table 1 has the echo beside the model's in-flight rows, and those rows their ratio to it.
