@@ -1167,8 +1167,8 @@ public final class Bench {
          PartitaClient client = env.client()) {
       cpu.part("load generator");
       // Both models answered once before any row: their slots are warm when the first window opens.
-      checked(client.infer(identity.name(), identity.name(), List.of(identity.wireInput(1, 0)))).get(60, TimeUnit.SECONDS);
-      checked(client.infer(identityRows.name(), identityRows.name(), List.of(identityRows.wireInput(1, 0)))).get(60, TimeUnit.SECONDS);
+      modelsReply(client, identity, List.of(identity.wireInput(1, 0)));
+      modelsReply(client, identityRows, List.of(identityRows.wireInput(1, 0)));
       Map<Integer, LoadRunner.Result> kafka = new HashMap<>();
       for (int c : concurrencies()) {
         CeilingProbe probe = new CeilingProbe(cpu);
@@ -1287,7 +1287,7 @@ public final class Bench {
          KafkaEcho echo = KafkaEcho.echo(bootstrap, new Properties(), env.prefix, workerTopic, modelsReply(client, identity, oneRow));
          KafkaEcho hop = KafkaEcho.hop(bootstrap, new Properties(), env.prefix, workerTopic)) {
       cpu.part(CpuSplit.WORKER); // the echo's and the hop's threads: the answering side, as the worker's
-      checked(packing.infer(identityRows.name(), identityRows.name(), oneOfRows)).get(60, TimeUnit.SECONDS);
+      modelsReply(packing, identityRows, oneOfRows);
       int partitions = partitionsOf(bootstrap, workerTopic);
       AtomicInteger next = new AtomicInteger();
       LoadRunner.AsyncCall hopCall = () -> hop.hopCall(Math.floorMod(next.incrementAndGet(), partitions));
@@ -1309,9 +1309,9 @@ public final class Bench {
           hops.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), hopCall, probe));
           echoes.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), echoCall, probe));
           partitas.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), partitaCall, probe));
-          long before = recordsOn(bootstrap, rowsTopic);
+          long before = endOffsets(bootstrap, rowsTopic);
           packed.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), packedCall, probe));
-          packedRecords += recordsOn(bootstrap, rowsTopic) - before;
+          packedRecords += endOffsets(bootstrap, rowsTopic) - before;
         }
         rows.add(withCallsPerRecord(hops.build().row("(e1) one-way hop, produce -> consume", load, null), ""));
         Repeats echoed = echoes.build();
@@ -1333,20 +1333,6 @@ public final class Bench {
     List<String> out = new ArrayList<>(row);
     out.add(out.size() - 1, callsPerRecord);
     return out;
-  }
-
-  /** Records on a topic so far: the sum of its partitions' end offsets. */
-  private static long recordsOn(String bootstrap, String topic) throws Exception {
-    try (Admin admin = Admin.create(Map.<String, Object>of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-      Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
-      admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()
-          .forEach(p -> ends.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
-      long total = 0;
-      for (ListOffsetsResult.ListOffsetsResultInfo info : admin.listOffsets(ends).all().get(30, TimeUnit.SECONDS).values()) {
-        total += info.offset();
-      }
-      return total;
-    }
   }
 
   /**

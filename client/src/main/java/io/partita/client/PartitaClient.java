@@ -28,7 +28,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -210,20 +209,16 @@ public final class PartitaClient implements AutoCloseable {
   }
 
   private void open() {
+    long replyLimit;
     try (Admin admin = Admin.create(base())) {
       TopicAdmin.ensure(admin, List.of(TopicSpec.stream(replyTopic, 1)), (short) 3);
+      replyLimit = config.packing() == null ? Long.MAX_VALUE : TopicAdmin.maxMessageBytes(admin, replyTopic);
     }
     KafkaClients.assignAtEnd(consumer, replyTopic, Duration.ofSeconds(30));
     thread.start();
     Packing packing = config.packing();
     if (packing != null) {
-      long maxBytes;
-      try (Admin admin = Admin.create(base())) {
-        // Room for the record's own fields and for a reply larger than its request, as the gateway leaves.
-        long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
-        maxBytes = Math.max(1, Math.min(maxRequest, TopicAdmin.maxMessageBytes(admin, replyTopic)) / 2);
-      }
-      packRule = PackRule.declared(packing.maxRows(), maxBytes);
+      packRule = PackRule.declared(packing.maxRows(), PackRule.bytesWithin(KafkaClients.maxRequestSize(producerProps()), replyLimit));
       coalescer = new CallCoalescer<>(TimeUnit.NANOSECONDS.toMicros(packing.window().toNanos()), new CallCoalescer.Wire<>() {
         @Override
         public CompletableFuture<InferenceReply> send(InferenceRequest request, long timeoutMs, List<HeldCall> callers, int rows) {

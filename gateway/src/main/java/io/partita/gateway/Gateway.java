@@ -4,6 +4,7 @@ import io.partita.common.Service;
 import io.partita.common.TopicSpec;
 import io.partita.common.Topics;
 import io.partita.common.health.Loops;
+import io.partita.common.kafka.KafkaClients;
 import io.partita.common.kafka.RequestTopics;
 import io.partita.common.kafka.TopicAdmin;
 import io.partita.common.lifecycle.Closer;
@@ -273,10 +274,9 @@ public final class Gateway implements Service {
    * its request).
    */
   private long packBytes() {
-    long maxRequest = Long.parseLong(producerProps().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
     // A reply is one record on this gateway's reply topic: the broker refuses one over the topic's limit.
     long replyLimit = TopicAdmin.maxMessageBytes(admin, topics.replies(config.gatewayId()));
-    return Math.max(1, Math.min(Math.min(config.limits().maxBodyBytes(), maxRequest), replyLimit) / 2);
+    return PackRule.bytesWithin(config.limits().maxBodyBytes(), KafkaClients.maxRequestSize(producerProps()), replyLimit);
   }
 
   /** The repository scanned once, or the catalog topics read up to their ends and then followed. */

@@ -51,6 +51,12 @@ public final class KafkaClients {
     }
   }
 
+  /** The largest request a producer built from {@code producerProps} sends: its {@code max.request.size}, or Kafka's default. */
+  public static long maxRequestSize(Properties producerProps) {
+    Object value = producerProps.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+    return value == null ? 1_048_576 : Long.parseLong(value.toString().strip());
+  }
+
   /**
    * Assigns {@code consumer} every partition of {@code topic} and positions it at the end, so it
    * reads only what is written from now on (a reply topic). The partitions are found as

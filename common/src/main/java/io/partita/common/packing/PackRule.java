@@ -60,6 +60,20 @@ public record PackRule(ModelSignature signature, int maxRows, long maxBytes, lon
     return new PackRule(null, maxRows, maxBytes);
   }
 
+  /**
+   * The most tensor bytes one packed request may carry within the given record limits (the
+   * producer's {@code max.request.size}, the reply topic's {@code max.message.bytes}, a body
+   * limit): half of the smallest, leaving room for the record's own fields and for a reply larger
+   * than its request. The gateway and {@code PartitaClient} both bound their packs by it.
+   */
+  public static long bytesWithin(long... recordLimits) {
+    long smallest = Long.MAX_VALUE;
+    for (long limit : recordLimits) {
+      smallest = Math.min(smallest, limit);
+    }
+    return Math.max(1, smallest / 2);
+  }
+
   /** A rule that sends every row alone. */
   public static PackRule alone() {
     return new PackRule(null, 1, Long.MAX_VALUE);

@@ -170,8 +170,7 @@ public final class Exchange {
    * to be about a fifth of the gateway's samples. Other names are used as given.
    */
   private static final Map<String, CharSequence> NAMES = optimized("Content-Type", "Content-Length", "Connection", "Location",
-      "X-Request-Id", "Server-Timing", "Inference-Header-Content-Length", "Retry-After", "traceparent", "Authorization", "X-API-Key",
-      "Accept", "Accept-Encoding");
+      "X-Request-Id", "Server-Timing", "Inference-Header-Content-Length", "Retry-After", "traceparent", "Authorization", "X-API-Key");
   private static final CharSequence CONTENT_TYPE = name("Content-Type");
 
   private static Map<String, CharSequence> optimized(String... names) {
