@@ -51,7 +51,8 @@ import org.apache.kafka.common.TopicPartitionInfo;
  * fault, its end (the target resumed, healed, restored or started again), and a tail. What each
  * fault did to the calls ({@link Result}): sent, answered OK, answered with an error by code, lost,
  * duplicates, how long until the answers per second were back, latency during and after. The
- * {@code faults} benchmark prints them; {@code FaultsIT} holds them to what Partita promises.
+ * {@code faults} benchmark prints them; the cluster tests' {@code ManyHostsIT} holds them to what Partita
+ * promises.
  */
 public final class FaultSuite {
   private static final ObjectMapper JSON = new ObjectMapper();

@@ -8,6 +8,8 @@ import io.partita.avro.TimingEvent;
 import io.partita.avro.VersionCandidate;
 import io.partita.avro.VersionChoice;
 import io.partita.bench.Calls;
+import io.partita.bench.FaultSuite;
+import io.partita.bench.FaultSuite.Fault;
 import io.partita.bench.ManyHosts;
 import io.partita.bench.ManyHosts.Snapshot;
 import io.partita.bench.OpenLoad;
@@ -16,6 +18,8 @@ import io.partita.launcher.cluster.ClusterNames;
 import io.partita.models.demo.DemoHeavy;
 import io.partita.models.demo.DemoMlp;
 import io.partita.planner.plan.Plans;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -36,7 +40,19 @@ import org.junit.jupiter.api.TestMethodOrder;
  * process of the cluster, plans on both hosts from their own measurements with the slow host
  * measured slower, the version each host runs, each host's share of the answers under open-loop
  * load against its share of the planned capacity, a third host joining under load and leaving with
- * SIGTERM with nothing lost. Needs root (CI runs as root); skips, saying why, elsewhere.
+ * SIGTERM with nothing lost.
+ *
+ * <p>Then, on the same cluster, the fault suite ({@link FaultSuite}, what {@code ./partita bench
+ * --only faults} tabulates) held to what Partita promises: under each fault, with open-loop load
+ * from a Kafka client and over HTTP and gRPC through both gateways, no call is left without an
+ * answer, no caller gets an answer twice, a batch job on a killed gateway ends with exactly one
+ * result per row, a model added while the active planner dies is still placed, and a paused or
+ * cut-off host takes its place back in the plan. 60 s of fault and 60 s after (90 s each for the
+ * slowed host). The faults come last because they leave the plan in their aftermath; they share the
+ * cluster because starting one and waiting for the slow host's own measurements takes 8 to 13
+ * minutes on a 2-core machine.
+ *
+ * <p>Needs root (CI runs as root); skips, saying why, elsewhere.
  */
 @Tag("cluster")
 @Tag("slow")
@@ -47,6 +63,7 @@ class ManyHostsIT {
   private static ManyHosts cluster;
   private static List<String> hosts;
   private static Snapshot plan;
+  private static FaultSuite suite;
 
   @BeforeAll
   static void startCluster() throws Exception {
@@ -54,7 +71,8 @@ class ManyHostsIT {
     dir = ClusterMachine.freshDir("many-hosts-it");
     cluster = ManyHosts.up(dir, List.of(0.6, 0.2), null, System.err);
     hosts = cluster.hosts();
-    plan = cluster.awaitMeasuredPlans(hosts, MODELS, Duration.ofMinutes(8));
+    // 8 minutes was too short once on a slow day (host-2 still profiling); waiting longer costs nothing on a good one.
+    plan = cluster.awaitMeasuredPlans(hosts, MODELS, Duration.ofMinutes(12));
   }
 
   @AfterAll
@@ -133,7 +151,7 @@ class ManyHostsIT {
    * first (the host's worker starting in the same quota) is measured once more after the others.
    */
   @Test
-  @Order(3)
+  @Order(4)
   void shouldRunTheAccurateVersionWhereItsBatchOneTimeMeetsTheObjective() {
     for (String host : hosts) {
       VersionChoice choice = plan.version(DemoHeavy.MODEL_NAME, host);
@@ -156,7 +174,7 @@ class ManyHostsIT {
    * capacities under load, and the workers share the request partitions by the plan of the moment.
    */
   @Test
-  @Order(4)
+  @Order(5)
   void shouldShareTheAnswersByCapacityUnderOpenLoopLoad() throws Exception {
     double capacity = cluster.measureCapacity(64, Duration.ofSeconds(10), Duration.ofSeconds(10));
     ManyHosts.SharedLoad load = cluster.openLoadUnderThePlan(0.8 * capacity, Duration.ofSeconds(30), Duration.ofSeconds(30));
@@ -172,7 +190,7 @@ class ManyHostsIT {
   }
 
   @Test
-  @Order(5)
+  @Order(6)
   void shouldTakeAJoiningHostIntoThePlanAndServeFromIt() throws Exception {
     long started = System.nanoTime();
     cluster.fault(Cluster.Fault.START, "host-3", 0.2);
@@ -189,7 +207,7 @@ class ManyHostsIT {
   }
 
   @Test
-  @Order(6)
+  @Order(7)
   void shouldLoseNothingWhenAHostLeavesWithSigterm() throws Exception {
     CompletableFuture<String> stopped = new CompletableFuture<>();
     Calls calls = OpenLoad.run(cluster.demoCallers(), 100, Duration.ofSeconds(30), Duration.ofSeconds(30), second -> {
@@ -209,5 +227,111 @@ class ManyHostsIT {
     assertThat(calls.errors()).as("error answers while host-3 left").isEmpty();
     cluster.await("host-3's slots withdrawn from the plan", Duration.ofMinutes(2),
         s -> s.assignments().values().stream().noneMatch(a -> a.getHost().equals("host-3")));
+  }
+
+  // --- The fault suite, on the same cluster once the checks above are done -------------------
+
+  /** The suite, at the load share of the capacity measured once the third host has left. */
+  private static synchronized FaultSuite faultSuite() throws InterruptedException {
+    if (suite == null) {
+      double capacity = cluster.measureCapacity(64, Duration.ofSeconds(10), Duration.ofSeconds(10));
+      suite = new FaultSuite(cluster, FaultSuite.Timing.FULL, capacity, "host-2");
+    }
+    return suite;
+  }
+
+  private static FaultSuite.Result survive(Fault fault) throws Exception {
+    FaultSuite.Result r = faultSuite().run(fault);
+    System.err.println(fault + ": " + String.join(" | ", FaultSuite.row(r)));
+    assertThat(r.calls().lost()).as("%s: calls never answered (errors %s)", fault, r.calls().errors()).isZero();
+    assertThat(r.deliveredTwice()).as("%s: answers handed to a caller twice", fault).isZero();
+    assertThat(r.calls().ok()).as("%s: OK answers", fault).isPositive();
+    return r;
+  }
+
+  private static double quota(String host) {
+    try {
+      return cluster.quota(host);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static void backInThePlan(String host) throws Exception {
+    cluster.await(host + " back in the plan", Duration.ofMinutes(2),
+        s -> s.assignments().values().stream().anyMatch(a -> a.getHost().equals(host)));
+  }
+
+  @Test
+  @Tag("faults")
+  @Order(11)
+  void shouldAnswerEveryCallWhenAWorkerHostIsKilled() throws Exception {
+    survive(Fault.HOST_KILL);
+    backInThePlan("host-2");
+  }
+
+  @Test
+  @Tag("faults")
+  @Order(12)
+  void shouldAnswerEveryCallWhenAWorkerHostIsPausedAndTakeItBack() throws Exception {
+    survive(Fault.HOST_PAUSE);
+    backInThePlan("host-2");
+  }
+
+  @Test
+  @Tag("faults")
+  @Order(13)
+  void shouldAnswerEveryCallWhenAWorkerHostIsCutOffAndTakeItBack() throws Exception {
+    survive(Fault.HOST_PARTITION);
+    backInThePlan("host-2");
+  }
+
+  @Test
+  @Tag("faults")
+  @Order(14)
+  void shouldAnswerEveryCallWhenAWorkerHostIsSlowedAndGiveItsShareBackAfterTheRestore() throws Exception {
+    FaultSuite.Result r = survive(Fault.HOST_SLOW);
+    // per mille of the answers the slowed host gave: it loses share while slow (probed now and then),
+    // and takes at least half of it back once restored (its cut serving figure comes back). What it
+    // had before is the previous fault's aftermath and can overshoot (0.46 with a fifth of a core
+    // against 0.6 seen): it is held to half of that or of its share of the hosts' CPU, the lower.
+    // The hosts are the two of the start: host-3 joined and left before the faults.
+    long before = r.checks().get("sharePerMilleBefore");
+    long cpuShare = Math.round(1000 * cluster.quota("host-2") / hosts.stream().mapToDouble(ManyHostsIT::quota).sum());
+    assertThat(r.checks().get("sharePerMilleLateInFault")).as(r.note()).isLessThan(before);
+    assertThat(r.checks().get("sharePerMilleAfter")).as("%s; host-2's share of the CPU %d per mille", r.note(), cpuShare)
+        .isGreaterThanOrEqualTo(Math.min(before, cpuShare) / 2);
+  }
+
+  @Test
+  @Tag("faults")
+  @Order(15)
+  void shouldAnswerEveryCallWhenTheBrokerLeadingTheRequestsIsKilled() throws Exception {
+    survive(Fault.BROKER_REQUESTS);
+  }
+
+  @Test
+  @Tag("faults")
+  @Order(16)
+  void shouldAnswerEveryCallWhenTheBrokerLeadingTheRepliesIsKilled() throws Exception {
+    survive(Fault.BROKER_REPLIES);
+  }
+
+  @Test
+  @Tag("faults")
+  @Order(17)
+  void shouldPlaceAModelAddedWhileTheActivePlannerDies() throws Exception {
+    FaultSuite.Result r = survive(Fault.PLANNER_ACTIVE);
+    assertThat(r.checks()).as(r.note()).containsEntry("addedModelAnswered", 1L);
+  }
+
+  @Test
+  @Tag("faults")
+  @Order(18)
+  void shouldFinishABatchJobWithOneResultPerRowWhenItsGatewayIsKilled() throws Exception {
+    FaultSuite.Result r = survive(Fault.GATEWAY);
+    assertThat(r.checks()).as(r.note()).containsEntry("jobDone", 1L)
+        .containsEntry("jobRowsWithOneResult", r.checks().get("jobRows")).containsEntry("jobRowsWithSeveralResults", 0L)
+        .containsEntry("jobRowsOk", r.checks().get("jobRows"));
   }
 }
