@@ -30,7 +30,9 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
@@ -288,6 +290,7 @@ public final class FaultSuite {
 
   /** How a fault is started and ended, and what it notes. */
   private abstract static class Injection {
+    private final CompletableFuture<Void> started = new CompletableFuture<>();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     final Map<String, Long> checks = new TreeMap<>();
 
@@ -298,11 +301,17 @@ public final class FaultSuite {
     abstract void recover() throws Exception;
 
     void start() throws Exception {
-      inject();
+      try {
+        inject();
+      } finally {
+        started.complete(null);
+      }
     }
 
+    /** Ends the fault, after its start: a start that took longer than the fault's phase is not undone before it happened. */
     void end() throws Exception {
       try {
+        started.get(5, TimeUnit.MINUTES);
         recover();
       } finally {
         done.complete(null);
@@ -532,20 +541,39 @@ public final class FaultSuite {
     }
   }
 
-  /** The planner whose Streams consumer holds the input partitions (the active tasks), as {@code planner-N}. */
+  /**
+   * The planner whose Streams consumer holds the input partitions (the active tasks), as
+   * {@code planner-N}. Asked again for up to {@link #FIND_PLANNER}: right after a broker fault the
+   * group's coordinator may still be moving (a describe that times out) or the group rebalancing
+   * (no member holding the tasks).
+   */
   private String activePlanner() throws Exception {
+    String group = cluster.topicPrefix() + "-planner";
+    long end = System.nanoTime() + FIND_PLANNER.toNanos();
+    String last;
     try (Admin admin = admin()) {
-      String group = cluster.topicPrefix() + "-planner";
-      ConsumerGroupDescription d = admin.describeConsumerGroups(Set.of(group)).all().get(30, TimeUnit.SECONDS).get(group);
-      for (MemberDescription m : d.members()) {
-        if (!m.assignment().topicPartitions().isEmpty() && m.groupInstanceId().isPresent()) {
-          String id = m.groupInstanceId().get();
-          return id.substring(0, id.indexOf('-', "planner-".length()) < 0 ? id.length() : id.indexOf('-', "planner-".length()));
+      while (true) {
+        try {
+          ConsumerGroupDescription d = admin.describeConsumerGroups(Set.of(group)).all().get(20, TimeUnit.SECONDS).get(group);
+          for (MemberDescription m : d.members()) {
+            if (!m.assignment().topicPartitions().isEmpty() && m.groupInstanceId().isPresent()) {
+              String id = m.groupInstanceId().get();
+              return id.substring(0, id.indexOf('-', "planner-".length()) < 0 ? id.length() : id.indexOf('-', "planner-".length()));
+            }
+          }
+          last = "no member holds the planner's tasks: " + d.members();
+        } catch (TimeoutException | ExecutionException e) {
+          last = "describing the group failed: " + e;
         }
+        if (System.nanoTime() > end) {
+          throw new IllegalStateException("no active planner in " + group + " found within " + FIND_PLANNER.toSeconds() + " s; " + last);
+        }
+        TimeUnit.SECONDS.sleep(2);
       }
-      throw new IllegalStateException("no member of " + group + " holds the planner's tasks: " + d.members());
     }
   }
+
+  private static final Duration FIND_PLANNER = Duration.ofSeconds(90);
 
   // --- batch jobs over HTTP ---
 
