@@ -1239,7 +1239,9 @@ public final class Bench {
             + "); (e4) Partita with packing: a second client with "
             + "PartitaClient.Config.withPacking(" + PACK_ROWS + " rows, " + PACK_WINDOW.toNanos() / 1000 + " us window), the same "
             + "calls to the same empty model with a dynamic first dimension, so concurrent calls share request records (its round "
-            + "trips/s count calls; 'calls per record' is its calls over the records on the request topic). Both topics have "
+            + "trips/s count calls; 'calls per record' is its calls over the records on the request topic), one request of a kind "
+            + "in flight at a time (Nagle's rule, the default); (e5) the same with " + PACK_DEEP + " requests in flight before calls "
+            + "wait for company (PartitaClient.Packing's inFlight). Both topics have "
             + "the worker's partitions. Each row is the "
             + "median of " + ECHO_REPEATS + " short repeats (" + echoWarmup().toMillis() + " ms warm-up, " + echoMeasured().toMillis()
             + " ms measured), taken in turn (hop, echo, Partita, then again); spread = (max - min) / median of the round trips/s; "
@@ -1283,42 +1285,44 @@ public final class Bench {
     List<Tensor> oneOfRows = List.of(identityRows.wireInput(1, 0));
     List<List<String>> rows = new ArrayList<>();
     cpu.part("load generator");
-    try (PartitaClient packing = env.packingClient(PACK_ROWS, PACK_WINDOW);
+    try (PartitaClient packing = env.packingClient(new PartitaClient.Packing(PACK_ROWS, PACK_WINDOW, 1));
+         PartitaClient packingDeep = env.packingClient(new PartitaClient.Packing(PACK_ROWS, PACK_WINDOW, PACK_DEEP));
          KafkaEcho echo = KafkaEcho.echo(bootstrap, new Properties(), env.prefix, workerTopic, modelsReply(client, identity, oneRow));
          KafkaEcho hop = KafkaEcho.hop(bootstrap, new Properties(), env.prefix, workerTopic)) {
       cpu.part(CpuSplit.WORKER); // the echo's and the hop's threads: the answering side, as the worker's
       modelsReply(packing, identityRows, oneOfRows);
+      modelsReply(packingDeep, identityRows, oneOfRows);
       int partitions = partitionsOf(bootstrap, workerTopic);
       AtomicInteger next = new AtomicInteger();
       LoadRunner.AsyncCall hopCall = () -> hop.hopCall(Math.floorMod(next.incrementAndGet(), partitions));
       LoadRunner.AsyncCall echoCall = () -> checked(client.infer(KafkaEcho.ECHO_MODEL, identity.name(), oneRow));
       LoadRunner.AsyncCall partitaCall = () -> checked(client.infer(identity.name(), identity.name(), oneRow));
-      AtomicLong packedCalls = new AtomicLong(); // every call started, warm-up too, as the records counted
-      LoadRunner.AsyncCall packedCall = () -> {
-        packedCalls.incrementAndGet();
-        return checked(packing.infer(identityRows.name(), identityRows.name(), oneOfRows));
-      };
+      List<Packed> packers = List.of(
+          new Packed("(e4) Partita, Kafka client packing, empty model (rows dynamic)", packing, identityRows, oneOfRows),
+          new Packed("(e5) Partita, Kafka client packing, " + PACK_DEEP + " requests in flight", packingDeep, identityRows, oneOfRows));
       for (int load : echoLoads()) {
         Repeats.Builder hops = new Repeats.Builder();
         Repeats.Builder echoes = new Repeats.Builder();
         Repeats.Builder partitas = new Repeats.Builder();
-        Repeats.Builder packed = new Repeats.Builder();
-        long callsBefore = packedCalls.get();
-        long packedRecords = 0;
+        packers.forEach(Packed::reset);
         for (int rep = 0; rep < ECHO_REPEATS; rep++) {
           hops.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), hopCall, probe));
           echoes.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), echoCall, probe));
           partitas.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), partitaCall, probe));
-          long before = endOffsets(bootstrap, rowsTopic);
-          packed.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), packedCall, probe));
-          packedRecords += endOffsets(bootstrap, rowsTopic) - before;
+          for (Packed p : packers) {
+            long before = endOffsets(bootstrap, rowsTopic);
+            p.repeats.run(cpu, probe -> LoadRunner.inFlight(load, echoWarmup(), echoMeasured(), p::call, probe));
+            p.records += endOffsets(bootstrap, rowsTopic) - before;
+          }
         }
         rows.add(withCallsPerRecord(hops.build().row("(e1) one-way hop, produce -> consume", load, null), ""));
         Repeats echoed = echoes.build();
         rows.add(withCallsPerRecord(echoed.row("(e2) bare Kafka echo", load, echoed), "1.00"));
         rows.add(withCallsPerRecord(partitas.build().row("(e3) Partita, Kafka client, empty model", load, echoed), "1.00"));
-        rows.add(withCallsPerRecord(packed.build().row("(e4) Partita, Kafka client packing, empty model (rows dynamic)", load, echoed),
-            packedRecords == 0 ? "" : Report.fmt((double) (packedCalls.get() - callsBefore) / packedRecords)));
+        for (Packed p : packers) {
+          rows.add(withCallsPerRecord(p.repeats.build().row(p.label, load, echoed),
+              p.records == 0 ? "" : Report.fmt((double) (p.calls.get() - p.callsBefore) / p.records)));
+        }
       }
     }
     return rows;
@@ -1327,6 +1331,38 @@ public final class Bench {
   /** The packing client's settings in table 5d: the gateway's defaults for online calls. */
   static final int PACK_ROWS = 64;
   static final Duration PACK_WINDOW = Duration.ofNanos(500_000);
+  /** Requests of one kind in flight before calls wait for company, in row (e5). */
+  static final int PACK_DEEP = 2;
+
+  /** One packing client's row of table 5d, with the calls and records that give its calls per record. */
+  private static final class Packed {
+    final String label;
+    final PartitaClient client;
+    final String model;
+    final List<Tensor> row;
+    final AtomicLong calls = new AtomicLong(); // every call started, warm-up too, as the records counted
+    Repeats.Builder repeats;
+    long callsBefore;
+    long records;
+
+    Packed(String label, PartitaClient client, BenchModel model, List<Tensor> row) {
+      this.label = label;
+      this.client = client;
+      this.model = model.name();
+      this.row = row;
+    }
+
+    void reset() {
+      repeats = new Repeats.Builder();
+      callsBefore = calls.get();
+      records = 0;
+    }
+
+    CompletableFuture<InferenceReply> call() {
+      calls.incrementAndGet();
+      return checked(client.infer(model, model, row));
+    }
+  }
 
   /** A 5d row with its calls per record put before its note (the last column). */
   private static List<String> withCallsPerRecord(List<String> row, String callsPerRecord) {

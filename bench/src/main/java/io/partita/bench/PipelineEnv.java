@@ -220,9 +220,9 @@ final class PipelineEnv implements AutoCloseable {
   }
 
   /** A client that packs concurrent calls ({@code PartitaClient.Config.withPacking}), on its own reply topic. */
-  PartitaClient packingClient(int maxRows, Duration window) {
+  PartitaClient packingClient(PartitaClient.Packing packing) {
     return PartitaClient.start(PartitaClient.Config.of(kafka.bootstrapServers())
-        .withTopicPrefix(prefix).withClientId("bench-packing").withTimeout(Duration.ofSeconds(60)).withPacking(maxRows, window));
+        .withTopicPrefix(prefix).withClientId("bench-packing-" + packing.inFlight()).withTimeout(Duration.ofSeconds(60)).withPacking(packing));
   }
 
   @Override

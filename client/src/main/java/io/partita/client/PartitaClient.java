@@ -140,7 +140,12 @@ public final class PartitaClient implements AutoCloseable {
      * answers every call correctly but pays for the pack in vain. Calls with parameters are never packed.
      */
     public Config withPacking(int maxRows, Duration window) {
-      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, codecs, baseModels, new Packing(maxRows, window));
+      return withPacking(new Packing(maxRows, window));
+    }
+
+    /** Packs as {@link #withPacking(int, Duration)} does, with {@link Packing#inFlight()} and the rest as given. */
+    public Config withPacking(Packing packing) {
+      return new Config(bootstrapServers, topicPrefix, clientId, timeout, kafka, codecs, baseModels, packing);
     }
 
     /** The base model of a service model: as configured, else the service model itself. */
@@ -153,9 +158,12 @@ public final class PartitaClient implements AutoCloseable {
    * How concurrent calls share request records.
    *
    * @param maxRows the most rows one request record carries (2 to 65536)
-   * @param window the longest a call waits for company while a call of its kind is in flight
+   * @param window the longest a call waits for company while calls of its kind are in flight
+   * @param inFlight requests of one kind in flight before calls wait for company (1 to 64; 1 is
+   *     Nagle's rule, the default). More keeps the path busy while a pack is on its way, with
+   *     smaller packs: worth it where the round trip, not the CPU, bounds the rate
    */
-  public record Packing(int maxRows, Duration window) {
+  public record Packing(int maxRows, Duration window, int inFlight) {
     public Packing {
       Objects.requireNonNull(window, "window");
       if (maxRows < 2 || maxRows > 65_536) {
@@ -164,6 +172,14 @@ public final class PartitaClient implements AutoCloseable {
       if (window.isNegative()) {
         throw new IllegalArgumentException("the packing window must not be negative, got " + window);
       }
+      if (inFlight < 1 || inFlight > 64) {
+        throw new IllegalArgumentException("packing inFlight must be 1 to 64, got " + inFlight);
+      }
+    }
+
+    /** One request of a kind in flight at a time (Nagle's rule). */
+    public Packing(int maxRows, Duration window) {
+      this(maxRows, window, 1);
     }
   }
 
@@ -219,7 +235,7 @@ public final class PartitaClient implements AutoCloseable {
     Packing packing = config.packing();
     if (packing != null) {
       packRule = PackRule.declared(packing.maxRows(), PackRule.bytesWithin(KafkaClients.maxRequestSize(producerProps()), replyLimit));
-      coalescer = new CallCoalescer<>(TimeUnit.NANOSECONDS.toMicros(packing.window().toNanos()), new CallCoalescer.Wire<>() {
+      coalescer = new CallCoalescer<>(TimeUnit.NANOSECONDS.toMicros(packing.window().toNanos()), packing.inFlight(), new CallCoalescer.Wire<>() {
         @Override
         public CompletableFuture<InferenceReply> send(InferenceRequest request, long timeoutMs, List<HeldCall> callers, int rows) {
           return calls.send(producer, topics.requests(callers.get(0).baseModel(), config.codecs()), null, request, timeoutMs, null);

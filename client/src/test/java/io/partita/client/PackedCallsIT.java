@@ -27,7 +27,8 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,12 +42,14 @@ class PackedCallsIT {
 
   @TempDir Path repo;
 
-  @Test
-  void shouldPackConcurrentCallsAndAnswerEachWithItsOwnRowsAndFailOnlyTheBadOne() throws Exception {
+  /** With one request of a kind in flight at a time (Nagle's rule), and with two. */
+  @ParameterizedTest(name = "{0} in flight")
+  @ValueSource(ints = {1, 2})
+  void shouldPackConcurrentCallsAndAnswerEachWithItsOwnRowsAndFailOnlyTheBadOne(int inFlight) throws Exception {
     DemoRepository.writeTo(repo);
     Topics topics = new Topics(KafkaFixture.uniquePrefix("client-packed"));
     PartitaClient.Config config = PartitaClient.Config.of(KafkaFixture.bootstrapServers()).withTopicPrefix(topics.prefix())
-        .withTimeout(Duration.ofSeconds(60)).withPacking(64, Duration.ofMillis(50));
+        .withTimeout(Duration.ofSeconds(60)).withPacking(new PartitaClient.Packing(64, Duration.ofMillis(50), inFlight));
     try (InferenceWorker worker = new InferenceWorker(WorkerConfig.from(Settings.of(Map.of(
             "kafka.bootstrap.servers", KafkaFixture.bootstrapServers(), "topic.prefix", topics.prefix(),
             "model.repo", repo.toString(), "worker.threads", "1"))));
@@ -89,8 +92,8 @@ class PackedCallsIT {
       assertThat(client.inFlight()).isZero();
 
       long records = requestRecords(topics.requests(DemoMlp.MODEL_NAME));
-      // The warm-up call, the packs of two service models (the first call of each alone), and the
-      // bad call's pack sent again call by call: far fewer records than calls.
+      // The warm-up call, the packs of two service models (the first calls of each alone, up to
+      // the depth in flight), and the bad call's pack sent again call by call: far fewer records than calls.
       assertThat(records).as("request records for %d calls", CALLS + 1).isLessThan(CALLS / 2);
     }
   }

@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * concurrency, and packing pays them once per pack. A call goes at once, alone, when nothing of its
  * kind is in flight, so at low load nothing waits and the record is the call's own request,
  * unchanged. Calls are collected only while an earlier request of the same kind is on its way
- * (Nagle's rule): the open pack leaves when the earlier one is answered, when it is full (the
+ * (Nagle's rule; or while {@code depth} of them are, see {@link CallPacker#CallPacker(int)}): the
+ * open pack leaves when the earlier one is answered, when it is full (the
  * rule's rows or bytes), or at the latest the window after it opened. A fixed linger on every call
  * would add its window at low load too; holding until a reply with no bound would tie a call's
  * latency to another call's model time.
@@ -103,7 +104,7 @@ public final class CallCoalescer<C> implements AutoCloseable {
   private final long windowMicros;
   private final Wire<C> wire;
   /** The packing state; every use holds its lock. */
-  private final CallPacker<Waiter<C>> packer = new CallPacker<>();
+  private final CallPacker<Waiter<C>> packer;
   private final Map<String, Waiter<C>> waiting = new ConcurrentHashMap<>();
   private final ScheduledThreadPoolExecutor timer;
   private final String packIdPrefix = "pack-" + UUID.randomUUID().toString().substring(0, 8) + "-";
@@ -115,9 +116,20 @@ public final class CallCoalescer<C> implements AutoCloseable {
    * @param threadName the timer thread's name
    */
   public CallCoalescer(long windowMicros, Wire<C> wire, String threadName) {
+    this(windowMicros, 1, wire, threadName);
+  }
+
+  /**
+   * @param windowMicros longest a call waits in an open pack
+   * @param depth requests of one kind in flight before calls wait for company ({@link CallPacker#CallPacker(int)})
+   * @param wire how requests are sent and calls end
+   * @param threadName the timer thread's name
+   */
+  public CallCoalescer(long windowMicros, int depth, Wire<C> wire, String threadName) {
     if (windowMicros < 0) {
       throw new IllegalArgumentException("windowMicros must be at least 0, got " + windowMicros);
     }
+    this.packer = new CallPacker<>(depth);
     this.windowMicros = windowMicros;
     this.wire = wire;
     this.timer = new ScheduledThreadPoolExecutor(1, r -> {

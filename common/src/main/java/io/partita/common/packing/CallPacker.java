@@ -17,14 +17,15 @@ import java.util.function.Predicate;
  * input names, datatypes, every dimension but the first, and the outputs asked for). A model whose
  * first dimension is fixed ({@link PackRule#packs()} false) gives no key: its calls are never packed.
  *
- * <p>The rule, per key:
+ * <p>The rule, per key, with a depth of {@code d} requests in flight ({@link #CallPacker(int)}, 1 by
+ * default: Nagle's rule):
  * <ul>
- *   <li>a call goes at once, alone, when nothing of its key is in flight and no pack of it is open:
- *       at low load nothing waits;</li>
+ *   <li>a call goes at once, alone, when fewer than {@code d} requests of its key are in flight and
+ *       no pack of it is open: at low load nothing waits;</li>
  *   <li>otherwise it joins the key's open pack (one is opened if none is), which is handed out when
  *       the next call would take it past {@link PackRule#maxRows()} or {@link PackRule#maxBytes()},
- *       when it reaches the rows, when the key's requests in flight are all answered
- *       ({@link #answered}), or when the owner's window since the pack opened ends
+ *       when it reaches the rows, when an answer leaves fewer than {@code d} of the key's requests
+ *       in flight ({@link #answered}), or when the owner's window since the pack opened ends
  *       ({@link #windowEnded}), whichever comes first;</li>
  *   <li>a call bigger than a pack on its own goes alone.</li>
  * </ul>
@@ -136,7 +137,27 @@ public final class CallPacker<T> {
 
   private final Map<Key, Open<T>> open = new HashMap<>();
   private final Map<Key, Integer> inFlight = new HashMap<>();
+  private final int depth;
   private long opened;
+
+  /** Holds calls while one request of their key is in flight (Nagle's rule). */
+  public CallPacker() {
+    this(1);
+  }
+
+  /**
+   * Holds calls while {@code depth} requests of their key are in flight. A depth above 1 keeps the
+   * path busy while a pack is on its way (the next one goes before the first is answered), at the
+   * cost of smaller packs and more requests.
+   *
+   * @param depth requests of one key in flight before calls wait for company (at least 1)
+   */
+  public CallPacker(int depth) {
+    if (depth < 1) {
+      throw new IllegalArgumentException("the depth of requests in flight must be at least 1, got " + depth);
+    }
+    this.depth = depth;
+  }
 
   /**
    * The key of a call, or null when it may not share a request: the model's first dimension is
@@ -163,7 +184,7 @@ public final class CallPacker<T> {
       return new Offer<>(List.of(handOut(key, List.of(call))), -1);
     }
     Open<T> pack = open.get(key);
-    if (pack == null && inFlight(key) == 0) {
+    if (pack == null && inFlight(key) < depth) {
       return new Offer<>(List.of(handOut(key, List.of(call))), -1);
     }
     List<Pack<T>> send = new ArrayList<>(2);
@@ -191,7 +212,8 @@ public final class CallPacker<T> {
 
   /**
    * One request of {@code key} handed out earlier is done (answered, failed, or not sent at all);
-   * returns the key's open pack when nothing of the key is in flight any more, else null.
+   * returns the key's open pack when fewer than the depth of the key's requests are in flight now,
+   * else null.
    */
   public Pack<T> answered(Key key) {
     Integer n = inFlight.get(key);
@@ -201,7 +223,7 @@ public final class CallPacker<T> {
       inFlight.put(key, n - 1);
     }
     Open<T> pack = open.get(key);
-    if (pack == null || inFlight(key) > 0) {
+    if (pack == null || inFlight(key) >= depth) {
       return null;
     }
     open.remove(key);

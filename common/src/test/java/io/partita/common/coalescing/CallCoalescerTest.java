@@ -90,6 +90,31 @@ class CallCoalescerTest {
   }
 
   @Test
+  void shouldSendUpToItsDepthAloneAndPackOnlyWhileThatManyAreInFlight() throws Exception {
+    coalescer.close();
+    coalescer = new CallCoalescer<>(LONG_WINDOW_US, 2, wire, "test-coalescer");
+    coalescer.offer("a", request("a", 1f), RULE, 5_000);
+    coalescer.offer("b", request("b", 2f), RULE, 5_000);
+    Sent a = next();
+    Sent b = next();
+    assertThat(List.of(a.callers(), b.callers())).containsExactly(List.of("a"), List.of("b"));
+    coalescer.offer("c", request("c", 3f), RULE, 5_000);
+    coalescer.offer("d", request("d", 4f), RULE, 5_000);
+    assertThat(sent).as("two in flight: held").isEmpty();
+
+    b.reply().complete(doubled(b.request()));
+    Sent pack = next();
+    assertThat(pack.callers()).containsExactly("c", "d");
+    pack.reply().complete(doubled(pack.request()));
+    a.reply().complete(doubled(a.request()));
+    for (String id : List.of("a", "b", "c", "d")) {
+      assertThat(end(id).reply().getId()).isEqualTo(id);
+    }
+    assertThat(floats(end("d").reply().getOutputs().get(0))).containsExactly(8f, 8f);
+    assertThat(coalescer.waiting()).isZero();
+  }
+
+  @Test
   void shouldPackCallsHeldWhileTheirKindIsInFlightAndAnswerEachWithItsOwnRows() throws Exception {
     coalescer.offer("a", request("a", 1f), RULE, 5_000);
     Sent alone = next();

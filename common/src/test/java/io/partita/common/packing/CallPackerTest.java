@@ -1,6 +1,7 @@
 package io.partita.common.packing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.partita.avro.Tensor;
 import io.partita.models.repo.ElementType;
@@ -54,6 +55,30 @@ class CallPackerTest {
     assertThat(packer.windowEnded(key, second.opened())).as("a pack already handed out has no window left").isNull();
     assertThat(packer.answered(key)).isNull();
     assertThat(packer.inFlight(key)).isZero();
+  }
+
+  @Test
+  void shouldSendAloneUpToItsDepthOfRequestsInFlightAndHandOutThePackWhenOneIsAnswered() {
+    CallPacker<String> deep = new CallPacker<>(2);
+    CallPacker.Key key = key(null, input(1, 3, 0), List.of());
+    assertThat(deep.offer(key, call("first", input(1, 3, 0), 100), RULE).send()).hasSize(1);
+    assertThat(deep.offer(key, call("second", input(1, 3, 1), 100), RULE).send()).as("one in flight, depth 2").hasSize(1);
+    CallPacker.Offer<String> third = deep.offer(key, call("third", input(1, 3, 2), 100), RULE);
+    deep.offer(key, call("fourth", input(1, 3, 3), 100), RULE);
+    assertThat(third.send()).as("two in flight: the third waits for company").isEmpty();
+    assertThat(deep.held()).isEqualTo(2);
+
+    CallPacker.Pack<String> next = deep.answered(key);
+    assertThat(next.calls()).extracting(CallPacker.Call::caller).containsExactly("third", "fourth");
+    assertThat(deep.inFlight(key)).isEqualTo(2);
+    assertThat(deep.answered(key)).as("nothing held").isNull();
+    assertThat(deep.offer(key, call("fifth", input(1, 3, 4), 100), RULE).send()).as("one in flight again").hasSize(1);
+    assertThat(deep.inFlight(key)).isEqualTo(2);
+  }
+
+  @Test
+  void shouldRefuseADepthBelowOne() {
+    assertThatThrownBy(() -> new CallPacker<String>(0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1, got 0");
   }
 
   @Test
