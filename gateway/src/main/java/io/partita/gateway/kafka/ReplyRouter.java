@@ -27,9 +27,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * survive ends the process ({@link Fatal}). The loop's state is in its
  * {@link LoopGuard}, which readiness reads.
  *
- * <p>What waits on a reply runs on this router's answer threads ({@link #answers()}), never on the
- * loop's thread nor on the JVM's shared timeout thread, so a client slow to take its answer cannot
- * hold up the replies of everyone else.
+ * <p>What waits on a reply runs on this router's answer threads (a pool of its own,
+ * {@code partita-gateway-answers-*}), never on the loop's thread nor on the JVM's shared timeout
+ * thread, so a client slow to take its answer cannot hold up the replies of everyone else.
  */
 public final class ReplyRouter implements Runnable, AutoCloseable {
   private final PendingCalls calls;
