@@ -7,6 +7,8 @@ import io.partita.common.EpochMicros;
 import io.partita.common.Topics;
 import io.partita.models.demo.DemoMlp;
 import io.partita.profiler.onnx.TinyModels;
+import io.vertx.core.MultiMap;
+import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -664,9 +666,15 @@ public final class Bench {
     LoadRunner.Result eight = EngineBench.run(model, 0, 1, 8, warmup(), measured());
     double engineGain = eight.throughput() / one.throughput();
     List<Integer> loads = quick ? List.of(64) : List.of(16, 64, 256);
-    record Config(String worker, Map<String, String> workerSettings, boolean coalesce) {}
-    List<Config> configs = List.of(new Config("off", BATCHING_OFF, false), new Config("defaults", WORKER_DEFAULTS, false),
-        new Config("defaults", WORKER_DEFAULTS, true));
+    // HTTP/1.1 from the JDK client holds a connection per call in flight, as curl and most OIP clients call; HTTP/2
+    // (Vert.x's client, prior knowledge) carries every call as a stream of one connection, as a client built for many
+    // concurrent calls does.
+    record Config(String worker, Map<String, String> workerSettings, boolean coalesce, boolean http2) {}
+    List<Config> configs = quick
+        ? List.of(new Config("off", BATCHING_OFF, false, false), new Config("defaults", WORKER_DEFAULTS, true, true))
+        : List.of(new Config("off", BATCHING_OFF, false, false), new Config("defaults", WORKER_DEFAULTS, false, false),
+            new Config("defaults", WORKER_DEFAULTS, true, false), new Config("off", BATCHING_OFF, false, true),
+            new Config("defaults", WORKER_DEFAULTS, false, true), new Config("defaults", WORKER_DEFAULTS, true, true));
     Map<String, Double> at = new HashMap<>();
     List<List<String>> rows = new ArrayList<>();
     for (Config config : configs) {
@@ -674,29 +682,15 @@ public final class Bench {
       settings.put("gateway.coalesce.enabled", Boolean.toString(config.coalesce()));
       Path dir = Files.createTempDirectory(scratch, "wire");
       CpuSplit cpu = new CpuSplit();
-      try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0, cpu)) {
+      try (PipelineEnv env = new PipelineEnv(dir, List.of(model), settings, 0, cpu);
+          Http2Calls h2 = config.http2() ? new Http2Calls(env.gateway.port()) : null) {
         cpu.part("load generator");
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
         String topic = new Topics(env.prefix).requests(model.name());
-        URI uri = URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer");
-        List<HttpRequest> requests = new ArrayList<>();
-        for (int i = 0; i < 256; i++) {
-          BenchModel.BinaryBody body = model.binaryBody(1, i);
-          requests.add(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
-              .header("Content-Type", "application/octet-stream")
-              .header("Inference-Header-Content-Length", Integer.toString(body.headerLength()))
-              .POST(HttpRequest.BodyPublishers.ofByteArray(body.bytes())).build());
-        }
         AtomicLong calls = new AtomicLong();
+        LoadRunner.AsyncCall binary = binaryInferCalls(model, env.gateway.port(), h2);
         LoadRunner.AsyncCall call = () -> {
           calls.incrementAndGet();
-          return http.sendAsync(requests.get(ThreadLocalRandom.current().nextInt(requests.size())),
-              HttpResponse.BodyHandlers.ofByteArray()).thenApply(r -> {
-                if (r.statusCode() != 200) {
-                  throw new IllegalStateException("HTTP " + r.statusCode() + ": " + new String(r.body(), StandardCharsets.UTF_8));
-                }
-                return r;
-              });
+          return binary.start();
         };
         // connections, class loading and the JIT stay out of the rows
         LoadRunner.inFlight(loads.get(loads.size() - 1), warmup(), quick ? warmup() : Duration.ofSeconds(5), call,
@@ -708,13 +702,14 @@ public final class Bench {
           LoadRunner.Result r = LoadRunner.inFlight(n, warmup(), measured(), call, window);
           long records = endOffsets(env.kafka.bootstrapServers(), topic) - recordsBefore;
           double perRecord = records > 0 ? (calls.get() - callsBefore) / (double) records : Double.NaN;
-          String key = config.worker() + "|" + config.coalesce() + "|" + n;
+          String key = config.worker() + "|" + config.coalesce() + "|" + config.http2() + "|" + n;
           at.put(key, r.throughput());
-          Double today = at.get("defaults|false|" + n);
-          Double none = at.get("off|false|" + n);
+          Double today = at.get("defaults|false|false|" + n);
+          Double none = at.get("off|false|" + config.http2() + "|" + n);
           double gain = none == null ? Double.NaN : r.throughput() / none;
-          rows.add(row(model.name(), config.worker(), config.coalesce() ? "on" : "off", n, r.throughput(), ms(r, false), ms(r, true),
-              perRecord, today == null || key.startsWith("defaults|false") ? "" : Report.fmt(r.throughput() / today),
+          rows.add(row(model.name(), config.http2() ? "HTTP/2, one connection" : "HTTP/1.1, one per call",
+              config.worker(), config.coalesce() ? "on" : "off", n, r.throughput(), ms(r, false), ms(r, true),
+              perRecord, today == null || key.startsWith("defaults|false|false|") ? "" : Report.fmt(r.throughput() / today),
               none == null || key.startsWith("off|") ? "" : Report.fmt(gain),
               none == null || key.startsWith("off|") || engineGain < 1.1 ? "" : Report.fmt((gain - 1) / (engineGain - 1)),
               window.split.coresBusy(), window.split.microsPerCall("load generator", r.throughput()),
@@ -725,20 +720,63 @@ public final class Bench {
     }
     report.add(new Report.Table("1j. Online calls batched on the wire",
         "The demo MLP over HTTP binary tensors (OIP binary extension, one row a call) from one asynchronous JDK client keeping "
-            + "that many calls in flight (HTTP/1.1, a connection per call in flight), through one gateway, one broker and one "
+            + "that many calls in flight (HTTP/1.1, a connection per call in flight), or from Vert.x's HTTP/2 client (cleartext, "
+            + "every call a stream of one connection, on one event loop of its own), through one gateway, one broker and one "
             + "worker in this JVM: the gateway's coalescer off, then on (gateway.coalesce.enabled: concurrent calls of one model, "
             + "version and input layout packed into one request record, rows stacked, the reply split back), with the worker's "
             + "batching off (worker.batch.max=1) and at its defaults. Calls per request record: calls made over the records "
-            + "appended to the request topic in the row. 'vs defaults, off' is the row's items/s over the same load with the "
-            + "coalescer off and the worker at its defaults (what ran before the coalescer); gain: over the worker's batching "
-            + "off and the coalescer off; share kept = (gain - 1) / (engine gain - 1), the engine's gain being batch-8 calls "
+            + "appended to the request topic in the row. 'vs defaults, off' is the row's items/s over the same load over HTTP/1.1 "
+            + "with the coalescer off and the worker at its defaults (what ran before the coalescer); gain: over the same client "
+            + "with the worker's batching off and the coalescer off; share kept = (gain - 1) / (engine gain - 1), the engine's gain being batch-8 calls "
             + "over batch-1 in-process, " + Report.fmt(engineGain) + "x in this run. CPU: cores busy over the measured window, "
-            + "and CPU microseconds per call of the load generator (the JDK HTTP client), the gateway, the broker and the worker "
+            + "and CPU microseconds per call of the load generator (the HTTP client), the gateway, the broker and the worker "
             + "(per-thread CPU time by part, as in table 1d).",
-        List.of("model", "worker batching", "coalescer", "in flight", "items/s", "p50 ms", "p99 ms", "calls per request record",
+        List.of("model", "HTTP", "worker batching", "coalescer", "in flight", "items/s", "p50 ms", "p99 ms", "calls per request record",
             "vs defaults, off", "gain", "share of the engine's gain kept", "cores busy", "load generator us/call",
             "gateway us/call", "broker us/call", "worker us/call", "note"),
         rows, self));
+  }
+
+  /**
+   * Calls of table 1j: one-row binary bodies of {@code model} (256 prepared, one drawn per call) to the
+   * gateway on {@code port}, over HTTP/2 through {@code h2} when given, else over HTTP/1.1 from the JDK
+   * client (a connection per call in flight). A status other than 200 fails the call.
+   */
+  static LoadRunner.AsyncCall binaryInferCalls(BenchModel model, int port, Http2Calls h2) {
+    String path = "/v2/models/" + model.name() + "/infer";
+    List<BenchModel.BinaryBody> bodies = new ArrayList<>();
+    for (int i = 0; i < 256; i++) {
+      bodies.add(model.binaryBody(1, i));
+    }
+    if (h2 != null) {
+      List<MultiMap> headers = new ArrayList<>();
+      List<Buffer> buffers = new ArrayList<>();
+      for (BenchModel.BinaryBody body : bodies) {
+        headers.add(MultiMap.caseInsensitiveMultiMap().add("content-type", "application/octet-stream")
+            .add("inference-header-content-length", Integer.toString(body.headerLength())));
+        buffers.add(Buffer.buffer(body.bytes()));
+      }
+      return () -> {
+        int i = ThreadLocalRandom.current().nextInt(bodies.size());
+        return h2.post(path, headers.get(i), buffers.get(i));
+      };
+    }
+    HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+    URI uri = URI.create("http://localhost:" + port + path);
+    List<HttpRequest> requests = new ArrayList<>();
+    for (BenchModel.BinaryBody body : bodies) {
+      requests.add(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
+          .header("Content-Type", "application/octet-stream")
+          .header("Inference-Header-Content-Length", Integer.toString(body.headerLength()))
+          .POST(HttpRequest.BodyPublishers.ofByteArray(body.bytes())).build());
+    }
+    return () -> http.sendAsync(requests.get(ThreadLocalRandom.current().nextInt(requests.size())),
+        HttpResponse.BodyHandlers.ofByteArray()).thenApply(r -> {
+          if (r.statusCode() != 200) {
+            throw new IllegalStateException("HTTP " + r.statusCode() + ": " + new String(r.body(), StandardCharsets.UTF_8));
+          }
+          return r;
+        });
   }
 
   /** The CPU split of one measured window. */
@@ -1129,8 +1167,10 @@ public final class Bench {
     List<List<String>> rows = new GatewayCostBench(scratch, warm, window).run();
     report.add(new Report.Table("5e. The gateway per call, warm JVM",
         "The empty model of table 5 from " + GatewayCostBench.CLIENTS + " client threads in a closed loop, through (a) the Kafka "
-            + "client, (b) HTTP with binary tensors (the OIP binary tensor data extension, HTTP/1.1), (c) gRPC with raw contents, "
-            + "in a JVM warmed first by " + warm.toSeconds() + " s of the three paths taking turns (table 5 measures right after its "
+            + "client, (b) HTTP with binary tensors (the OIP binary tensor data extension, HTTP/1.1, a connection per client thread), "
+            + "(c) gRPC with raw contents, (d) HTTP with binary tensors over HTTP/2 cleartext, the threads' calls as streams of one "
+            + "connection (Vert.x's HTTP/2 client on an event loop of its own), in a JVM warmed first by " + warm.toSeconds()
+            + " s of the four paths taking turns (table 5 measures right after its "
             + "pipeline starts, with the JIT still busy). Then each path is measured " + GatewayCostBench.REPEATS + " times in turn ("
             + window.toSeconds() + " s each); a row is the medians, with the range of its calls/s. CPU in microseconds per call by "
             + "part, as table 1d splits it; 'of it, idle loops' is the gateway's CPU per second with no call through it (row (a)'s) "

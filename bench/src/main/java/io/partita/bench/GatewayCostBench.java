@@ -10,14 +10,15 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import java.util.function.ToDoubleFunction;
 
 /**
  * Table 5e: what the gateway costs per call once the JVM is warm, against the Kafka client doing the
  * same calls. Table 5 measures right after its pipeline starts, when the JIT still takes a fifth to
- * a half of the CPU on two cores; here the three paths (the Kafka client, HTTP with binary tensors,
- * gRPC) take turns under load for a long warm-up first, and then each is measured {@link #REPEATS}
+ * a half of the CPU on two cores; here the four paths (the Kafka client, HTTP/1.1 with binary tensors,
+ * gRPC, HTTP/2 with binary tensors on one connection) take turns under load for a long warm-up first, and then each is measured {@link #REPEATS}
  * times in turn, each row the median. Per call it gives the CPU of each part (as table 1d splits
  * it) and the bytes each part allocates (HotSpot's per-thread counters).
  */
@@ -28,6 +29,7 @@ final class GatewayCostBench {
   static final String KAFKA = "(a) Kafka round trip, Java client";
   static final String HTTP = "(b) HTTP, binary tensors";
   static final String GRPC = "(c) gRPC (raw contents)";
+  static final String HTTP2 = "(d) HTTP/2, binary tensors, one connection";
 
   private final Path scratch;
   private final Duration warm;
@@ -63,13 +65,17 @@ final class GatewayCostBench {
     Map<String, List<Sample>> samples = new LinkedHashMap<>();
     try (PipelineEnv env = new PipelineEnv(dir.resolve("pipeline"), List.of(identity), Map.of(), 1, cpu);
          PartitaClient client = env.client();
-         GrpcCalls grpc = new GrpcCalls(env.gateway.grpcPort())) {
+         GrpcCalls grpc = new GrpcCalls(env.gateway.grpcPort());
+         Http2Calls h2 = new Http2Calls(env.gateway.port())) {
       cpu.part("load generator");
       HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(); // as in table 5
       Map<String, IntFunction<LoadRunner.Call>> paths = new LinkedHashMap<>();
       paths.put(KAFKA, i -> Bench.kafkaCall(client, identity, i));
       paths.put(HTTP, i -> Bench.httpBinaryCall(http, env, identity, i, null));
       paths.put(GRPC, i -> grpc.call(identity, identity.name(), i));
+      // the client threads' calls as streams of one HTTP/2 connection (Vert.x's client on its own event loop)
+      LoadRunner.AsyncCall overHttp2 = Bench.binaryInferCalls(identity, env.gateway.port(), h2);
+      paths.put(HTTP2, i -> () -> overHttp2.start().get(60, TimeUnit.SECONDS));
       for (IntFunction<LoadRunner.Call> path : paths.values()) {
         path.apply(0).run(); // connections and class loading before the threads are counted
       }

@@ -32,7 +32,7 @@ class BenchQuickIT {
         "1g. Where a batch job's time goes", "1h. Where the time goes (gateway paths of table 1)",
         "1b. Share of the engine", "1c. Where the time goes",
         "1d. CPU split", "5b. Where the time goes (gateway paths)", "5c. CPU split (Kafka ceiling)", "5d. Against a bare Kafka echo",
-        "5e. The gateway per call, warm JVM",
+        "5e. The gateway per call, warm JVM", "1j. Online calls batched on the wire",
         "8. Planning at scale", "8b. Where a pass's time goes", "8c. How the cost grows", "8d. Churn")) {
       assertThat(report).contains("### " + section);
     }
@@ -110,9 +110,21 @@ class BenchQuickIT {
         assertThat(Double.parseDouble(cells[cells.length - 2].trim())).as("calls per record at 256 in%n%s", packed).isGreaterThan(1.5);
       }
     }
+    // 1j: the HTTP/1.1 client's calls and the HTTP/2 client's (one connection, the coalescer on) measured; at 64 in flight
+    // the HTTP/2 calls shared request records.
+    String table1j = report.substring(report.indexOf("### 1j."), report.indexOf("###", report.indexOf("### 1j.") + 4));
+    for (String client : List.of("HTTP/1.1, one per call | off | off", "HTTP/2, one connection | defaults | on")) {
+      String line = table1j.lines().filter(l -> l.startsWith("| demo-mlp | " + client + " | 64 |")).findFirst()
+          .orElseThrow(() -> new AssertionError("no 1j row for " + client + " in\n" + table1j));
+      String[] cells = line.split("\\|");
+      assertThat(Double.parseDouble(cells[6].trim())).as("1j items/s, %s", client).isPositive();
+      if (client.startsWith("HTTP/2")) {
+        assertThat(Double.parseDouble(cells[9].trim())).as("1j calls per request record in%n%s", line).isGreaterThan(1.5);
+      }
+    }
     // 5e: each path measured, the gateway's rows with their CPU ratio to the Kafka client's and their allocation.
     String table5e = report.substring(report.indexOf("### 5e."), report.indexOf("###", report.indexOf("### 5e.") + 4));
-    for (String path : List.of(GatewayCostBench.KAFKA, GatewayCostBench.HTTP, GatewayCostBench.GRPC)) {
+    for (String path : List.of(GatewayCostBench.KAFKA, GatewayCostBench.HTTP, GatewayCostBench.GRPC, GatewayCostBench.HTTP2)) {
       String line = table5e.lines().filter(l -> l.startsWith("| " + path + " |")).findFirst()
           .orElseThrow(() -> new AssertionError("no 5e row for " + path + " in\n" + table5e));
       String[] cells = line.split("\\|");

@@ -10,12 +10,23 @@ import io.partita.common.config.Settings;
 import io.partita.models.demo.DemoMlp;
 import io.partita.models.demo.DemoRepository;
 import io.partita.testkit.KafkaFixture;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -45,15 +56,7 @@ class CoalescedCallsIT {
     Topics topics = new Topics(KafkaFixture.uniquePrefix("coalesce"));
     ExecutorService clients = Executors.newFixedThreadPool(CALLS);
     try (FakeWorker worker = new FakeWorker(topics, DemoMlp.SERVICE_MODELS);
-         Gateway gateway = new Gateway(GatewayConfig.from(Settings.of(Map.of(
-             "kafka.bootstrap.servers", KafkaFixture.bootstrapServers(),
-             "topic.prefix", topics.prefix(),
-             "model.repo", repo.toString(),
-             "http.port", "0",
-             "gateway.routing", "any",
-             "gateway.coalesce.max.rows", Integer.toString(MAX_ROWS),
-             "gateway.coalesce.window.us", "1000000", // long enough for every call of a round to arrive
-             "gateway.dashboard.enabled", "false"))))) {
+         Gateway gateway = gateway(topics)) {
       gateway.start();
       // Given a request of the model in flight that is never answered (it fails alone at its deadline)
       float[] heldRow = DemoMlp.sampleInput(1, 5)[0];
@@ -120,6 +123,74 @@ class CoalescedCallsIT {
     }
   }
 
+  @Test
+  void shouldPackCallsThatAreStreamsOfOneHttp2ConnectionAndAnswerEachOnItsOwnStream() throws Exception {
+    DemoRepository.writeTo(repo);
+    Topics topics = new Topics(KafkaFixture.uniquePrefix("coalesce-h2"));
+    Vertx vertx = Vertx.vertx();
+    try (FakeWorker worker = new FakeWorker(topics, DemoMlp.SERVICE_MODELS);
+         Gateway gateway = gateway(topics)) {
+      gateway.start();
+      // HTTP/2 cleartext with prior knowledge, at most one connection: every call is a stream of it
+      HttpClientAgent h2 = vertx.createHttpClient(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
+          .setHttp2ClearTextUpgrade(false).setDefaultHost("localhost").setDefaultPort(gateway.port()), new PoolOptions().setHttp2MaxSize(1));
+      // Given a request of the model in flight that is never answered
+      CompletableFuture<StreamAnswer> held = post(h2, withTimeout(TestHttp.inferBody(DemoMlp.sampleInput(1, 5)[0]), 10_000), "hold-1");
+      await().atMost(Duration.ofSeconds(30)).until(() -> worker.partitionOf("hold-1") != null);
+
+      // When 64 calls with different rows come at once, as 64 streams of that connection
+      float[][] rows = DemoMlp.sampleInput(CALLS, 21);
+      List<CompletableFuture<StreamAnswer>> calls = new ArrayList<>();
+      for (int i = 0; i < CALLS; i++) {
+        calls.add(post(h2, TestHttp.inferBody(rows[i]), "stream-" + i));
+      }
+
+      // Then each stream got its own row back, on the one connection, in fewer request records than calls
+      Set<HttpConnection> connections = new HashSet<>();
+      for (int i = 0; i < CALLS; i++) {
+        StreamAnswer answer = calls.get(i).get(60, TimeUnit.SECONDS);
+        assertThat(answer.version()).isEqualTo(HttpVersion.HTTP_2);
+        assertOwnRow(answer.status(), answer.body(), "stream-" + i, rows[i]);
+        connections.add(answer.connection());
+      }
+      assertThat(connections).hasSize(1);
+      List<Long> records = worker.rowsPerRequest();
+      assertThat(records.stream().mapToLong(Long::longValue).sum()).isEqualTo(CALLS);
+      assertThat(records).as("rows per request record").hasSizeLessThan(CALLS).allMatch(r -> r <= MAX_ROWS);
+
+      // And the held call failed at its own deadline, alone, on its own stream
+      StreamAnswer heldAnswer = held.get(60, TimeUnit.SECONDS);
+      assertThat(heldAnswer.status()).as(heldAnswer.body()).isEqualTo(504);
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /** What one HTTP/2 stream was answered. */
+  private record StreamAnswer(int status, String body, HttpVersion version, HttpConnection connection) {}
+
+  private static CompletableFuture<StreamAnswer> post(HttpClientAgent h2, String body, String id) {
+    return h2.request(new RequestOptions().setMethod(HttpMethod.POST).setURI("/v2/models/" + MODEL + "/infer")
+            .putHeader("content-type", "application/json").putHeader("x-request-id", id))
+        .compose(request -> request.send(body))
+        .compose(response -> response.body().map(answer -> new StreamAnswer(response.statusCode(), answer.toString(),
+            response.version(), response.request().connection())))
+        .toCompletionStage().toCompletableFuture();
+  }
+
+  /** A gateway on its own topics, packing up to {@link #MAX_ROWS} rows with a window long enough for a round of calls. */
+  private Gateway gateway(Topics topics) {
+    return new Gateway(GatewayConfig.from(Settings.of(Map.of(
+        "kafka.bootstrap.servers", KafkaFixture.bootstrapServers(),
+        "topic.prefix", topics.prefix(),
+        "model.repo", repo.toString(),
+        "http.port", "0",
+        "gateway.routing", "any",
+        "gateway.coalesce.max.rows", Integer.toString(MAX_ROWS),
+        "gateway.coalesce.window.us", "1000000", // long enough for every call of a round to arrive
+        "gateway.dashboard.enabled", "false"))));
+  }
+
   private static List<HttpResponse<String>> callAll(Gateway gateway, ExecutorService clients, float[][] rows, String idPrefix)
       throws Exception {
     List<Future<HttpResponse<String>>> calls = new ArrayList<>();
@@ -136,8 +207,12 @@ class CoalescedCallsIT {
   }
 
   private static void assertOwnRow(HttpResponse<String> response, String id, float[] row) throws Exception {
-    assertThat(response.statusCode()).as("%s: %s", id, response.body()).isEqualTo(200);
-    JsonNode out = JSON.readTree(response.body());
+    assertOwnRow(response.statusCode(), response.body(), id, row);
+  }
+
+  private static void assertOwnRow(int status, String body, String id, float[] row) throws Exception {
+    assertThat(status).as("%s: %s", id, body).isEqualTo(200);
+    JsonNode out = JSON.readTree(body);
     assertThat(out.get("id").asText()).isEqualTo(id);
     JsonNode output = out.get("outputs").get(0);
     assertThat(output.get("shape").get(0).asInt()).isEqualTo(1);
