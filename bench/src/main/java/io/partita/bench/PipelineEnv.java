@@ -213,10 +213,13 @@ final class PipelineEnv implements AutoCloseable {
     throw new IOException("no two adjacent free ports for the embedded broker");
   }
 
-  /** A Kafka-native client of this pipeline (its own reply topic). */
+  /**
+   * A Kafka-native client of this pipeline, on its own reply topic: its id is not the gateway's
+   * ({@code gateway.id=bench}), else each would read the other's replies and drop them.
+   */
   PartitaClient client() {
     return PartitaClient.start(PartitaClient.Config.of(kafka.bootstrapServers())
-        .withTopicPrefix(prefix).withClientId("bench").withTimeout(Duration.ofSeconds(60)));
+        .withTopicPrefix(prefix).withClientId("bench-client").withTimeout(Duration.ofSeconds(60)));
   }
 
   /** A client that packs concurrent calls ({@code PartitaClient.Config.withPacking}), on its own reply topic. */
