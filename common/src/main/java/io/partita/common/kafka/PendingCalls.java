@@ -19,6 +19,8 @@ import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The request/reply core the gateway and {@code PartitaClient} share: the calls waiting for a reply
@@ -34,7 +36,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  *   <li>an id already in flight is refused: the call's future fails with an
  *       {@link IllegalStateException} whose message says "already in flight", and nothing is sent;</li>
  *   <li>a reply nobody waits for is dropped and counted, and counted again as a duplicate when its id
- *       was answered recently (a worker restarted mid-batch may answer twice);</li>
+ *       was answered recently (a worker restarted mid-batch may answer twice), or as foreign when it
+ *       names no request this process sent recently: then another process reads and writes the same
+ *       reply topic (a client id or {@code gateway.id} used twice), and a warning says so, at most
+ *       once a minute;</li>
  *   <li>a reply that cannot be decoded is counted; what happens to the call it names is the owner's
  *       {@link Unreadable} choice;</li>
  *   <li>{@link #failAll} (on close) fails every waiting call with the reason given.</li>
@@ -51,20 +56,24 @@ public final class PendingCalls {
   }
 
   /** What {@link #take} did with one reply record. */
-  public enum Taken { ANSWERED, DROPPED, DUPLICATE, UNREADABLE }
+  public enum Taken { ANSWERED, DROPPED, DUPLICATE, FOREIGN, UNREADABLE }
 
   /** A record's outcome, with the decode failure when it was {@link Taken#UNREADABLE}. */
   public record Outcome(Taken taken, String correlationId, Throwable failure) {}
 
-  /** How many recently answered ids are remembered to tell a duplicate from a stray reply. */
-  private static final int REMEMBERED = 10_000;
+  private static final Logger log = LoggerFactory.getLogger(PendingCalls.class);
+  /** How many recently ended calls are remembered to tell a duplicate or a late reply from a foreign one. */
+  private static final int REMEMBERED = 50_000;
+  /** Least time between two warnings about foreign replies. */
+  static final long FOREIGN_WARNING_MS = 60_000;
 
   private final Topic<InferenceReply> replies;
   private final Unreadable unreadable;
   private final Executor answers;
   private final LongSupplier clock;
   private final Map<String, CompletableFuture<InferenceReply>> waiting = new ConcurrentHashMap<>();
-  private final Map<String, Boolean> answered = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, false) {
+  /** Calls that ended recently: true when answered, false when they ended otherwise (deadline, produce failure, close). */
+  private final Map<String, Boolean> ended = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, false) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
       return size() > REMEMBERED;
@@ -75,7 +84,9 @@ public final class PendingCalls {
   private volatile boolean stampAcks;
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong duplicates = new AtomicLong();
+  private final AtomicLong foreign = new AtomicLong();
   private final AtomicLong undecodable = new AtomicLong();
+  private volatile long lastForeignWarning = Long.MIN_VALUE;
 
   /**
    * @param replies where this process's replies come back ({@code reply-to} of every request)
@@ -108,6 +119,7 @@ public final class PendingCalls {
           waiting.remove(id, reply);
           if (e != null) {
             acked.remove(id);
+            ended.putIfAbsent(id, Boolean.FALSE);
           }
         }, answers);
     try {
@@ -144,9 +156,14 @@ public final class PendingCalls {
     }
     if (id == null || !waiting.containsKey(id)) {
       dropped.incrementAndGet();
-      if (id != null && answered.containsKey(id)) {
+      Boolean answered = id == null ? null : ended.get(id);
+      if (Boolean.TRUE.equals(answered)) {
         duplicates.incrementAndGet();
         return new Outcome(Taken.DUPLICATE, id, null);
+      }
+      if (id != null && answered == null) {
+        foreignReply(id);
+        return new Outcome(Taken.FOREIGN, id, null);
       }
       return new Outcome(Taken.DROPPED, id, null);
     }
@@ -172,9 +189,33 @@ public final class PendingCalls {
       dropped.incrementAndGet();
       return false;
     }
-    answered.put(id, Boolean.TRUE);
+    ended.put(id, Boolean.TRUE);
     future.complete(reply);
     return true;
+  }
+
+  /** Counts a reply to a request this process did not send recently, and warns at most once a minute. */
+  private void foreignReply(String id) {
+    long n = foreign.incrementAndGet();
+    long now = clock.getAsLong();
+    long last = lastForeignWarning;
+    if (last == Long.MIN_VALUE || now - last >= FOREIGN_WARNING_MS) {
+      lastForeignWarning = now;
+      log.warn("Reply {} on {} answers no request this process sent recently ({} such replies so far). If more come, "
+          + "another gateway or client reads and writes this reply topic: give each its own gateway.id or client id, "
+          + "or each reads and drops the other's replies. Replies to requests sent before a restart look the same "
+          + "for a while.", printable(id), replies.name(), n);
+    }
+  }
+
+  /** An id from a record, fit for one log line: control characters replaced, at most 80 characters. */
+  static String printable(String id) {
+    StringBuilder out = new StringBuilder(Math.min(id.length(), 80) + 3);
+    for (int i = 0; i < id.length() && i < 80; i++) {
+      char c = id.charAt(i);
+      out.append(Character.isISOControl(c) ? '?' : c);
+    }
+    return id.length() > 80 ? out.append("...").toString() : out.toString();
   }
 
   private static InferenceReply unreadableReply(String id, Throwable e) {
@@ -228,6 +269,11 @@ public final class PendingCalls {
   /** Of those, second replies for a call already answered. */
   public long duplicates() {
     return duplicates.get();
+  }
+
+  /** Of those, replies to requests this process did not send recently (another process on this reply topic). */
+  public long foreign() {
+    return foreign.get();
   }
 
   /** Replies that could not be decoded. */

@@ -97,10 +97,41 @@ class PendingCallsTest {
     assertThat(calls.take(reply("r-2", ok("r-2"))).taken()).isEqualTo(PendingCalls.Taken.ANSWERED);
     assertThat(future.get(1, TimeUnit.SECONDS).getId()).isEqualTo("r-2");
     assertThat(calls.take(reply("r-2", ok("r-2"))).taken()).isEqualTo(PendingCalls.Taken.DUPLICATE);
-    assertThat(calls.take(reply("stranger", ok("stranger"))).taken()).isEqualTo(PendingCalls.Taken.DROPPED);
+    assertThat(calls.take(reply("stranger", ok("stranger"))).taken()).isEqualTo(PendingCalls.Taken.FOREIGN);
     assertThat(calls.duplicates()).isEqualTo(1);
+    assertThat(calls.foreign()).isEqualTo(1);
     assertThat(calls.dropped()).isEqualTo(2);
     assertThat(calls.inFlight()).isZero();
+  }
+
+  @Test
+  void shouldTellALateReplyFromOneToARequestThisProcessNeverSent() {
+    PendingCalls calls = calls(PendingCalls.Unreadable.KEEP_WAITING);
+    // Given a call that ended at its deadline, and one whose request the producer refused
+    CompletableFuture<InferenceReply> expired = calls.send(producer, DEMO, null, request("late-1"), 20, null);
+    assertThat(failure(expired)).isInstanceOf(TimeoutException.class);
+    MockProducer<String, byte[]> failing = new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer());
+    CompletableFuture<InferenceReply> refused = calls.send(failing, DEMO, null, request("late-2"), 10_000, null);
+    failing.errorNext(new org.apache.kafka.common.errors.RecordTooLargeException("too big"));
+    assertThat(refused).isCompletedExceptionally();
+
+    // When their replies come after all, and replies to requests another process sent on this reply topic
+    assertThat(calls.take(reply("late-1", ok("late-1"))).taken()).isEqualTo(PendingCalls.Taken.DROPPED);
+    assertThat(calls.take(reply("late-2", ok("late-2"))).taken()).isEqualTo(PendingCalls.Taken.DROPPED);
+    assertThat(calls.take(reply("someone-else-1", ok("someone-else-1"))).taken()).isEqualTo(PendingCalls.Taken.FOREIGN);
+    assertThat(calls.take(reply("someone-else-2", ok("someone-else-2"))).taken()).isEqualTo(PendingCalls.Taken.FOREIGN);
+
+    // Then all four are dropped, and only the two strangers count as foreign
+    assertThat(calls.dropped()).isEqualTo(4);
+    assertThat(calls.foreign()).isEqualTo(2);
+    assertThat(calls.duplicates()).isZero();
+  }
+
+  @Test
+  void shouldMakeAForeignIdFitForOneLogLine() {
+    assertThat(PendingCalls.printable("id-1")).isEqualTo("id-1");
+    assertThat(PendingCalls.printable("a\nb\u0000c")).isEqualTo("a?b?c");
+    assertThat(PendingCalls.printable("x".repeat(100))).isEqualTo("x".repeat(80) + "...");
   }
 
   @Test
