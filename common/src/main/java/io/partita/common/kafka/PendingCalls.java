@@ -65,7 +65,7 @@ public final class PendingCalls {
   /** How many recently ended calls are remembered to tell a duplicate or a late reply from a foreign one. */
   private static final int REMEMBERED = 50_000;
   /** Least time between two warnings about foreign replies. */
-  static final long FOREIGN_WARNING_MS = 60_000;
+  private static final long FOREIGN_WARNING_MS = 60_000;
 
   private final Topic<InferenceReply> replies;
   private final Unreadable unreadable;
