@@ -65,7 +65,9 @@ final class LocalCommand implements Callable<Integer> {
   @Option(names = "--threads", defaultValue = "0", description = "ONNX Runtime threads per session; 0 = all cores.")
   int threads;
 
-  @Option(names = "--no-profile", description = "Do not profile the served models at start.")
+  @Option(names = "--no-profile", description = "Do not profile the served models at start. The planner then plans only"
+      + " the models it has timings for (from an earlier run on the same Kafka, or from partita profiler); the others are"
+      + " answered 503 until it has.")
   boolean noProfile;
 
   @Option(names = "--profile-budget-ms", defaultValue = "100", description = "Time budget per measured point when profiling at start (default: ${DEFAULT-VALUE}).")
@@ -198,12 +200,16 @@ final class LocalCommand implements Callable<Integer> {
               + "  Model repository: %s%n"
               + "  Planner:          starting in the background (%s.plan.*)%n"
               + "  Routing:          %s%n"
+              + "%s"
               + "Try:%n"
               + "  curl -s localhost:%d/v2/models/demo-a/infer -d '{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":[1,2,3,4,5,6,7,8]}]}'%n"
               + "Stop with Ctrl-C.%n%n",
           bootstrap, gateway.port(), gateway.grpcPort() < 0 ? "off (--grpc-port -1)" : "localhost:" + gateway.grpcPort()
               + " (inference.GRPCInferenceService)", gateway.port(), repo, plannerConfig.kafka().topicPrefix(),
-          routingLine(gatewayConfig.steering().routing()), gateway.port());
+          routingLine(gatewayConfig.steering().routing()),
+          noProfile ? String.format("  Profiling:        off (--no-profile): a model is served once the planner has timings for it%n"
+              + "                    (from an earlier run on this Kafka, or from partita profiler); until then it answers 503%n") : "",
+          gateway.port());
       markServed();
     } catch (Exception e) {
       services.close();
