@@ -17,9 +17,9 @@ import java.util.function.ToDoubleFunction;
 /**
  * Table 5e: what the gateway costs per call once the JVM is warm, against the Kafka client doing the
  * same calls. Table 5 measures right after its pipeline starts, when the JIT still takes a fifth to
- * a half of the CPU on two cores; here the four paths (the Kafka client, HTTP/1.1 with binary tensors,
- * gRPC, HTTP/2 with binary tensors on one connection) take turns under load for a long warm-up first, and then each is measured {@link #REPEATS}
- * times in turn, each row the median. Per call it gives the CPU of each part (as table 1d splits
+ * a half of the CPU on two cores; here the four paths (the Kafka client, HTTP/1.1 with binary
+ * tensors, gRPC, HTTP/2 with binary tensors on one connection) take turns under load for a long
+ * warm-up first, and then each is measured {@link #REPEATS} times in turn, each row the median. Per call it gives the CPU of each part (as table 1d splits
  * it) and the bytes each part allocates (HotSpot's per-thread counters).
  */
 final class GatewayCostBench {
