@@ -765,10 +765,7 @@ public final class Bench {
     URI uri = URI.create("http://localhost:" + port + path);
     List<HttpRequest> requests = new ArrayList<>();
     for (BenchModel.BinaryBody body : bodies) {
-      requests.add(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
-          .header("Content-Type", "application/octet-stream")
-          .header("Inference-Header-Content-Length", Integer.toString(body.headerLength()))
-          .POST(HttpRequest.BodyPublishers.ofByteArray(body.bytes())).build());
+      requests.add(binaryRequest(uri, body));
     }
     return () -> http.sendAsync(requests.get(ThreadLocalRandom.current().nextInt(requests.size())),
         HttpResponse.BodyHandlers.ofByteArray()).thenApply(r -> {
@@ -866,13 +863,17 @@ public final class Bench {
    * The same call with the input and the outputs as binary tensors (OIP binary tensor data
    * extension); its Server-Timing header and round trip go to {@code stages} (null: not read).
    */
-  static LoadRunner.Call httpBinaryCall(HttpClient http, PipelineEnv env, BenchModel model, int i, GatewayStages stages) {
-    BenchModel.BinaryBody body = model.binaryBody(1, i);
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer"))
-        .timeout(Duration.ofSeconds(30))
+  /** An infer call with a binary-tensor body (OIP binary extension) to {@code uri}, as the JDK client sends it. */
+  private static HttpRequest binaryRequest(URI uri, BenchModel.BinaryBody body) {
+    return HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
         .header("Content-Type", "application/octet-stream")
         .header("Inference-Header-Content-Length", Integer.toString(body.headerLength()))
         .POST(HttpRequest.BodyPublishers.ofByteArray(body.bytes())).build();
+  }
+
+  static LoadRunner.Call httpBinaryCall(HttpClient http, PipelineEnv env, BenchModel model, int i, GatewayStages stages) {
+    BenchModel.BinaryBody body = model.binaryBody(1, i);
+    HttpRequest request = binaryRequest(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer"), body);
     return () -> {
       long start = System.nanoTime();
       HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
