@@ -424,10 +424,10 @@ public final class Bench {
                 Report.fmt(r.throughput() / engine.get(c).throughput())));
             probe.addGatewayRow(gatewayRows, r, model.name(), "(c) HTTP, JSON", mode.getKey(), c);
           }
-          httpBinaryCall(http, env, model, 0, null).run();
+          httpBinaryCall(http, env.gateway.port(), model, 0, null).run();
           for (int c : concurrencies()) {
             CeilingProbe probe = new CeilingProbe(cpu);
-            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpBinaryCall(http, env, model, i, probe.stages), probe);
+            LoadRunner.Result r = LoadRunner.run(c, warmup(), measured(), 1, i -> httpBinaryCall(http, env.gateway.port(), model, i, probe.stages), probe);
             rows.add(row(model.name(), "(c) HTTP binary tensors -> gateway -> Kafka -> worker", mode.getKey(), c, r.throughput(), ms(r, false),
                 ms(r, true), Report.fmt(r.throughput() / engine.get(c).throughput())));
             probe.addGatewayRow(gatewayRows, r, model.name(), "(c) HTTP, binary tensors", mode.getKey(), c);
@@ -486,9 +486,9 @@ public final class Bench {
           client.onReplyTiming(null);
           if (!"pipeline-kafka".equals(only)) { // the gateway paths on the plan's slots, at the top concurrency
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-            httpBinaryCall(http, env, model, 0, null).run();
+            httpBinaryCall(http, env.gateway.port(), model, 0, null).run();
             CeilingProbe hp = new CeilingProbe(cpu);
-            LoadRunner.Result h = LoadRunner.run(top, warmup(), measured(), 1, i -> httpBinaryCall(http, env, model, i, hp.stages), hp);
+            LoadRunner.Result h = LoadRunner.run(top, warmup(), measured(), 1, i -> httpBinaryCall(http, env.gateway.port(), model, i, hp.stages), hp);
             rows.add(row(model.name(), "(c) HTTP binary tensors -> gateway -> Kafka -> worker", batching, top, h.throughput(), ms(h, false),
                 ms(h, true), Report.fmt(h.throughput() / engine.get(top).throughput())));
             hp.addGatewayRow(gatewayRows, h, model.name(), "(c) HTTP, binary tensors", batching, top);
@@ -859,10 +859,11 @@ public final class Bench {
     };
   }
 
-  /**
-   * The same call with the input and the outputs as binary tensors (OIP binary tensor data
-   * extension); its Server-Timing header and round trip go to {@code stages} (null: not read).
-   */
+  /** A binary infer call of {@code model} to the gateway (or a {@link TransportEcho}) on {@code port}. */
+  static HttpRequest binaryRequest(int port, BenchModel model, int i) {
+    return binaryRequest(URI.create("http://localhost:" + port + "/v2/models/" + model.name() + "/infer"), model.binaryBody(1, i));
+  }
+
   /** An infer call with a binary-tensor body (OIP binary extension) to {@code uri}, as the JDK client sends it. */
   private static HttpRequest binaryRequest(URI uri, BenchModel.BinaryBody body) {
     return HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
@@ -871,9 +872,13 @@ public final class Bench {
         .POST(HttpRequest.BodyPublishers.ofByteArray(body.bytes())).build();
   }
 
-  static LoadRunner.Call httpBinaryCall(HttpClient http, PipelineEnv env, BenchModel model, int i, GatewayStages stages) {
-    BenchModel.BinaryBody body = model.binaryBody(1, i);
-    HttpRequest request = binaryRequest(URI.create("http://localhost:" + env.gateway.port() + "/v2/models/" + model.name() + "/infer"), body);
+  /**
+   * The call of {@link #httpCall} with the input and the outputs as binary tensors (OIP binary tensor
+   * data extension), to the gateway (or a {@link TransportEcho}) on {@code port}; its Server-Timing
+   * header and round trip go to {@code stages} (null: not read).
+   */
+  static LoadRunner.Call httpBinaryCall(HttpClient http, int port, BenchModel model, int i, GatewayStages stages) {
+    HttpRequest request = binaryRequest(port, model, i);
     return () -> {
       long start = System.nanoTime();
       HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
@@ -1170,16 +1175,21 @@ public final class Bench {
         "The empty model of table 5 from " + GatewayCostBench.CLIENTS + " client threads in a closed loop, through (a) the Kafka "
             + "client, (b) HTTP with binary tensors (the OIP binary tensor data extension, HTTP/1.1, a connection per client thread), "
             + "(c) gRPC with raw contents, (d) HTTP with binary tensors over HTTP/2 cleartext, the threads' calls as streams of one "
-            + "connection (Vert.x's HTTP/2 client on an event loop of its own), in a JVM warmed first by " + warm.toSeconds()
-            + " s of the four paths taking turns (table 5 measures right after its "
+            + "connection (Vert.x's HTTP/2 client on an event loop of its own), and (e) to (g) the calls of (b) to (d) to servers "
+            + "on the gateway's transports that answer each at once with the gateway's recorded answer, no Kafka (a Vert.x HTTP "
+            + "server as the gateway's, answering on its event loop; a grpc-java Netty server answering on its transport thread): "
+            + "what the transport alone costs. All in a JVM warmed first by " + warm.toSeconds()
+            + " s of the paths taking turns (table 5 measures right after its "
             + "pipeline starts, with the JIT still busy). Then each path is measured " + GatewayCostBench.REPEATS + " times in turn ("
             + window.toSeconds() + " s each); a row is the medians, with the range of its calls/s. CPU in microseconds per call by "
             + "part, as table 1d splits it; 'of it, idle loops' is the gateway's CPU per second with no call through it (row (a)'s) "
             + "spread over the row's calls; 'gateway CPU over the Kafka client's' divides the gateway's CPU per call by the load "
-            + "generator's in row (a), the Java client doing the same call (goal: at most 1.5). Allocation: kilobytes per call "
+            + "generator's in row (a), the Java client doing the same call (goal: at most 1.5); in rows (e) to (g) the gateway's "
+            + "column is the transport-alone server's CPU. 'above its transport alone' is a gateway row's CPU per call less that of "
+            + "the row with its transport alone. Allocation: kilobytes per call "
             + "allocated by the gateway's threads and by the load generator's (HotSpot's per-thread counters).",
         List.of("path", "clients", "calls/s", "min", "max", "p50 ms", "vs Kafka client", "gateway CPU us/call", "of it, idle loops us/call",
-            "gateway CPU over the Kafka client's", "load generator CPU us/call", "broker CPU us/call", "worker CPU us/call",
+            "gateway CPU over the Kafka client's", "gateway CPU above its transport alone us/call", "load generator CPU us/call", "broker CPU us/call", "worker CPU us/call",
             "JIT us/call", "gateway KB/call", "load generator KB/call", "note"),
         rows, self));
   }

@@ -13,6 +13,7 @@ import io.partita.avro.Tensor;
 import io.partita.gateway.infer.ServerTiming;
 import io.partita.gateway.grpc.proto.GRPCInferenceServiceGrpc;
 import io.partita.gateway.grpc.proto.ModelInferRequest;
+import io.partita.gateway.grpc.proto.ModelInferResponse;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -44,12 +45,7 @@ final class GrpcCalls implements AutoCloseable {
 
   /** A call whose {@code server-timing} trailer and round trip go to {@code stages} (null: not read). */
   LoadRunner.Call call(BenchModel model, String serviceModel, int i, GatewayStages stages) {
-    Tensor t = model.wireInput(1, i);
-    ModelInferRequest request = ModelInferRequest.newBuilder().setModelName(serviceModel)
-        .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName(t.getName()).setDatatype(t.getDatatype())
-            .addAllShape(t.getShape()))
-        .addRawInputContents(ByteString.copyFrom(t.getData().duplicate()))
-        .build();
+    ModelInferRequest request = request(model, serviceModel, i);
     return () -> {
       try {
         if (stages == null) {
@@ -66,6 +62,20 @@ final class GrpcCalls implements AutoCloseable {
         throw new IOException("gRPC " + e.getStatus().getCode() + ": " + e.getStatus().getDescription());
       }
     };
+  }
+
+  /** One call, its response returned: the answer a {@link TransportEcho} gives back. */
+  ModelInferResponse infer(BenchModel model, String serviceModel, int i) {
+    return stub.withDeadlineAfter(30, TimeUnit.SECONDS).modelInfer(request(model, serviceModel, i));
+  }
+
+  private static ModelInferRequest request(BenchModel model, String serviceModel, int i) {
+    Tensor t = model.wireInput(1, i);
+    return ModelInferRequest.newBuilder().setModelName(serviceModel)
+        .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName(t.getName()).setDatatype(t.getDatatype())
+            .addAllShape(t.getShape()))
+        .addRawInputContents(ByteString.copyFrom(t.getData().duplicate()))
+        .build();
   }
 
   @Override
