@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -141,17 +142,26 @@ public final class GatewayMetrics {
     };
   }
 
+  /**
+   * The request timers by model tag, endpoint and outcome: looked up per call, so built once each (a
+   * builder registered per call made its tags, its histogram's settings and its id anew every time).
+   */
+  private final ConcurrentHashMap<RequestKey, Timer> requestTimers = new ConcurrentHashMap<>();
+
+  private record RequestKey(String model, String endpoint, String outcome) {}
+
   private void record(String model, String endpoint, String outcome, long nanos) {
-    Timer.builder("partita.gateway.requests")
-        .description("HTTP calls answered, by service model, endpoint and outcome")
-        .tag("model", tagOf(model))
-        .tag("endpoint", endpoint == null ? "server" : endpoint)
-        .tag("outcome", outcome)
-        .publishPercentileHistogram()
-        .minimumExpectedValue(Duration.ofMillis(1))
-        .maximumExpectedValue(Duration.ofSeconds(60))
-        .register(registry)
-        .record(Duration.ofNanos(nanos));
+    requestTimers.computeIfAbsent(new RequestKey(tagOf(model), endpoint == null ? "server" : endpoint, outcome),
+        key -> Timer.builder("partita.gateway.requests")
+            .description("HTTP calls answered, by service model, endpoint and outcome")
+            .tag("model", key.model())
+            .tag("endpoint", key.endpoint())
+            .tag("outcome", key.outcome())
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofSeconds(60))
+            .register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
   }
 
   /** The job item counters, by model tag then outcome: looked up per row, so built once. */
