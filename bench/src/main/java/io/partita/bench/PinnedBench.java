@@ -112,14 +112,29 @@ final class PinnedBench {
         Report.fmt((max - min) / r.throughput()), Report.fmt(p50), Report.fmt(p99), Report.fmt(r.throughput() / engine.throughput()), note);
   }
 
-  /** Pins every thread of a process to {@code cpus} ({@code taskset -a -p -c}); fails when taskset does. */
+  /**
+   * Pins every thread of a process to {@code cpus} ({@code taskset -a -p -c}); fails when taskset does.
+   * taskset lists the process's threads and then sets each, and stops at the first that ended in
+   * between ("No such process"), leaving the rest as they were; a JVM under load starts and ends
+   * threads all the time, so that case is tried again (it cost a whole bench run once).
+   */
   static void pin(long pid, String cpus) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder("taskset", "-a", "-p", "-c", cpus, Long.toString(pid)).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
-    if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      throw new IOException("taskset -a -p -c " + cpus + " " + pid + " failed: " + out.strip());
+    for (int attempt = 1; ; attempt++) {
+      Process p = new ProcessBuilder("taskset", "-a", "-p", "-c", cpus, Long.toString(pid)).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes());
+      boolean done = p.waitFor(30, TimeUnit.SECONDS);
+      if (done && p.exitValue() == 0) {
+        return;
+      }
+      if (!done || !out.contains("No such process") || attempt == PIN_ATTEMPTS) {
+        throw new IOException("taskset -a -p -c " + cpus + " " + pid + " failed" + (attempt > 1 ? " (attempt " + attempt + ")" : "")
+            + ": " + out.strip());
+      }
     }
   }
+
+  /** How many times {@link #pin} runs taskset while threads end under it. */
+  private static final int PIN_ATTEMPTS = 10;
 
   /** {@code partita worker} in its own JVM pinned to one CPU, serving the pipeline's repository on its broker. */
   static final class WorkerProcess implements AutoCloseable {
