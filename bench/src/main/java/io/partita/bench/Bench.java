@@ -102,7 +102,8 @@ public final class Bench {
   /** Load through the Kafka path, discarded, before the pipeline's first row (the JIT's warm-up). */
   private Duration jitWarmup() {
     // 40 s was not enough: with -XX:+PrintCompilation, C2 still compiled 40-70 Kafka methods per 10 s through the
-    // 'off' rows that followed it, and the JIT took a fifth of the CPU in their 256 in-flight row (BENCHMARKS.md).
+    // 'off' rows that followed it, and the JIT took a fifth of the CPU in their 256 in-flight row
+    // (docs/benchmarks.md, "What earlier runs found").
     return quick ? Duration.ofMillis(500) : Duration.ofSeconds(120);
   }
 
