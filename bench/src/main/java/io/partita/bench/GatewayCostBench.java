@@ -85,30 +85,35 @@ final class GatewayCostBench {
         throw new IllegalStateException("the gateway answered HTTP " + httpAnswer.statusCode() + " to a binary infer call");
       }
       String headerLength = httpAnswer.headers().firstValue("Inference-Header-Content-Length").orElseThrow();
-      try (TransportEcho alone = new TransportEcho(httpAnswer.body(), headerLength, grpc.infer(identity, identity.name(), 0));
-           GrpcCalls grpcAlone = new GrpcCalls(alone.grpcPort());
-           Http2Calls h2Alone = new Http2Calls(alone.httpPort())) {
+      Map<String, IntFunction<LoadRunner.Call>> paths = new LinkedHashMap<>();
+      paths.put(KAFKA, i -> Bench.kafkaCall(client, identity, i));
+      paths.put(HTTP, i -> Bench.httpBinaryCall(http, env.gateway.port(), identity, i, null));
+      paths.put(GRPC, i -> grpc.call(identity, identity.name(), i));
+      paths.put(HTTP2, overHttp2(identity, env.gateway.port(), h2));
+      try (TransportEcho alone = new TransportEcho(httpAnswer.body(), headerLength, grpc.infer(identity, identity.name(), 0))) {
         cpu.part("gateway"); // the transports' own threads; those named as the gateway's are counted by name anyway
-        measure(cpu, samples, identity, client, http, env.gateway.port(), grpc, h2, alone.httpPort(), grpcAlone, h2Alone);
+        try (GrpcCalls grpcAlone = new GrpcCalls(alone.grpcPort());
+             Http2Calls h2Alone = new Http2Calls(alone.httpPort())) {
+          cpu.part("load generator");
+          paths.put(HTTP_ALONE, i -> Bench.httpBinaryCall(http, alone.httpPort(), identity, i, null));
+          paths.put(GRPC_ALONE, i -> grpcAlone.call(identity, identity.name(), i));
+          paths.put(HTTP2_ALONE, overHttp2(identity, alone.httpPort(), h2Alone));
+          measure(cpu, paths, samples);
+        }
       }
     }
     return rows(samples);
   }
 
-  private void measure(CpuSplit cpu, Map<String, List<Sample>> samples, BenchModel identity, PartitaClient client,
-      HttpClient http, int gatewayPort, GrpcCalls grpc, Http2Calls h2, int alonePort, GrpcCalls grpcAlone, Http2Calls h2Alone)
+  /** The client threads' calls as streams of one HTTP/2 connection (Vert.x's client on its own event loop). */
+  private static IntFunction<LoadRunner.Call> overHttp2(BenchModel model, int port, Http2Calls h2) {
+    LoadRunner.AsyncCall call = Bench.binaryInferCalls(model, port, h2);
+    return i -> () -> call.start().get(60, TimeUnit.SECONDS);
+  }
+
+  /** Warms the JVM with the paths taking turns, then measures each {@link #REPEATS} times in turn. */
+  private void measure(CpuSplit cpu, Map<String, IntFunction<LoadRunner.Call>> paths, Map<String, List<Sample>> samples)
       throws Exception {
-    Map<String, IntFunction<LoadRunner.Call>> paths = new LinkedHashMap<>();
-    paths.put(KAFKA, i -> Bench.kafkaCall(client, identity, i));
-    paths.put(HTTP, i -> Bench.httpBinaryCall(http, gatewayPort, identity, i, null));
-    paths.put(GRPC, i -> grpc.call(identity, identity.name(), i));
-    // the client threads' calls as streams of one HTTP/2 connection (Vert.x's client on its own event loop)
-    LoadRunner.AsyncCall overHttp2 = Bench.binaryInferCalls(identity, gatewayPort, h2);
-    paths.put(HTTP2, i -> () -> overHttp2.start().get(60, TimeUnit.SECONDS));
-    paths.put(HTTP_ALONE, i -> Bench.httpBinaryCall(http, alonePort, identity, i, null));
-    paths.put(GRPC_ALONE, i -> grpcAlone.call(identity, identity.name(), i));
-    LoadRunner.AsyncCall aloneHttp2 = Bench.binaryInferCalls(identity, alonePort, h2Alone);
-    paths.put(HTTP2_ALONE, i -> () -> aloneHttp2.start().get(60, TimeUnit.SECONDS));
     for (IntFunction<LoadRunner.Call> path : paths.values()) {
       path.apply(0).run(); // connections and class loading before the threads are counted
     }
