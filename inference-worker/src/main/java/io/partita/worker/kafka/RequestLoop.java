@@ -43,6 +43,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -55,6 +56,7 @@ import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -242,7 +244,7 @@ public final class RequestLoop implements Runnable {
       if (failure == null) {
         Collection<TopicPartition> owned = consumer.assignment();
         drain(owned);
-        commitSync(owned);
+        commitLast(owned);
       }
       health.stopped();
     } catch (RuntimeException e) {
@@ -292,6 +294,7 @@ public final class RequestLoop implements Runnable {
     commitAsync();
     backpressure();
     reshareIfCapacityChanged();
+    warnings.flushDue();
     String trouble = sendTrouble;
     if (!joined) {
       health.notReady("joining the consumer group");
@@ -607,10 +610,27 @@ public final class RequestLoop implements Runnable {
     Map<TopicPartition, Long> committable = tracker.takeCommittable();
     if (!committable.isEmpty()) {
       consumer.commitAsync(offsets(committable), (offsets, e) -> {
-        if (e != null) {
-          log.warn("Committing offsets failed ({}); a later commit covers them", e.getMessage());
+        if (e != null) { // while the group rebalances, every pass's commit fails: a line a minute, the rest counted
+          warnings.warn("offset commit " + e.getClass().getSimpleName(), "Committing offsets failed ({}); a later commit covers them",
+              e.getMessage());
         }
       });
+    }
+  }
+
+  /**
+   * The last commit of a loop asked to stop. A stop that comes while the group rebalances (a
+   * worker's capacity changed, a member joined or left) cannot commit: the group takes no commit
+   * until the rebalance completes, and completing it would take on new partitions. That is not a
+   * fault of the loop: everything it read was answered, and the next owner of these partitions
+   * may redo the requests after the offsets last committed (their replies carry the same ids).
+   */
+  private void commitLast(Collection<TopicPartition> owned) {
+    try {
+      commitSync(owned);
+    } catch (RebalanceInProgressException | CommitFailedException e) {
+      log.warn("Stopping during a rebalance of the worker group: the last offsets of {} were not committed ({}); "
+          + "their next owner may redo requests this worker answered", owned, e.getMessage());
     }
   }
 
