@@ -15,11 +15,14 @@ import java.util.TreeSet;
 /**
  * Shares one topic's partitions out among the group's members in proportion to their weights.
  *
- * <p><b>Weights.</b> A member's weight for a topic is its planned capacity (items/s) when every
- * member offering slots for it knows its capacity; otherwise, while any of them runs a default
- * placement, its number of ready slots; a member with no ready slot of the topic's base model
- * weighs 0 and gets no partition of it. When every weight is 0 (no plan yet anywhere) every
- * subscribed member weighs the same, so requests are served before any plan exists.
+ * <p><b>Weights.</b> A member's weight for a topic is the planned capacity (items/s) of its ready
+ * slots of the topic's base model. A slot the plan did not size (a start-up slot of a host that
+ * just joined, a default placement) counts as the group's smallest sized slot: a host cannot be
+ * assumed faster than any host measured, and one that joins takes a small share until its plan's
+ * slots are ready, rather than a share by slot count while it is still starting. While no slot in
+ * the group is sized, the weight is the number of ready slots. A member with no ready slot of the
+ * topic's base model weighs 0 and gets no partition of it. When every weight is 0 (no slot
+ * anywhere) every subscribed member weighs the same, so requests are served before any plan exists.
  *
  * <p><b>Counts</b> follow the largest-remainder method: member {@code m} gets {@code floor(N w_m /
  * W)} partitions, and the partitions left over go to the largest remainders (ties: the smaller
@@ -36,18 +39,28 @@ public final class PartitionShares {
 
   /** The weight of each member for one topic, from what each offers it (see the class comment). */
   public static SortedMap<String, Double> weights(Map<String, TopicCapacity> offers) {
-    boolean allKnown = true;
     boolean anySlots = false;
+    double smallestSized = Double.POSITIVE_INFINITY; // the capacity of the group's smallest sized slot
     for (TopicCapacity offer : offers.values()) {
-      if (offer.slots() > 0) {
-        anySlots = true;
-        allKnown &= offer.known();
+      anySlots |= offer.slots() > 0;
+      int sized = offer.slots() - offer.unknown();
+      if (sized > 0 && offer.capacity() > 0) {
+        smallestSized = Math.min(smallestSized, offer.capacity() / sized);
       }
     }
+    boolean anySized = smallestSized < Double.POSITIVE_INFINITY;
     SortedMap<String, Double> out = new TreeMap<>();
     for (Map.Entry<String, TopicCapacity> e : offers.entrySet()) {
       TopicCapacity offer = e.getValue();
-      out.put(e.getKey(), !anySlots ? 1.0 : offer.slots() == 0 ? 0.0 : allKnown ? offer.capacity() : offer.slots());
+      double weight;
+      if (!anySlots) {
+        weight = 1.0;
+      } else if (!anySized) {
+        weight = offer.slots();
+      } else {
+        weight = offer.capacity() + offer.unknown() * smallestSized;
+      }
+      out.put(e.getKey(), weight);
     }
     return out;
   }

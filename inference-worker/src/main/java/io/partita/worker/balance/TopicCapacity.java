@@ -39,8 +39,9 @@ public record TopicCapacity(double capacity, int slots, int unknown) {
   /**
    * How far this worker's weight in the group's share ({@link PartitionShares#weights}) moves from
    * {@code before} to this, relative to the larger, from 0 to 1, while the other members stay: by
-   * capacity when both are known, by ready slots otherwise; 1 when slots came from or went to none,
-   * or a capacity became known or unknown (the group may weigh every member otherwise then).
+   * capacity when both are known, by ready slots otherwise (an unsized slot weighs what the group's
+   * smallest sized slot does, which this worker alone cannot know); 1 when slots came from or went
+   * to none, or a capacity became known or unknown. Only says how large a re-share is (its log line).
    */
   public double move(TopicCapacity before) {
     if (slots == 0 && before.slots == 0) {

@@ -25,7 +25,7 @@ class PartitionSharesTest {
     // known capacity on both sides: by capacity, relative to the larger
     assertThat(new TopicCapacity(90, 2, 0).move(new TopicCapacity(100, 2, 0))).isCloseTo(0.10, within(1e-9));
     assertThat(new TopicCapacity(300, 2, 0).move(new TopicCapacity(100, 1, 0))).isCloseTo(2.0 / 3, within(1e-9));
-    // a slot without planned capacity: the group weighs by slots, so a capacity move alone is none
+    // a slot without planned capacity: counted by slots here, so a capacity move alone is none
     assertThat(new TopicCapacity(50, 2, 1).move(new TopicCapacity(10, 2, 1))).isZero();
     assertThat(new TopicCapacity(0, 3, 3).move(new TopicCapacity(0, 2, 2))).isCloseTo(1.0 / 3, within(1e-9));
     // slots from or to none, or the capacity becoming known: the whole share
@@ -46,9 +46,24 @@ class PartitionSharesTest {
   }
 
   @Test
-  void shouldWeighBySlotCountWhileAnyWorkerRunsAnUnsizedSlot() {
-    // one host measured, the other on a default placement: capacities are not comparable yet
-    Map<String, TopicCapacity> offers = Map.of("a", new TopicCapacity(900, 2, 0), "b", new TopicCapacity(0, 1, 1));
+  void shouldWeighAnUnsizedSlotAsTheGroupsSmallestSizedSlot() {
+    // the many-hosts bench's join: two planned hosts, and a third, at a fifth of a core, still on
+    // its two start-up slots; by slot count it took half the partitions while it warmed up
+    Map<String, TopicCapacity> offers = Map.of("host-1", known(430), "host-2", known(89),
+        "host-3", new TopicCapacity(0, 2, 2));
+
+    assertThat(PartitionShares.weights(offers)).containsEntry("host-1", 430.0).containsEntry("host-2", 89.0)
+        .containsEntry("host-3", 178.0);
+    assertThat(PartitionShares.share(12, offers, Map.of()).get("host-3")).hasSize(3);
+    // a host with sized and unsized slots: its sized capacity, each unsized slot as the smallest
+    // sized slot of the group (here its own: 300 over two slots)
+    assertThat(PartitionShares.weights(Map.of("a", new TopicCapacity(300, 3, 1), "b", known(200))))
+        .containsEntry("a", 450.0).containsEntry("b", 200.0);
+  }
+
+  @Test
+  void shouldWeighBySlotCountWhileNoSlotIsSized() {
+    Map<String, TopicCapacity> offers = Map.of("a", new TopicCapacity(0, 2, 2), "b", new TopicCapacity(0, 1, 1));
 
     assertThat(PartitionShares.weights(offers)).containsEntry("a", 2.0).containsEntry("b", 1.0);
   }
