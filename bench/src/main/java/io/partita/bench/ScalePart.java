@@ -48,7 +48,14 @@ final class ScalePart {
     int churnSeconds = quick ? 5 : 60;
     int jitterPairs = quick ? 4 : 10;
     List<ScaleBench.ChurnPhase> phases = List.of();
+    List<String> skipped = new ArrayList<>();
     for (Cell cell : all) {
+      String tooBig = tooBigForHeap(cell, Runtime.getRuntime().maxMemory());
+      if (tooBig != null) {
+        System.out.println("Scale: " + cell.label() + " skipped: " + tooBig);
+        skipped.add(cell.label() + " (" + tooBig + ")");
+        continue;
+      }
       Rounds base = quick ? new Rounds(3, 2) : cell.hosts() * cell.models() >= 100_000 ? new Rounds(12, 3) : new Rounds(20, 4);
       // The churn runs on the cell's loaded planner, after its rounds: loading 1,000 hosts again would double the time.
       Rounds rounds = cell.equals(churnCell) ? new Rounds(base.oneHost(), base.kind(), churnSeconds, jitterPairs) : base;
@@ -74,7 +81,8 @@ final class ScalePart {
             + "Pass = the planning punctuation (inputs, the five methods, measurement asks). p99 of fewer than 100 passes is "
             + "their maximum. 'unchanged' = plan records written by a pass after one host re-sent the same timings. Heap = "
             + "retained after GC with the run open (stores, the planner's caches, and the replay's own copy of the plan "
-            + "tables); stores = key and value bytes in all state stores.",
+            + "tables); stores = key and value bytes in all state stores."
+            + (skipped.isEmpty() ? "" : " Not run, for want of heap: " + String.join("; ", skipped) + "."),
         sizeColumns(), outcomes.stream().map(ScalePart::sizeRow).toList(), self));
     List<List<String>> stageRows = new ArrayList<>();
     for (Outcome o : outcomes) {
@@ -136,6 +144,22 @@ final class ScalePart {
               + "predicted when their profile arrived). Plan records written per simulated minute, by table.",
           columns, rows, self));
     }
+  }
+
+  /**
+   * Why a cell cannot run in a heap of {@code maxHeap} bytes, or null when it can. A cell keeps about
+   * 3.6 KB a host and base model and 4 KB a service model (1,696 MiB measured at 1,000 x 500 x 10,
+   * 209 MiB at 100 x 50 x 1000); with less than twice that, the collector thrashes for minutes and
+   * then the heap runs out, taking the whole run (and its report) with it.
+   */
+  static String tooBigForHeap(Cell cell, long maxHeap) {
+    long keeps = (long) cell.hosts() * cell.models() * 3_600L + (long) cell.models() * cell.serviceModelsPerModel() * 4_000L;
+    long needs = 2 * keeps;
+    if (maxHeap >= needs) {
+      return null;
+    }
+    return "needs about " + (needs >> 20) + " MiB of heap, this JVM may use " + (maxHeap >> 20)
+        + " MiB; give it more with PARTITA_JAVA_OPTS=-Xmx" + ((needs >> 30) + 1) + "g";
   }
 
   /** Stage times as one cell: {@code versions 12, mappings 40, ...} (stages under 0.5 ms left out). */

@@ -17,6 +17,18 @@ import org.junit.jupiter.api.io.TempDir;
  * Figures (speed, memory) are the benchmark's, not checked here.
  */
 class ScaleBenchTest {
+
+  @Test
+  void shouldSkipACellTheHeapCannotHoldAndSayHowMuchItNeeds() {
+    long gib = 1L << 30;
+    // the goal's cell out of memory in ./partita's old 2 GB heap: refused before it starts, with the fix
+    String why = ScalePart.tooBigForHeap(new Cell(1000, 500, 10), 2 * gib);
+    assertThat(why).contains("needs about 3471 MiB", "may use 2048 MiB", "PARTITA_JAVA_OPTS=-Xmx4g");
+    assertThat(ScalePart.tooBigForHeap(new Cell(1000, 500, 10), 12 * gib)).isNull();
+    // every other cell of a full run fits in 2 GB
+    ScalePart.FULL.stream().filter(c -> c.hosts() * c.models() < 500_000)
+        .forEach(c -> assertThat(ScalePart.tooBigForHeap(c, 2 * gib)).as(c.label()).isNull());
+  }
   @TempDir Path dir;
 
   @Test
