@@ -18,11 +18,12 @@ import java.util.TreeSet;
  * <p><b>Weights.</b> A member's weight for a topic is the planned capacity (items/s) of its ready
  * slots of the topic's base model. A slot the plan did not size (a start-up slot of a host that
  * just joined, a default placement) counts as the group's smallest sized slot: a host cannot be
- * assumed faster than any host measured, and one that joins takes a small share until its plan's
- * slots are ready, rather than a share by slot count while it is still starting. While no slot in
- * the group is sized, the weight is the number of ready slots. A member with no ready slot of the
- * topic's base model weighs 0 and gets no partition of it. When every weight is 0 (no slot
- * anywhere) every subscribed member weighs the same, so requests are served before any plan exists.
+ * assumed faster than any host measured, so one that joins takes no more than that share until
+ * its plan's slots are ready, rather than a share by slot count while it is still starting. While
+ * no slot in the group is sized, the weight is the number of ready slots. A member with no ready
+ * slot of the topic's base model weighs 0 and gets no partition of it. When every weight is 0 (no
+ * slot anywhere) every subscribed member weighs the same, so requests are served before any plan
+ * exists.
  *
  * <p><b>Counts</b> follow the largest-remainder method: member {@code m} gets {@code floor(N w_m /
  * W)} partitions, and the partitions left over go to the largest remainders (ties: the smaller
